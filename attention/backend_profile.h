@@ -1,0 +1,25 @@
+// Attention backends' decode thresholds and query-length support (spec/routing.md §3).
+#pragma once
+
+#include "sim/scenario.h"
+
+namespace mlasim {
+
+struct BackendProfile {
+  AttentionBackendKind kind;
+  QueryLenSupport query_len_support;
+  int class_threshold;  // reorder_batch_threshold of the backend class
+};
+
+BackendProfile backend_profile(AttentionBackendKind kind);
+
+// The effective reorder_batch_threshold T with k speculative tokens (`_init_reorder_batch_threshold`):
+// varlen/uniform backends raise T to at least 1 + k (1 + 2k with parallel drafting); single-token
+// backends stay at 1. An explicit override wins.
+int effective_decode_threshold(const BackendProfile& backend, int num_speculative_tokens,
+                               bool parallel_drafting = false);
+
+// vLLM: require_uniform = (support != varlen).
+inline bool requires_uniform_query_len(QueryLenSupport s) { return s != QueryLenSupport::kVarlen; }
+
+}  // namespace mlasim

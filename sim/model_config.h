@@ -1,0 +1,46 @@
+// MLA model dimensions (spec/mla.md §1, §9) and the named presets a scenario starts from.
+// Names follow Hugging Face's DeepSeek-V3 config.json keys.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mlasim {
+
+enum class ModelDtype { kFp32, kBf16 };
+
+struct ModelConfig {
+  std::string preset;                 // tiny | v2-lite-attn | v3-attn
+  int vocab_size = 0;
+  int hidden_size = 0;                // d
+  int num_hidden_layers = 0;
+  int num_attention_heads = 0;        // H
+  int q_lora_rank = 0;                // r_q; 0 = no q compression (q_proj)
+  int kv_lora_rank = 512;             // r_kv
+  int qk_nope_head_dim = 128;         // d_n
+  int qk_rope_head_dim = 64;          // d_r
+  int v_head_dim = 128;               // d_v
+  int intermediate_size = 0;          // dense SwiGLU MLP width
+  int max_position_embeddings = 163840;
+  double rms_norm_eps = 1e-6;
+  double rope_theta = 10000.0;
+  // YaRN rope scaling (DeepSeek-V3 config "rope_scaling"); factor 1 disables it.
+  double rope_scaling_factor = 40.0;
+  double mscale_all_dim = 1.0;
+  int original_max_position_embeddings = 4096;
+  double beta_fast = 32.0;
+  double beta_slow = 1.0;
+
+  unsigned long long seed = 0;        // weights and seeded token ids
+  ModelDtype dtype = ModelDtype::kFp32;
+  int eos_token_id = 1;               // DeepSeek's <｜end▁of▁sentence｜> id
+  std::optional<int> index_topk;      // present => sparse MLA (every token on the decode path)
+};
+
+// The preset's dimensions, or nullopt for an unknown name.
+std::optional<ModelConfig> model_preset(std::string_view name);
+std::vector<std::string> model_preset_names();
+
+}  // namespace mlasim

@@ -1,0 +1,119 @@
+// A scenario (schema version 1, DESIGN.md "Scenario YAML") as plain structs. Every default is
+// vLLM's where vLLM has one; scenarios/README.md documents each key.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/model_config.h"
+
+namespace mlasim {
+
+inline constexpr int kScenarioVersion = 1;
+
+enum class SchedulingPolicy { kFcfs, kPriority };
+
+// vllm/config/scheduler.py + cache config.
+struct SchedulerConfig {
+  int max_num_batched_tokens = 2048;     // vLLM SchedulerConfig default
+  int max_num_seqs = 128;                // vLLM default
+  int max_model_len = 0;                 // 0 in YAML means "the model's max_position_embeddings"
+  bool enable_chunked_prefill = true;
+  int long_prefill_token_threshold = 0;  // 0 = off
+  int block_size = 16;
+  int num_gpu_blocks = 8192;             // vLLM profiles this; mlasim needs a number. Block 0 is the null block.
+  bool enable_prefix_caching = true;
+  SchedulingPolicy policy = SchedulingPolicy::kFcfs;
+  int num_speculative_tokens = 0;        // k
+};
+
+enum class EngineProfile { kVllm2025Early, kVllm011, kVllm3Region, kVllmCurrent, kStrict, kSglang };
+enum class AttentionBackendKind { kFlashMla, kFlashAttnMla, kFlashInferMla, kCutlassMla, kTritonMla, kRocmAiterMla };
+enum class QueryLenSupport { kSingle, kUniform, kVarlen };
+
+struct EngineConfig {
+  EngineProfile profile = EngineProfile::kVllmCurrent;
+  // vLLM's default MLA backend on Hopper (platforms/cuda.py backend priorities).
+  AttentionBackendKind attention_backend = AttentionBackendKind::kFlashAttnMla;
+  std::optional<int> reorder_batch_threshold;           // overrides the backend's T
+  std::optional<QueryLenSupport> query_len_support;     // overrides the backend's support
+  int sglang_chunked_prefix_cache_threshold = 8192;     // SGLang default
+};
+
+struct ParallelConfig {
+  int tensor_parallel_size = 1;
+};
+
+struct RequestSpec {
+  std::string id;
+  int arrival_step = 0;
+  std::vector<int> prompt;              // resolved: from `prompt`, or seeded from `prompt_len`
+  int max_tokens = 16;                  // vLLM SamplingParams default
+  int min_tokens = 0;
+  bool ignore_eos = false;
+  std::vector<int> stop_token_ids;
+  std::vector<int> output;              // teacher-forced tokens; seeded past the listed ones
+  bool output_given = false;            // `output` was written in the scenario
+  int priority = 0;                     // lower runs first under the priority policy
+  std::vector<int> accepted_drafts;     // per verification step; past the list all drafts are accepted
+};
+
+// One `expect.steps` entry; only the fields present in the YAML are checked.
+struct StepExpectation {
+  int step = 0;
+  int line = 0, column = 0;  // where the entry is, for mismatch reports
+  std::optional<std::vector<std::pair<std::string, int>>> num_scheduled_tokens;
+  std::optional<int> total_num_scheduled_tokens;
+  std::optional<int> num_decodes, num_decode_tokens, num_prefills, num_prefill_tokens;
+  std::optional<int> num_mqa_tokens, num_mha_tokens;
+  std::optional<int> num_free_blocks;
+  std::optional<std::vector<std::string>> new_reqs, resumed, preempted, finished;  // `new` in YAML
+  std::optional<std::vector<std::string>> order;                                  // batch rows
+  std::optional<std::vector<std::pair<std::string, std::vector<int>>>> new_block_ids;
+};
+
+// One `expect.requests` entry: the request's state after the run.
+struct RequestExpectation {
+  std::string id;
+  int line = 0, column = 0;
+  std::optional<std::string> status;  // finished_stopped | finished_length_capped | ...
+  std::optional<int> num_preemptions;
+  std::optional<int> num_output_tokens;
+  std::optional<std::vector<int>> output;
+};
+
+inline constexpr const char* kInvariantNoFreshPrefillOnDecodePath = "no_fresh_prefill_on_decode_path";
+
+struct Expectations {
+  std::optional<int> num_steps;
+  std::vector<StepExpectation> steps;
+  std::vector<RequestExpectation> requests;
+  std::vector<std::string> invariants;
+};
+
+struct Scenario {
+  std::string source;       // file the scenario came from
+  std::string name;         // defaults to the file's stem
+  std::string description;
+  ModelConfig model;
+  SchedulerConfig scheduler;
+  EngineConfig engine;
+  ParallelConfig parallel;
+  std::vector<RequestSpec> requests;
+  Expectations expect;
+};
+
+const char* to_string(SchedulingPolicy p);
+const char* to_string(EngineProfile p);
+const char* to_string(AttentionBackendKind b);
+const char* to_string(QueryLenSupport s);
+const char* to_string(ModelDtype d);
+std::optional<SchedulingPolicy> parse_policy(const std::string& s);
+std::optional<EngineProfile> parse_engine_profile(const std::string& s);
+std::optional<AttentionBackendKind> parse_attention_backend(const std::string& s);
+std::optional<QueryLenSupport> parse_query_len_support(const std::string& s);
+std::optional<ModelDtype> parse_model_dtype(const std::string& s);
+
+}  // namespace mlasim

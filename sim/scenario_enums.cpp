@@ -1,0 +1,58 @@
+// Names of the scenario enums, as they appear in YAML and in reports.
+#include <array>
+#include <utility>
+
+#include "sim/scenario.h"
+
+namespace mlasim {
+namespace {
+
+template <typename E, std::size_t N>
+const char* name_of(const std::array<std::pair<E, const char*>, N>& table, E e) {
+  for (const auto& [value, name] : table)
+    if (value == e) return name;
+  return "?";
+}
+
+template <typename E, std::size_t N>
+std::optional<E> parse_of(const std::array<std::pair<E, const char*>, N>& table, const std::string& s) {
+  for (const auto& [value, name] : table)
+    if (s == name) return value;
+  return std::nullopt;
+}
+
+constexpr std::array<std::pair<SchedulingPolicy, const char*>, 2> kPolicies{{
+    {SchedulingPolicy::kFcfs, "fcfs"}, {SchedulingPolicy::kPriority, "priority"}}};
+constexpr std::array<std::pair<EngineProfile, const char*>, 6> kProfiles{{
+    {EngineProfile::kVllm2025Early, "vllm-2025-early"},
+    {EngineProfile::kVllm011, "vllm-0.11"},
+    {EngineProfile::kVllm3Region, "vllm-3region"},
+    {EngineProfile::kVllmCurrent, "vllm-current"},
+    {EngineProfile::kStrict, "strict"},
+    {EngineProfile::kSglang, "sglang"}}};
+constexpr std::array<std::pair<AttentionBackendKind, const char*>, 6> kBackends{{
+    {AttentionBackendKind::kFlashMla, "flashmla"},
+    {AttentionBackendKind::kFlashAttnMla, "flashattn-mla"},
+    {AttentionBackendKind::kFlashInferMla, "flashinfer-mla"},
+    {AttentionBackendKind::kCutlassMla, "cutlass-mla"},
+    {AttentionBackendKind::kTritonMla, "triton-mla"},
+    {AttentionBackendKind::kRocmAiterMla, "rocm-aiter-mla"}}};
+constexpr std::array<std::pair<QueryLenSupport, const char*>, 3> kSupports{{
+    {QueryLenSupport::kSingle, "single"}, {QueryLenSupport::kUniform, "uniform"}, {QueryLenSupport::kVarlen, "varlen"}}};
+constexpr std::array<std::pair<ModelDtype, const char*>, 2> kDtypes{{
+    {ModelDtype::kFp32, "fp32"}, {ModelDtype::kBf16, "bf16"}}};
+
+}  // namespace
+
+const char* to_string(SchedulingPolicy p) { return name_of(kPolicies, p); }
+const char* to_string(EngineProfile p) { return name_of(kProfiles, p); }
+const char* to_string(AttentionBackendKind b) { return name_of(kBackends, b); }
+const char* to_string(QueryLenSupport s) { return name_of(kSupports, s); }
+const char* to_string(ModelDtype d) { return name_of(kDtypes, d); }
+std::optional<SchedulingPolicy> parse_policy(const std::string& s) { return parse_of(kPolicies, s); }
+std::optional<EngineProfile> parse_engine_profile(const std::string& s) { return parse_of(kProfiles, s); }
+std::optional<AttentionBackendKind> parse_attention_backend(const std::string& s) { return parse_of(kBackends, s); }
+std::optional<QueryLenSupport> parse_query_len_support(const std::string& s) { return parse_of(kSupports, s); }
+std::optional<ModelDtype> parse_model_dtype(const std::string& s) { return parse_of(kDtypes, s); }
+
+}  // namespace mlasim

@@ -1,0 +1,54 @@
+// Atomic file output (write to a temporary beside the target, fsync, rename).
+#include "tools/harness/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace mlasim {
+namespace {
+
+Error io_error(const std::string& path, const std::string& what) {
+  Error e;
+  e.file = path;
+  e.message = what + ": " + std::strerror(errno);
+  e.hint = "check that the directory exists and is writable";
+  return e;
+}
+
+}  // namespace
+
+Status write_file_atomically(const std::string& path, const std::string& contents) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return io_error(path, "cannot create temporary file " + tmp);
+  const char* p = contents.data();
+  std::size_t left = contents.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Error e = io_error(path, "write failed");
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return e;
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    Error e = io_error(path, "flush failed");
+    ::unlink(tmp.c_str());
+    return e;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    Error e = io_error(path, "cannot rename " + tmp + " over the target");
+    ::unlink(tmp.c_str());
+    return e;
+  }
+  return Status::Ok();
+}
+
+}  // namespace mlasim
