@@ -1,2 +1,40 @@
-// mlasim entry point (temporary until the subcommands land).
-int main() { return 0; }
+// mlasim: replay MLA serving scenarios through vLLM's V1 scheduler and attention routing, run
+// real MLA kernels, and compare splits and logits against goldens.
+#include <iostream>
+
+#include "tools/mlasim/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "mlasim: a scheduler and attention-routing simulator and regression harness for MLA\n"
+      "(Multi-head Latent Attention) serving. It replays YAML request traces through vLLM's V1\n"
+      "scheduler, routes every token to MLA's prefill path (MHA form) or decode path (absorbed\n"
+      "MQA form) under an engine profile, and compares the num_mha/num_mqa split and the logits\n"
+      "against goldens.\n\n"
+      "Examples:\n"
+      "  mlasim run scenarios/seed/lone_one_token_prompt.yaml --dry-run\n"
+      "  mlasim run scenarios/seed/lone_one_token_prompt.yaml --set engine.profile=strict\n"
+      "  mlasim check scenarios/\n\n"
+      "Exit codes: 0 ok, 1 regression, 2 bad input, 77 a GPU was requested and none is present.",
+      "mlasim"};
+  app.require_subcommand(1);
+  app.fallthrough(false);
+  int exit_code = mlasim::cli::kExitOk;
+  mlasim::cli::add_run_command(app, exit_code);
+  mlasim::cli::add_check_command(app, exit_code);
+  mlasim::cli::add_route_command(app, exit_code);
+  mlasim::cli::add_golden_command(app, exit_code);
+  mlasim::cli::add_export_command(app, exit_code);
+  mlasim::cli::add_version_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);  // prints the message and usage
+    return mlasim::cli::kExitBadInput;
+  }
+  return exit_code;
+}

@@ -1,0 +1,39 @@
+// Chained 64-bit block hashes for the prefix cache.
+#include "sim/block_hash.h"
+
+namespace mlasim {
+
+namespace {
+
+inline std::uint64_t mix64(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xFF51AFD7ED558CCDULL;
+  x ^= x >> 33;
+  x *= 0xC4CEB9FE1A85EC53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+}  // namespace
+
+std::uint64_t hash_block_tokens(std::uint64_t parent_hash, std::span<const int> block_token_ids) {
+  std::uint64_t h = mix64(parent_hash ^ 0x9E3779B97F4A7C15ULL);
+  for (int t : block_token_ids) {
+    h = (h ^ static_cast<std::uint32_t>(t)) * 0x100000001B3ULL;  // FNV-style per token
+    h ^= h >> 29;
+  }
+  return mix64(h ^ static_cast<std::uint64_t>(block_token_ids.size()));
+}
+
+void update_block_hashes(Request& request, int block_size) {
+  const int num_full = request.num_tokens() / block_size;
+  const std::span<const int> tokens(request.all_token_ids);
+  for (auto i = static_cast<int>(request.block_hashes.size()); i < num_full; ++i) {
+    const std::uint64_t parent = i == 0 ? kNoneBlockHash : request.block_hashes[static_cast<std::size_t>(i - 1)];
+    request.block_hashes.push_back(hash_block_tokens(
+        parent, tokens.subspan(static_cast<std::size_t>(i) * static_cast<std::size_t>(block_size),
+                               static_cast<std::size_t>(block_size))));
+  }
+}
+
+}  // namespace mlasim

@@ -1,0 +1,161 @@
+// KV block pool: free queue, ref counts, prefix-cache map.
+#include "sim/block_pool.h"
+
+#include <string>
+
+#include "sim/check.h"
+
+namespace mlasim {
+
+BlockPool::BlockPool(int num_gpu_blocks, bool enable_caching)
+    : num_gpu_blocks_(num_gpu_blocks),
+      enable_caching_(enable_caching),
+      blocks_(static_cast<std::size_t>(num_gpu_blocks) + 1),
+      sentinel_(num_gpu_blocks) {
+  MLASIM_CHECK(num_gpu_blocks >= 2, "need the null block plus at least one usable block");
+  Block& s = blocks_[static_cast<std::size_t>(sentinel_)];
+  s.prev = s.next = sentinel_;
+  // vLLM queues every block, then pops block 0 as the null block; ids are handed out ascending.
+  for (int id = 1; id < num_gpu_blocks; ++id) queue_push_back(id);
+}
+
+bool BlockPool::in_free_queue(int block_id) const {
+  return blocks_[static_cast<std::size_t>(block_id)].prev != -1;
+}
+
+void BlockPool::queue_remove(int id) {
+  Block& b = blocks_[static_cast<std::size_t>(id)];
+  MLASIM_CHECK(b.prev != -1, "block " + std::to_string(id) + " is not in the free queue");
+  blocks_[static_cast<std::size_t>(b.prev)].next = b.next;
+  blocks_[static_cast<std::size_t>(b.next)].prev = b.prev;
+  b.prev = b.next = -1;
+  --num_free_;
+}
+
+void BlockPool::queue_push_back(int id) {
+  Block& b = blocks_[static_cast<std::size_t>(id)];
+  Block& s = blocks_[static_cast<std::size_t>(sentinel_)];
+  b.prev = s.prev;
+  b.next = sentinel_;
+  blocks_[static_cast<std::size_t>(s.prev)].next = id;
+  s.prev = id;
+  ++num_free_;
+}
+
+int BlockPool::queue_pop_front() {
+  const int id = blocks_[static_cast<std::size_t>(sentinel_)].next;
+  MLASIM_CHECK(id != sentinel_, "free queue is empty");
+  queue_remove(id);
+  return id;
+}
+
+int BlockPool::get_cached_block(std::uint64_t block_hash) const {
+  if (!enable_caching_) return -1;
+  auto it = cached_.find(block_hash);
+  return it == cached_.end() ? -1 : it->second;
+}
+
+void BlockPool::evict_cached_block(int id) {
+  Block& b = blocks_[static_cast<std::size_t>(id)];
+  if (!b.has_hash) return;
+  auto it = cached_.find(b.hash);
+  MLASIM_CHECK(it != cached_.end(), "hashed block missing from the prefix-cache map");
+  if (it->second == id) {
+    if (b.dup_next == -1) cached_.erase(it);
+    else it->second = b.dup_next;
+  } else {
+    int cur = it->second;
+    while (blocks_[static_cast<std::size_t>(cur)].dup_next != id) {
+      cur = blocks_[static_cast<std::size_t>(cur)].dup_next;
+      MLASIM_CHECK(cur != -1, "hashed block missing from its duplicate chain");
+    }
+    blocks_[static_cast<std::size_t>(cur)].dup_next = b.dup_next;
+  }
+  b.dup_next = -1;
+  b.has_hash = false;
+  b.hash = 0;
+}
+
+void BlockPool::get_new_blocks(int n, std::vector<int>& out) {
+  MLASIM_CHECK(n <= num_free_, "get_new_blocks: not enough free blocks");
+  for (int i = 0; i < n; ++i) {
+    const int id = queue_pop_front();
+    Block& b = blocks_[static_cast<std::size_t>(id)];
+    MLASIM_CHECK(b.ref_cnt == 0, "a free block is referenced");
+    evict_cached_block(id);
+    b.ref_cnt = 1;
+    ++num_used_;
+    out.push_back(id);
+  }
+}
+
+void BlockPool::touch(std::span<const int> block_ids) {
+  for (int id : block_ids) {
+    Block& b = blocks_[static_cast<std::size_t>(id)];
+    if (b.ref_cnt == 0) {
+      queue_remove(id);
+      ++num_used_;
+    }
+    ++b.ref_cnt;
+  }
+}
+
+void BlockPool::free_blocks_in_order(std::span<const int> block_ids) {
+  for (int id : block_ids) {
+    Block& b = blocks_[static_cast<std::size_t>(id)];
+    MLASIM_CHECK(id > 0 && b.ref_cnt > 0, "freeing an unreferenced or null block");
+    if (--b.ref_cnt == 0) {
+      --num_used_;
+      queue_push_back(id);
+    }
+  }
+}
+
+void BlockPool::cache_full_block(int block_id, std::uint64_t block_hash) {
+  Block& b = blocks_[static_cast<std::size_t>(block_id)];
+  MLASIM_CHECK(!b.has_hash, "block " + std::to_string(block_id) + " is already cached");
+  b.has_hash = true;
+  b.hash = block_hash;
+  b.dup_next = -1;
+  auto [it, inserted] = cached_.try_emplace(block_hash, block_id);
+  if (!inserted) {  // a duplicate: keep the earliest first, as vLLM's dict of dicts does
+    int cur = it->second;
+    while (blocks_[static_cast<std::size_t>(cur)].dup_next != -1) cur = blocks_[static_cast<std::size_t>(cur)].dup_next;
+    blocks_[static_cast<std::size_t>(cur)].dup_next = block_id;
+  }
+}
+
+std::vector<int> BlockPool::free_queue() const {
+  std::vector<int> ids;
+  for (int id = blocks_[static_cast<std::size_t>(sentinel_)].next; id != sentinel_;
+       id = blocks_[static_cast<std::size_t>(id)].next) {
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+void BlockPool::audit() const {
+  int queued = 0, used = 0, hashed = 0;
+  for (int id = 1; id < num_gpu_blocks_; ++id) {
+    const Block& b = blocks_[static_cast<std::size_t>(id)];
+    MLASIM_CHECK(b.ref_cnt >= 0, "negative ref count");
+    MLASIM_CHECK((b.ref_cnt == 0) == (b.prev != -1), "block " + std::to_string(id) + " is neither referenced nor free");
+    queued += b.prev != -1 ? 1 : 0;
+    used += b.ref_cnt > 0 ? 1 : 0;
+    hashed += b.has_hash ? 1 : 0;
+  }
+  MLASIM_CHECK(blocks_[0].ref_cnt == 0 && blocks_[0].prev == -1, "the null block was handed out");
+  MLASIM_CHECK(queued == num_free_ && used == num_used_, "pool counters disagree with the blocks");
+  MLASIM_CHECK(num_free_ + num_used_ == num_usable_blocks(), "free + used != usable");
+  int mapped = 0;
+  for (const auto& [hash, first] : cached_) {
+    for (int cur = first; cur != -1; cur = blocks_[static_cast<std::size_t>(cur)].dup_next) {
+      MLASIM_CHECK(blocks_[static_cast<std::size_t>(cur)].has_hash && blocks_[static_cast<std::size_t>(cur)].hash == hash,
+                   "prefix-cache map points at a block with another hash");
+      ++mapped;
+    }
+  }
+  MLASIM_CHECK(mapped == hashed, "hashed blocks missing from the prefix-cache map");
+}
+
+}  // namespace mlasim

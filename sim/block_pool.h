@@ -1,0 +1,67 @@
+// The KV block pool (vllm/v1/core/block_pool.py): ref counts, an LRU free queue (intrusive
+// doubly linked list, O(1) removal from the middle), and the prefix-cache map hash -> block.
+// Block 0 is the reserved null block; usable = num_gpu_blocks - 1.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+namespace mlasim {
+
+class BlockPool {
+ public:
+  BlockPool(int num_gpu_blocks, bool enable_caching);
+
+  int num_gpu_blocks() const { return num_gpu_blocks_; }
+  int num_usable_blocks() const { return num_gpu_blocks_ - 1; }
+  int get_num_free_blocks() const { return num_free_; }
+  int num_used_blocks() const { return num_used_; }  // blocks with ref_cnt > 0
+  bool enable_caching() const { return enable_caching_; }
+
+  // The cached block with this hash (the earliest cached of duplicates), or -1.
+  int get_cached_block(std::uint64_t block_hash) const;
+  // Pops n blocks from the head of the free queue (evicting their hashes), ref_cnt = 1, and
+  // appends their ids to `out`. The caller has checked n <= get_num_free_blocks().
+  void get_new_blocks(int n, std::vector<int>& out);
+  // Re-references prefix-cache hits; blocks with ref_cnt 0 leave the free queue.
+  void touch(std::span<const int> block_ids);
+  // Drops one reference of each block in the given order; blocks reaching 0 are appended to
+  // the free queue tail in that order (they keep their hash).
+  void free_blocks_in_order(std::span<const int> block_ids);
+  // Records a full block's hash in the prefix cache.
+  void cache_full_block(int block_id, std::uint64_t block_hash);
+
+  int ref_cnt(int block_id) const { return blocks_[static_cast<std::size_t>(block_id)].ref_cnt; }
+  bool has_hash(int block_id) const { return blocks_[static_cast<std::size_t>(block_id)].has_hash; }
+  std::uint64_t block_hash(int block_id) const { return blocks_[static_cast<std::size_t>(block_id)].hash; }
+  bool in_free_queue(int block_id) const;
+  // The free queue, head (next to be allocated) first. O(free); for tests and audits.
+  std::vector<int> free_queue() const;
+  // Full consistency audit (O(num_gpu_blocks)): queue links, counters, map <-> hashes.
+  void audit() const;
+
+ private:
+  struct Block {
+    int ref_cnt = 0;
+    int prev = -1, next = -1;  // free-queue links; -1 when not queued
+    int dup_next = -1;         // next block cached under the same hash
+    bool has_hash = false;
+    std::uint64_t hash = 0;
+  };
+  void queue_remove(int id);
+  void queue_push_back(int id);
+  int queue_pop_front();
+  void evict_cached_block(int id);
+
+  int num_gpu_blocks_;
+  bool enable_caching_;
+  std::vector<Block> blocks_;  // index num_gpu_blocks_ is the queue's sentinel
+  int sentinel_;
+  int num_free_ = 0;
+  int num_used_ = 0;
+  std::unordered_map<std::uint64_t, int> cached_;  // hash -> first block of its dup chain
+};
+
+}  // namespace mlasim

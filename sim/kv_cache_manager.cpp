@@ -1,0 +1,84 @@
+// KV cache manager: prefix hits, slot allocation, freeing.
+#include "sim/kv_cache_manager.h"
+
+#include <algorithm>
+
+#include "sim/check.h"
+
+namespace mlasim {
+
+KVCacheManager::KVCacheManager(int num_gpu_blocks, int block_size, bool enable_caching, int max_model_len)
+    : block_size_(block_size), max_model_len_(max_model_len), pool_(num_gpu_blocks, enable_caching) {
+  MLASIM_CHECK(block_size > 0, "block_size must be positive");
+  MLASIM_CHECK(max_model_len > 0, "max_model_len must be positive");
+}
+
+int KVCacheManager::get_computed_blocks(const Request& request, std::vector<int>& blocks) const {
+  blocks.clear();
+  if (!pool_.enable_caching()) return 0;
+  // "The last token must be recomputed to get logits."
+  const int max_num_blocks = (request.num_tokens() - 1) / block_size_;
+  const int n = std::min(max_num_blocks, static_cast<int>(request.block_hashes.size()));
+  for (int i = 0; i < n; ++i) {
+    const int id = pool_.get_cached_block(request.block_hashes[static_cast<std::size_t>(i)]);
+    if (id < 0) break;
+    blocks.push_back(id);
+  }
+  return static_cast<int>(blocks.size()) * block_size_;
+}
+
+bool KVCacheManager::allocate_slots(Request& request, int num_new_tokens, int num_lookahead_tokens,
+                                    std::span<const int> new_computed_blocks, int num_new_computed_tokens) {
+  MLASIM_CHECK(num_new_tokens > 0, "allocate_slots needs num_new_tokens > 0");
+  MLASIM_CHECK(new_computed_blocks.empty() || request.block_ids.empty(),
+               "prefix-cache hits are only added to an empty block table");
+  const int num_computed_tokens = request.num_computed_tokens + num_new_computed_tokens;
+  const int num_tokens_need_slot =
+      std::min(num_computed_tokens + num_new_tokens + num_lookahead_tokens, max_model_len_);
+  const int num_required_blocks = (num_tokens_need_slot + block_size_ - 1) / block_size_;
+  const int num_new_blocks = std::max(
+      0, num_required_blocks - static_cast<int>(new_computed_blocks.size()) - static_cast<int>(request.block_ids.size()));
+  int num_evictable_computed = 0;
+  for (int id : new_computed_blocks) num_evictable_computed += pool_.ref_cnt(id) == 0 ? 1 : 0;
+  if (num_new_blocks + num_evictable_computed > pool_.get_num_free_blocks()) return false;
+
+  if (!new_computed_blocks.empty()) {
+    pool_.touch(new_computed_blocks);
+    request.block_ids.assign(new_computed_blocks.begin(), new_computed_blocks.end());
+    request.num_cached_blocks = static_cast<int>(new_computed_blocks.size());
+  }
+  pool_.get_new_blocks(num_new_blocks, request.block_ids);
+  if (pool_.enable_caching()) {
+    cache_blocks(request, std::min(num_computed_tokens + num_new_tokens, request.num_tokens()));
+  }
+  return true;
+}
+
+void KVCacheManager::cache_blocks(Request& request, int num_tokens_to_cache) {
+  const int num_full_blocks = num_tokens_to_cache / block_size_;
+  if (num_full_blocks <= request.num_cached_blocks) return;
+  MLASIM_CHECK(static_cast<int>(request.block_hashes.size()) >= num_full_blocks, "block hashes are behind the tokens");
+  MLASIM_CHECK(static_cast<int>(request.block_ids.size()) >= num_full_blocks, "caching blocks the request does not hold");
+  for (int i = request.num_cached_blocks; i < num_full_blocks; ++i) {
+    pool_.cache_full_block(request.block_ids[static_cast<std::size_t>(i)], request.block_hashes[static_cast<std::size_t>(i)]);
+  }
+  request.num_cached_blocks = num_full_blocks;
+}
+
+void KVCacheManager::free(Request& request) {
+  std::reverse(request.block_ids.begin(), request.block_ids.end());
+  pool_.free_blocks_in_order(request.block_ids);
+  request.block_ids.clear();
+  request.num_cached_blocks = 0;
+}
+
+int KVCacheManager::get_num_common_prefix_blocks(const Request& request, int num_running_requests) const {
+  int n = 0;
+  for (int id : request.block_ids) {
+    if (pool_.ref_cnt(id) != num_running_requests) break;
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace mlasim

@@ -1,0 +1,49 @@
+// KV cache manager (vllm/v1/core/kv_cache_manager.py, one full-attention group): prefix-cache
+// lookup, allocate_slots (spec/scheduler.md §3-4), freeing. Block tables live on the Request.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "sim/block_pool.h"
+#include "sim/request.h"
+
+namespace mlasim {
+
+class KVCacheManager {
+ public:
+  KVCacheManager(int num_gpu_blocks, int block_size, bool enable_caching, int max_model_len);
+
+  int block_size() const { return block_size_; }
+  bool enable_caching() const { return pool_.enable_caching(); }
+  BlockPool& block_pool() { return pool_; }
+  const BlockPool& block_pool() const { return pool_; }
+
+  // Longest prefix-cache hit from block 0, stopping at the first miss, capped at
+  // num_tokens - 1 in whole blocks. Replaces `blocks` with the hit block ids and returns the
+  // number of hit tokens (0 when caching is off). The request's block_hashes must be current.
+  int get_computed_blocks(const Request& request, std::vector<int>& blocks) const;
+
+  // Reserves slots for nct + num_new_computed_tokens + num_new_tokens + num_lookahead_tokens
+  // tokens (capped at max_model_len): adds the hit blocks (touching them), then new blocks from
+  // the free-queue head. Returns false, changing nothing, if too few blocks are free (hit blocks
+  // sitting in the free queue count against it). Caches the full blocks up to
+  // min(nct + hits + num_new_tokens, num_tokens), never drafts.
+  bool allocate_slots(Request& request, int num_new_tokens, int num_lookahead_tokens,
+                      std::span<const int> new_computed_blocks = {}, int num_new_computed_tokens = 0);
+
+  // Frees the request's blocks in reverse table order (tail evicted first); the table empties.
+  void free(Request& request);
+
+  // Leading blocks of `request` referenced by every running request (cascade attention).
+  int get_num_common_prefix_blocks(const Request& request, int num_running_requests) const;
+
+ private:
+  void cache_blocks(Request& request, int num_tokens_to_cache);
+
+  int block_size_;
+  int max_model_len_;
+  BlockPool pool_;
+};
+
+}  // namespace mlasim

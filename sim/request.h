@@ -1,0 +1,92 @@
+// One request as the V1 scheduler sees it (vllm/v1/request.py), plus the teacher-forcing data
+// that stands in for the model's sampler: forced output tokens and accepted drafts per step.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "sim/model_config.h"
+#include "sim/scenario.h"
+
+namespace mlasim {
+
+using ReqId = int;  // chosen by the caller (the harness uses the scenario index)
+
+enum class RequestStatus : std::uint8_t {
+  kWaiting,
+  kRunning,
+  kPreempted,
+  kFinishedStopped,
+  kFinishedLengthCapped,
+};
+
+// "waiting", "running", "preempted", "finished_stopped", "finished_length_capped".
+const char* to_string(RequestStatus s);
+inline bool is_finished(RequestStatus s) {
+  return s == RequestStatus::kFinishedStopped || s == RequestStatus::kFinishedLengthCapped;
+}
+
+struct Request {
+  ReqId request_id = 0;
+
+  // Token ids: the prompt followed by the outputs (vLLM's _all_token_ids).
+  std::vector<int> all_token_ids;
+  int num_prompt_tokens = 0;
+  int num_computed_tokens = 0;  // nct
+  RequestStatus status = RequestStatus::kWaiting;
+  std::optional<int> stop_reason;  // the stop token id that finished the request, if any
+
+  // Sampling parameters (vllm/sampling_params.py names).
+  int max_tokens = 16;
+  int min_tokens = 0;
+  bool ignore_eos = false;
+  int eos_token_id = 1;
+  std::vector<int> stop_token_ids;
+
+  int priority = 0;            // lower runs first under the priority policy
+  std::int64_t arrival = 0;    // order of arrival; set by Scheduler::add_request
+  int num_preemptions = 0;
+  std::vector<int> spec_token_ids;  // draft tokens proposed for the next step
+  bool is_prefill_chunk = false;
+
+  // Teacher forcing: the model's "sampled" tokens. forced_output lists the first ones; past the
+  // list a deterministic generator seeded by (output_seed, request_id, position) continues with
+  // ids in [2, vocab_size) that are neither EOS nor a stop id.
+  std::vector<int> forced_output;
+  std::uint64_t output_seed = 0;
+  int vocab_size = 0;
+  // Accepted drafts per verification step (a step in which drafts were scheduled); past the
+  // list every draft is accepted. num_verify_steps counts the steps done so far.
+  std::vector<int> accepted_drafts;
+  int num_verify_steps = 0;
+
+  // KV cache manager state (vLLM keeps these in dicts keyed by request id; here they live on
+  // the request so hot paths do no lookups).
+  std::vector<std::uint64_t> block_hashes;  // chained hash per full block of all_token_ids
+  std::vector<int> block_ids;               // the block table
+  int num_cached_blocks = 0;                // blocks of the table already in the prefix cache
+
+  int num_tokens() const { return static_cast<int>(all_token_ids.size()); }
+  int num_output_tokens() const { return num_tokens() - num_prompt_tokens; }
+  int num_tokens_with_spec() const { return num_tokens() + static_cast<int>(spec_token_ids.size()); }
+  std::span<const int> prompt_token_ids() const {
+    return std::span<const int>(all_token_ids).first(static_cast<std::size_t>(num_prompt_tokens));
+  }
+  std::span<const int> output_token_ids() const {
+    return std::span<const int>(all_token_ids).subspan(static_cast<std::size_t>(num_prompt_tokens));
+  }
+
+  // The i-th (0-based) teacher-forced output token.
+  int forced_output_token(int i) const;
+  // Drafts accepted in verification step `verify_step` when `num_drafts` were scheduled.
+  int accepted_drafts_at(int verify_step, int num_drafts) const;
+};
+
+// A request from a scenario entry: prompt, sampling params, forced outputs (seeded by the
+// model's seed), priority, accepted drafts; EOS from the model. `id` is the caller's (the
+// scenario index).
+Request make_request(const RequestSpec& spec, const ModelConfig& model, ReqId id);
+
+}  // namespace mlasim

@@ -1,0 +1,230 @@
+// Scenario loading: read, parse, apply --set overrides, read each section, then the rules that
+// span sections (vLLM's startup validation).
+#include "sim/scenario_loader.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/scenario_sections.h"
+
+namespace mlasim {
+namespace {
+
+// First defined node among `keys` under root (e.g. {"scheduler", "max_model_len"}), else the
+// closest defined ancestor; used to point cross-section errors at the key the user wrote.
+YAML::Node locate(const YAML::Node& root, const std::string& section, const std::string& key) {
+  const YAML::Node sec = root[section];
+  if (sec && sec.IsMap() && sec[key]) return sec[key];
+  if (sec) return sec;
+  return root;
+}
+
+// "requests.0.max_tokens" -> {"requests", "0", "max_tokens"}.
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char c : path) {
+    if (c == '.') {
+      parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  parts.push_back(cur);
+  return parts;
+}
+
+bool is_index(const std::string& s) {
+  return !s.empty() && s.size() < 9 && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+void apply_override(YAML::Node& root, YamlReader& reader, const std::string& set) {
+  const std::string label = "<--set " + set + ">";
+  auto bad = [&](int column, const std::string& msg, const std::string& hint) {
+    Error e;
+    e.file = label;
+    e.line = 1;
+    e.column = column;
+    e.message = msg;
+    e.hint = hint;
+    throw LoadError{e};
+  };
+  std::size_t eq = set.find('=');
+  if (eq == std::string::npos || eq == 0)
+    bad(1, "expected key=value", "for example --set engine.profile=strict or --set requests.0.max_tokens=4");
+  std::vector<std::string> parts = split_path(set.substr(0, eq));
+  std::string normalized;
+  YAML::Node cur = root;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    if (part.empty()) bad(1, "empty key segment in \"" + set.substr(0, eq) + "\"", "separate keys with single dots");
+    const bool last = i + 1 == parts.size();
+    YAML::Node next;
+    if (cur.IsSequence()) {
+      if (!is_index(part) || std::stoul(part) >= cur.size())
+        bad(1, normalized + " is a list of " + std::to_string(cur.size()) + " entries; \"" + part + "\" is not an index",
+            "address list entries by 0-based index, e.g. requests.0.max_tokens");
+      std::size_t idx = std::stoul(part);
+      normalized = index_key(normalized, idx);
+      if (last) {
+        YAML::Node value;
+        try {
+          value = YAML::Load(set.substr(eq + 1));
+        } catch (const YAML::Exception& ex) {
+          bad(static_cast<int>(eq) + 2 + std::max(ex.mark.column, 0), "cannot parse the value: " + ex.msg, "");
+        }
+        cur[idx] = value;
+        break;
+      }
+      next.reset(cur[idx]);
+    } else {
+      if (cur.IsDefined() && !cur.IsMap() && !cur.IsNull())
+        bad(1, normalized + " is not a mapping, so it has no key \"" + part + "\"", "");
+      normalized = join_key(normalized, part);
+      if (last) {
+        YAML::Node value;
+        try {
+          value = YAML::Load(set.substr(eq + 1));
+        } catch (const YAML::Exception& ex) {
+          bad(static_cast<int>(eq) + 2 + std::max(ex.mark.column, 0), "cannot parse the value: " + ex.msg, "");
+        }
+        cur[part] = value;
+        break;
+      }
+      if (!cur[part]) cur[part] = YAML::Node(YAML::NodeType::Map);
+      next.reset(cur[part]);
+    }
+    cur.reset(next);
+  }
+  reader.add_override(normalized, OverrideOrigin{label, static_cast<int>(eq) + 2});
+}
+
+void cross_checks(const YamlReader& r, const YAML::Node& root, Scenario& s) {
+  SchedulerConfig& sc = s.scheduler;
+  const ModelConfig& m = s.model;
+  if (sc.max_model_len == 0) {
+    sc.max_model_len = m.max_position_embeddings;  // vLLM derives it from the model config
+  } else if (sc.max_model_len > m.max_position_embeddings) {
+    r.fail(locate(root, "scheduler", "max_model_len"), "scheduler.max_model_len",
+           "max_model_len " + std::to_string(sc.max_model_len) + " exceeds the model's max_position_embeddings " +
+               std::to_string(m.max_position_embeddings),
+           "lower max_model_len or raise model.max_position_embeddings");
+  }
+  if (!sc.enable_chunked_prefill && sc.max_num_batched_tokens < sc.max_model_len)
+    r.fail(locate(root, "scheduler", "max_num_batched_tokens"), "scheduler.max_num_batched_tokens",
+           "max_num_batched_tokens (" + std::to_string(sc.max_num_batched_tokens) +
+               ") is smaller than max_model_len (" + std::to_string(sc.max_model_len) +
+               ") with chunked prefill disabled",
+           "vLLM refuses this config: enable chunked prefill, raise max_num_batched_tokens or lower max_model_len");
+  if (sc.max_num_batched_tokens < sc.max_num_seqs)
+    r.fail(locate(root, "scheduler", "max_num_batched_tokens"), "scheduler.max_num_batched_tokens",
+           "max_num_batched_tokens (" + std::to_string(sc.max_num_batched_tokens) + ") is smaller than max_num_seqs (" +
+               std::to_string(sc.max_num_seqs) + ")",
+           "vLLM requires max_num_batched_tokens >= max_num_seqs");
+  const int tp = s.parallel.tensor_parallel_size;
+  if (m.num_attention_heads % tp != 0)
+    r.fail(locate(root, "parallel", "tensor_parallel_size"), "parallel.tensor_parallel_size",
+           "tensor_parallel_size " + std::to_string(tp) + " does not divide the " +
+               std::to_string(m.num_attention_heads) + " attention heads",
+           "heads are sharded evenly across ranks: pick a divisor of model.num_attention_heads");
+  const YAML::Node reqs = root["requests"];
+  for (std::size_t i = 0; i < s.requests.size(); ++i) {
+    const RequestSpec& req = s.requests[i];
+    // vLLM rejects prompts longer than max_model_len; one of exactly max_model_len tokens could
+    // never be scheduled whole (the scheduler keeps one position for the sampled token).
+    if (static_cast<int>(req.prompt.size()) >= sc.max_model_len) {
+      const YAML::Node rn = reqs[i];
+      const char* key = rn["prompt"] ? "prompt" : "prompt_len";
+      r.fail(rn[key], index_key("requests", i) + "." + key,
+             "prompt of " + std::to_string(req.prompt.size()) + " tokens does not fit max_model_len " +
+                 std::to_string(sc.max_model_len),
+             "a prompt must leave room for at least one output token");
+    }
+  }
+}
+
+Scenario read_scenario(const YamlReader& r, const YAML::Node& root, const std::string& display_name) {
+  Scenario s;
+  s.source = display_name;
+  s.name = std::filesystem::path(display_name).stem().string();
+  r.expect_map(root, "",
+               {"version", "name", "description", "model", "scheduler", "engine", "parallel", "requests", "expect"});
+  if (!root["version"]) r.fail(root, "version", "missing required key `version`", "add `version: 1` at the top");
+  long long version = r.read_integer(root["version"], "version", -(1LL << 40), 1LL << 40);
+  if (version != kScenarioVersion)
+    r.fail(root["version"], "version", "unsupported scenario version " + std::to_string(version),
+           "this mlasim reads scenario version 1");
+  if (root["name"]) s.name = r.read_string(root["name"], "name");
+  if (root["description"]) s.description = r.read_string(root["description"], "description");
+  if (root["model"]) read_model_section(r, root["model"], s.model);
+  else s.model = *model_preset("tiny");
+  if (root["scheduler"]) read_scheduler_section(r, root["scheduler"], s.scheduler);
+  if (root["engine"]) read_engine_section(r, root["engine"], s.engine);
+  if (root["parallel"]) read_parallel_section(r, root["parallel"], s.parallel);
+  if (!root["requests"]) r.fail(root, "requests", "missing required key `requests`", "list at least one request");
+  read_requests_section(r, root["requests"], s);
+  cross_checks(r, root, s);
+  if (root["expect"]) read_expect_section(r, root["expect"], s);
+  return s;
+}
+
+}  // namespace
+
+Result<Scenario> load_scenario_text(const std::string& text, const std::string& display_name,
+                                    const std::vector<std::string>& sets) {
+  YamlReader reader(display_name);
+  try {
+    YAML::Node root;
+    try {
+      root = YAML::Load(text);
+    } catch (const YAML::ParserException& ex) {
+      Error e;
+      e.file = display_name;
+      e.line = ex.mark.line + 1;
+      e.column = ex.mark.column + 1;
+      e.message = "YAML syntax error: " + ex.msg;
+      e.hint = "check indentation, colons and brackets near this position";
+      return e;
+    }
+    if (!root.IsDefined() || root.IsNull()) {
+      Error e;
+      e.file = display_name;
+      e.line = 1;
+      e.column = 1;
+      e.message = "the scenario is empty";
+      e.hint = "start with `version: 1`; see scenarios/README.md";
+      return e;
+    }
+    // Overrides only apply to a mapping; otherwise the structural check reports the file.
+    if (root.IsMap())
+      for (const auto& set : sets) apply_override(root, reader, set);
+    return read_scenario(reader, root, display_name);
+  } catch (const LoadError& le) {
+    return le.error;
+  } catch (const YAML::Exception& ex) {
+    Error e;
+    e.file = display_name;
+    e.line = ex.mark.line + 1;
+    e.column = ex.mark.column + 1;
+    e.message = "YAML error: " + ex.msg;
+    return e;
+  }
+}
+
+Result<Scenario> load_scenario_file(const std::string& path, const std::vector<std::string>& sets) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    Error e;
+    e.file = path;
+    e.message = "cannot read the scenario file";
+    e.hint = std::filesystem::exists(path) ? "check its permissions" : "no such file; check the path";
+    return e;
+  }
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return load_scenario_text(buf.str(), path, sets);
+}
+
+}  // namespace mlasim

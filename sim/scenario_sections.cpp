@@ -1,0 +1,241 @@
+// The model, scheduler, engine, parallel and requests sections of a scenario.
+#include "sim/scenario_sections.h"
+
+#include <map>
+
+#include "sim/seeded_tokens.h"
+
+namespace mlasim {
+namespace {
+
+std::string names_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : " | ") + n;
+  return out;
+}
+
+template <typename T, typename Parse>
+T read_enum(const YamlReader& r, const YAML::Node& node, const std::string& path, Parse parse,
+            const std::vector<std::string>& names, const char* what) {
+  std::string s = r.read_string(node, path);
+  auto v = parse(s);
+  if (!v) r.fail(node, path, std::string("unknown ") + what + " \"" + s + "\"", "choose one of: " + names_list(names));
+  return *v;
+}
+
+}  // namespace
+
+void read_model_section(const YamlReader& r, const YAML::Node& node, ModelConfig& out) {
+  const std::string p = "model";
+  r.expect_map(node, p,
+               {"preset", "seed", "dtype", "eos_token_id", "index_topk", "vocab_size", "hidden_size",
+                "num_hidden_layers", "num_attention_heads", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                "qk_rope_head_dim", "v_head_dim", "intermediate_size", "max_position_embeddings", "rms_norm_eps",
+                "rope_theta", "rope_scaling_factor", "mscale_all_dim", "original_max_position_embeddings",
+                "beta_fast", "beta_slow"});
+  std::string preset = "tiny";
+  if (node["preset"]) preset = r.read_string(node["preset"], p + ".preset");
+  auto base = model_preset(preset);
+  if (!base)
+    r.fail(node["preset"], p + ".preset", "unknown model preset \"" + preset + "\"",
+           "choose one of: " + names_list(model_preset_names()));
+  out = *base;
+  auto i = [&](const char* key, int& field, int min) {
+    if (node[key]) field = r.read_int(node[key], join_key(p, key), min);
+  };
+  auto d = [&](const char* key, double& field, double min) {
+    if (node[key]) field = r.read_double(node[key], join_key(p, key), min);
+  };
+  i("vocab_size", out.vocab_size, 3);
+  i("hidden_size", out.hidden_size, 1);
+  i("num_hidden_layers", out.num_hidden_layers, 1);
+  i("num_attention_heads", out.num_attention_heads, 1);
+  i("q_lora_rank", out.q_lora_rank, 0);
+  i("kv_lora_rank", out.kv_lora_rank, 1);
+  i("qk_nope_head_dim", out.qk_nope_head_dim, 1);
+  i("qk_rope_head_dim", out.qk_rope_head_dim, 2);
+  i("v_head_dim", out.v_head_dim, 1);
+  i("intermediate_size", out.intermediate_size, 1);
+  i("max_position_embeddings", out.max_position_embeddings, 2);
+  i("original_max_position_embeddings", out.original_max_position_embeddings, 1);
+  d("rms_norm_eps", out.rms_norm_eps, 0.0);
+  d("rope_theta", out.rope_theta, 1.0);
+  d("rope_scaling_factor", out.rope_scaling_factor, 1.0);
+  d("mscale_all_dim", out.mscale_all_dim, 0.0);
+  d("beta_fast", out.beta_fast, 0.0);
+  d("beta_slow", out.beta_slow, 0.0);
+  if (out.qk_rope_head_dim % 2 != 0)
+    r.fail(node["qk_rope_head_dim"], p + ".qk_rope_head_dim", "must be even (RoPE rotates pairs)");
+  if (node["seed"]) out.seed = static_cast<unsigned long long>(r.read_integer(node["seed"], p + ".seed", 0, 1LL << 62));
+  if (node["dtype"])
+    out.dtype = read_enum<ModelDtype>(r, node["dtype"], p + ".dtype", parse_model_dtype, {"fp32", "bf16"}, "dtype");
+  if (node["eos_token_id"]) {
+    out.eos_token_id = r.read_int(node["eos_token_id"], p + ".eos_token_id", 0);
+    if (out.eos_token_id >= out.vocab_size)
+      r.fail(node["eos_token_id"], p + ".eos_token_id",
+             "token id " + std::to_string(out.eos_token_id) + " is outside the vocabulary (vocab_size " +
+                 std::to_string(out.vocab_size) + ")",
+             "token ids must be in [0, vocab_size)");
+  }
+  if (node["index_topk"]) out.index_topk = r.read_int(node["index_topk"], p + ".index_topk", 1);
+}
+
+void read_scheduler_section(const YamlReader& r, const YAML::Node& node, SchedulerConfig& out) {
+  const std::string p = "scheduler";
+  r.expect_map(node, p,
+               {"max_num_batched_tokens", "max_num_seqs", "max_model_len", "enable_chunked_prefill",
+                "long_prefill_token_threshold", "block_size", "num_gpu_blocks", "enable_prefix_caching", "policy",
+                "num_speculative_tokens"});
+  auto i = [&](const char* key, int& field, int min) {
+    if (node[key]) field = r.read_int(node[key], join_key(p, key), min);
+  };
+  auto b = [&](const char* key, bool& field) {
+    if (node[key]) field = r.read_bool(node[key], join_key(p, key));
+  };
+  i("max_num_batched_tokens", out.max_num_batched_tokens, 1);
+  i("max_num_seqs", out.max_num_seqs, 1);
+  i("max_model_len", out.max_model_len, 2);
+  b("enable_chunked_prefill", out.enable_chunked_prefill);
+  i("long_prefill_token_threshold", out.long_prefill_token_threshold, 0);
+  i("block_size", out.block_size, 1);
+  i("num_gpu_blocks", out.num_gpu_blocks, 2);
+  b("enable_prefix_caching", out.enable_prefix_caching);
+  if (node["policy"])
+    out.policy = read_enum<SchedulingPolicy>(r, node["policy"], p + ".policy", parse_policy, {"fcfs", "priority"},
+                                             "scheduling policy");
+  i("num_speculative_tokens", out.num_speculative_tokens, 0);
+}
+
+void read_engine_section(const YamlReader& r, const YAML::Node& node, EngineConfig& out) {
+  const std::string p = "engine";
+  r.expect_map(node, p,
+               {"profile", "attention_backend", "reorder_batch_threshold", "query_len_support",
+                "sglang_chunked_prefix_cache_threshold"});
+  if (node["profile"])
+    out.profile = read_enum<EngineProfile>(
+        r, node["profile"], p + ".profile", parse_engine_profile,
+        {"vllm-2025-early", "vllm-0.11", "vllm-3region", "vllm-current", "strict", "sglang"}, "engine profile");
+  if (node["attention_backend"])
+    out.attention_backend = read_enum<AttentionBackendKind>(
+        r, node["attention_backend"], p + ".attention_backend", parse_attention_backend,
+        {"flashmla", "flashattn-mla", "flashinfer-mla", "cutlass-mla", "triton-mla", "rocm-aiter-mla"},
+        "attention backend");
+  if (node["reorder_batch_threshold"])
+    out.reorder_batch_threshold = r.read_int(node["reorder_batch_threshold"], p + ".reorder_batch_threshold", 1);
+  if (node["query_len_support"])
+    out.query_len_support = read_enum<QueryLenSupport>(r, node["query_len_support"], p + ".query_len_support",
+                                                       parse_query_len_support, {"single", "uniform", "varlen"},
+                                                       "query-length support");
+  if (node["sglang_chunked_prefix_cache_threshold"])
+    out.sglang_chunked_prefix_cache_threshold =
+        r.read_int(node["sglang_chunked_prefix_cache_threshold"], p + ".sglang_chunked_prefix_cache_threshold", 1);
+}
+
+void read_parallel_section(const YamlReader& r, const YAML::Node& node, ParallelConfig& out) {
+  r.expect_map(node, "parallel", {"tensor_parallel_size"});
+  if (node["tensor_parallel_size"]) {
+    const YAML::Node& n = node["tensor_parallel_size"];
+    long long tp = r.read_integer(n, "parallel.tensor_parallel_size", -(1LL << 40), 1LL << 40);
+    if (tp < 1 || tp > 8)
+      r.fail(n, "parallel.tensor_parallel_size", "must be between 1 and 8 (got " + std::to_string(tp) + ")",
+             "mlasim simulates 1 to 8 tensor-parallel ranks");
+    out.tensor_parallel_size = static_cast<int>(tp);
+  }
+}
+
+namespace {
+
+void check_tokens(const YamlReader& r, const YAML::Node& list, const std::string& path, const std::vector<int>& ids,
+                  int vocab) {
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] >= vocab)
+      r.fail(list[i], index_key(path, i),
+             "token id " + std::to_string(ids[i]) + " is outside the vocabulary (vocab_size " + std::to_string(vocab) +
+                 ")",
+             "token ids must be in [0, vocab_size); raise model.vocab_size or fix the id");
+}
+
+RequestSpec read_request(const YamlReader& r, const YAML::Node& node, const std::string& p, const Scenario& s) {
+  r.expect_map(node, p,
+               {"id", "arrival_step", "prompt", "prompt_len", "max_tokens", "min_tokens", "ignore_eos",
+                "stop_token_ids", "output", "priority", "accepted_drafts"});
+  const int vocab = s.model.vocab_size;
+  RequestSpec req;
+  if (!node["id"]) r.fail(node, p, "missing required key `id`", "give every request a unique id");
+  req.id = r.read_string(node["id"], p + ".id");
+  if (req.id.empty()) r.fail(node["id"], p + ".id", "must not be empty");
+  if (node["arrival_step"]) req.arrival_step = r.read_int(node["arrival_step"], p + ".arrival_step", 0);
+  if (node["prompt"]) {
+    req.prompt = r.read_int_list(node["prompt"], p + ".prompt", 0, 1LL << 31);
+    check_tokens(r, node["prompt"], p + ".prompt", req.prompt, vocab);
+    if (req.prompt.empty()) r.fail(node["prompt"], p + ".prompt", "must not be empty", "a prompt has at least one token");
+  }
+  if (node["prompt_len"]) {
+    int len = r.read_int(node["prompt_len"], p + ".prompt_len", 1);
+    if (node["prompt"] && len != static_cast<int>(req.prompt.size()))
+      r.fail(node["prompt_len"], p + ".prompt_len",
+             "prompt_len " + std::to_string(len) + " disagrees with the prompt's " +
+                 std::to_string(req.prompt.size()) + " tokens",
+             "give either `prompt` or `prompt_len`, or make them agree");
+    if (!node["prompt"]) {
+      const std::uint64_t stream = stable_hash("prompt/" + req.id);
+      for (int j = 0; j < len; ++j)
+        req.prompt.push_back(seeded_token(s.model.seed, stream, static_cast<std::uint64_t>(j), vocab));
+    }
+  }
+  if (!node["prompt"] && !node["prompt_len"])
+    r.fail(node, p, "missing `prompt` or `prompt_len`", "give the prompt's token ids, or its length for seeded ids");
+  if (node["max_tokens"]) req.max_tokens = r.read_int(node["max_tokens"], p + ".max_tokens", 1);
+  if (node["min_tokens"]) {
+    req.min_tokens = r.read_int(node["min_tokens"], p + ".min_tokens", 0);
+    if (req.min_tokens > req.max_tokens)  // vLLM SamplingParams rejects this too
+      r.fail(node["min_tokens"], p + ".min_tokens",
+             "min_tokens " + std::to_string(req.min_tokens) + " exceeds max_tokens " + std::to_string(req.max_tokens));
+  }
+  if (node["ignore_eos"]) req.ignore_eos = r.read_bool(node["ignore_eos"], p + ".ignore_eos");
+  if (node["stop_token_ids"]) {
+    req.stop_token_ids = r.read_int_list(node["stop_token_ids"], p + ".stop_token_ids", 0, 1LL << 31);
+    check_tokens(r, node["stop_token_ids"], p + ".stop_token_ids", req.stop_token_ids, vocab);
+  }
+  if (node["output"]) {
+    req.output = r.read_int_list(node["output"], p + ".output", 0, 1LL << 31);
+    check_tokens(r, node["output"], p + ".output", req.output, vocab);
+    req.output_given = true;
+  }
+  // Teacher-forced outputs past the listed ones are seeded, never EOS or a stop id, so an
+  // unlisted output runs to max_tokens.
+  std::vector<int> avoid = req.stop_token_ids;
+  avoid.push_back(s.model.eos_token_id);
+  const std::uint64_t out_stream = stable_hash("output/" + req.id);
+  for (int j = static_cast<int>(req.output.size()); j < req.max_tokens; ++j)
+    req.output.push_back(seeded_token(s.model.seed, out_stream, static_cast<std::uint64_t>(j), vocab, avoid));
+  if (node["priority"]) req.priority = r.read_int(node["priority"], p + ".priority", -(1LL << 31) + 1);
+  if (node["accepted_drafts"]) {
+    const int k = s.scheduler.num_speculative_tokens;
+    if (k == 0)
+      r.fail(node["accepted_drafts"], p + ".accepted_drafts", "given without speculative decoding",
+             "set scheduler.num_speculative_tokens > 0, or drop accepted_drafts");
+    req.accepted_drafts = r.read_int_list(node["accepted_drafts"], p + ".accepted_drafts", 0, k);
+  }
+  return req;
+}
+
+}  // namespace
+
+void read_requests_section(const YamlReader& r, const YAML::Node& node, Scenario& s) {
+  r.expect_sequence(node, "requests");
+  if (node.size() == 0) r.fail(node, "requests", "no requests", "a scenario needs at least one request");
+  std::map<std::string, int> first_line;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const std::string p = index_key("requests", i);
+    RequestSpec req = read_request(r, node[i], p, s);
+    int line = node[i]["id"].Mark().line + 1;
+    auto [it, inserted] = first_line.emplace(req.id, line);
+    if (!inserted)
+      r.fail(node[i]["id"], p + ".id", "duplicate request id \"" + req.id + "\"",
+             "first used on line " + std::to_string(it->second) + "; request ids must be unique");
+    s.requests.push_back(std::move(req));
+  }
+}
+
+}  // namespace mlasim

@@ -1,0 +1,105 @@
+// The vLLM V1 scheduler (vllm/v1/core/sched/scheduler.py) as spec/scheduler.md §1-6 states it:
+// schedule() -> SchedulerOutput, update_from_output() with teacher-forced samples. Synchronous
+// and deterministic; owns the alive requests and drops each one once it has finished.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/kv_cache_manager.h"
+#include "sim/request.h"
+#include "sim/request_queue.h"
+#include "sim/scenario.h"
+#include "sim/scheduler_output.h"
+
+namespace mlasim {
+
+// Startup validation (spec §1): "" when valid, else what is wrong. `max_model_len` is resolved.
+std::string check_scheduler_config(const SchedulerConfig& config, int max_model_len);
+// "" when the request can run to completion under this config, else why not: a non-empty
+// prompt shorter than max_model_len, 1 <= max_tokens, min_tokens <= max_tokens,
+// prompt + min_tokens <= max_model_len (else it could never stop), and its longest sequence fits
+// in the usable KV blocks. add_request() aborts on a request that fails this; loaders check first.
+std::string check_request(const Request& request, const SchedulerConfig& config, int max_model_len);
+
+class Scheduler {
+ public:
+  // config.max_model_len must be > 0 here (resolve 0 to the model's length first).
+  explicit Scheduler(const SchedulerConfig& config);
+  // Resolves max_model_len 0 to model.max_position_embeddings.
+  Scheduler(const SchedulerConfig& config, const ModelConfig& model);
+
+  // Adds a WAITING request; its arrival order is the order of add_request calls.
+  void add_request(Request request);
+
+  // One scheduling step. The overload taking an output reuses its vectors' capacity.
+  SchedulerOutput schedule();
+  void schedule(SchedulerOutput& out);
+
+  // Applies the model runner's samples for the output of the latest schedule(): spec-decode
+  // rollback, token appends with stop checks, drafts for the next step. Returns the requests
+  // that finished (in scheduling order), moved out of the scheduler with their final data.
+  std::vector<Request> update_from_output(const SchedulerOutput& out, const ModelRunnerOutput& model_output);
+
+  // Accessors.
+  const SchedulerConfig& config() const { return config_; }
+  int max_model_len() const { return max_model_len_; }
+  int num_lookahead_tokens() const { return config_.num_speculative_tokens; }
+  int step() const { return step_; }  // schedule() calls so far
+  const std::vector<Request*>& running() const { return running_; }
+  std::vector<const Request*> waiting() const { return waiting_.in_order(); }
+  int num_waiting() const { return waiting_.size(); }
+  int num_alive_requests() const { return static_cast<int>(requests_.size()); }
+  bool has_unfinished_requests() const { return !requests_.empty(); }
+  const Request* request(ReqId id) const;  // nullptr once finished (dropped) or unknown
+  std::span<const int> block_ids(ReqId id) const;
+  int num_free_blocks() const { return kv_.block_pool().get_num_free_blocks(); }
+  int num_usable_blocks() const { return kv_.block_pool().num_usable_blocks(); }
+  const KVCacheManager& kv_cache_manager() const { return kv_; }
+  // The requests of the latest output, aligned with its num_scheduled_tokens (for teacher forcing).
+  std::span<Request* const> scheduled_requests() const { return scheduled_reqs_; }
+
+  // Full O(blocks) audit: pool consistency and every block owned or cached, none owned twice by
+  // one request, ref counts = owners. Runs after every step when audit_every_step (default on).
+  void audit() const;
+  void set_audit_every_step(bool on) { audit_every_step_ = on; }
+
+ private:
+  enum class Kind : unsigned char { kRunning, kNew, kResumed };
+  struct Scheduled {
+    Request* req;
+    int num_new_tokens;
+    int num_blocks_before;  // table length before this step's allocation (running requests)
+    Kind kind;
+  };
+
+  void schedule_running(int& budget);
+  void schedule_waiting(int& budget);
+  void preempt(Request* r);
+  void build_output(SchedulerOutput& out);
+  bool check_stop(Request& r) const;
+  void check_step_invariants(int total) const;
+
+  SchedulerConfig config_;
+  int max_model_len_;
+  KVCacheManager kv_;
+  std::unordered_map<ReqId, std::unique_ptr<Request>> requests_;  // alive requests only
+  std::vector<Request*> running_;
+  RequestQueue waiting_;
+  std::vector<ReqId> finished_req_ids_;  // since the last schedule()
+  std::int64_t next_arrival_ = 0;
+  int step_ = 0;
+  bool output_pending_ = false;  // schedule() ran, update_from_output() not yet
+  bool audit_every_step_ = true;
+
+  // Per-step scratch, reused.
+  std::vector<Scheduled> scheduled_;
+  std::vector<Request*> preempted_;
+  std::vector<Request*> scheduled_reqs_;
+  std::vector<int> hit_blocks_;
+};
+
+}  // namespace mlasim

@@ -1,0 +1,62 @@
+// What one schedule() call decided (vllm/v1/core/sched/output.py, spec/scheduler.md §7) and what
+// the model runner returned (vllm/v1/outputs.py). Plain data with vLLM's field names; ids are
+// integer ReqIds and dicts are vectors in scheduling order, so nothing depends on hash order.
+// Scheduler::schedule(SchedulerOutput&) resizes (not clears) the vectors so inner vectors keep
+// their capacity from step to step; all parallel vectors always have equal sizes.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "sim/request.h"
+
+namespace mlasim {
+
+// A request scheduled for the first time (vLLM NewRequestData).
+struct NewRequestData {
+  ReqId req_id = 0;
+  std::vector<int> prompt_token_ids;
+  std::vector<int> block_ids;       // the whole block table (prefix hits first)
+  int num_computed_tokens = 0;      // pre-step: the prefix-cache hit
+};
+
+// Requests scheduled before (running) and resumed after preemption (vLLM CachedRequestData).
+// Parallel vectors; running requests first in `running` order, then resumed ones.
+struct CachedRequestData {
+  std::vector<ReqId> req_ids;
+  std::vector<bool> resumed_from_preemption;
+  // Running: blocks allocated this step; resumed: the whole new table (as vLLM's get_blocks).
+  std::vector<std::vector<int>> new_block_ids;
+  std::vector<int> num_computed_tokens;  // pre-step
+  std::vector<int> num_output_tokens;
+  int num_reqs() const { return static_cast<int>(req_ids.size()); }
+};
+
+struct SchedulerOutput {
+  int step = 0;  // 0-based index of the schedule() call that produced it
+  std::vector<NewRequestData> scheduled_new_reqs;
+  CachedRequestData scheduled_cached_reqs;
+  // (req_id, q) in scheduling order: running requests first, then admitted ones.
+  std::vector<std::pair<ReqId, int>> num_scheduled_tokens;
+  int total_num_scheduled_tokens = 0;
+  // (req_id, draft token ids) for requests with drafts scheduled, in scheduling order.
+  std::vector<std::pair<ReqId, std::vector<int>>> scheduled_spec_decode_tokens;
+  int num_common_prefix_blocks = 0;
+  std::vector<ReqId> finished_req_ids;   // finished since the previous schedule(), in finish order
+  std::vector<ReqId> preempted_req_ids;  // in preemption order
+
+  int num_new_reqs() const { return static_cast<int>(scheduled_new_reqs.size()); }
+};
+
+// The model runner's result for one step (vllm/v1/outputs.py ModelRunnerOutput), aligned with
+// SchedulerOutput::num_scheduled_tokens. sampled_token_ids[i] is empty for a partial prefill
+// chunk; spec_token_ids[i] holds the drafts proposed for the next step (empty without
+// speculation). All three vectors have equal sizes.
+struct ModelRunnerOutput {
+  std::vector<ReqId> req_ids;
+  std::vector<std::vector<int>> sampled_token_ids;
+  std::vector<std::vector<int>> spec_token_ids;
+  int num_reqs() const { return static_cast<int>(req_ids.size()); }
+};
+
+}  // namespace mlasim

@@ -1,0 +1,224 @@
+// Scheduler: construction, add_request, update_from_output (spec/scheduler.md §6), validation,
+// invariants.
+#include <algorithm>
+#include <string>
+
+#include "sim/block_hash.h"
+#include "sim/check.h"
+#include "sim/scheduler.h"
+
+namespace mlasim {
+
+std::string check_scheduler_config(const SchedulerConfig& c, int max_model_len) {
+  if (max_model_len <= 1) return "max_model_len must be at least 2";
+  if (c.max_num_batched_tokens <= 0) return "max_num_batched_tokens must be positive";
+  if (c.max_num_seqs <= 0) return "max_num_seqs must be positive";
+  if (c.block_size <= 0) return "block_size must be positive";
+  if (c.num_gpu_blocks < 2) return "num_gpu_blocks must be at least 2 (block 0 is the null block)";
+  if (c.long_prefill_token_threshold < 0) return "long_prefill_token_threshold must be >= 0";
+  if (c.num_speculative_tokens < 0) return "num_speculative_tokens must be >= 0";
+  if (!c.enable_chunked_prefill && c.max_num_batched_tokens < max_model_len) {
+    return "with chunked prefill off, max_num_batched_tokens (" + std::to_string(c.max_num_batched_tokens) +
+           ") must be >= max_model_len (" + std::to_string(max_model_len) + ")";
+  }
+  if (c.max_num_batched_tokens < c.max_num_seqs) {
+    return "max_num_batched_tokens (" + std::to_string(c.max_num_batched_tokens) + ") must be >= max_num_seqs (" +
+           std::to_string(c.max_num_seqs) + ")";
+  }
+  return "";
+}
+
+std::string check_request(const Request& r, const SchedulerConfig& c, int max_model_len) {
+  const int p = r.num_prompt_tokens;
+  if (p <= 0) return "the prompt is empty";
+  if (p >= max_model_len) {
+    return "prompt length " + std::to_string(p) + " must be < max_model_len " + std::to_string(max_model_len);
+  }
+  if (r.max_tokens < 1) return "max_tokens must be >= 1";
+  if (r.min_tokens < 0 || r.min_tokens > r.max_tokens) return "min_tokens must be in [0, max_tokens]";
+  if (p + r.min_tokens > max_model_len) return "prompt length + min_tokens exceeds max_model_len";
+  const long long longest = std::min<long long>(static_cast<long long>(p) + r.max_tokens + 2LL * c.num_speculative_tokens, max_model_len);
+  const long long blocks = (longest + c.block_size - 1) / c.block_size;
+  if (blocks > c.num_gpu_blocks - 1) {
+    return "the request needs up to " + std::to_string(blocks) + " KV blocks but only " +
+           std::to_string(c.num_gpu_blocks - 1) + " are usable";
+  }
+  return "";
+}
+
+namespace {
+int resolve_max_model_len(const SchedulerConfig& c, const ModelConfig& m) {
+  return c.max_model_len > 0 ? c.max_model_len : m.max_position_embeddings;
+}
+}  // namespace
+
+Scheduler::Scheduler(const SchedulerConfig& config)
+    : config_(config),
+      max_model_len_(config.max_model_len),
+      kv_(config.num_gpu_blocks, config.block_size, config.enable_prefix_caching, std::max(1, config.max_model_len)),
+      waiting_(config.policy) {
+  const std::string problem = check_scheduler_config(config_, max_model_len_);
+  MLASIM_CHECK(problem.empty(), problem);
+}
+
+Scheduler::Scheduler(const SchedulerConfig& config, const ModelConfig& model)
+    : Scheduler([&] {
+        SchedulerConfig c = config;
+        c.max_model_len = resolve_max_model_len(config, model);
+        return c;
+      }()) {}
+
+void Scheduler::add_request(Request request) {
+  const std::string problem = check_request(request, config_, max_model_len_);
+  MLASIM_CHECK(problem.empty(), "request " + std::to_string(request.request_id) + ": " + problem);
+  MLASIM_CHECK(request.status == RequestStatus::kWaiting && request.num_computed_tokens == 0 &&
+                   request.block_ids.empty() && request.num_output_tokens() == 0,
+               "add_request needs a fresh request");
+  auto owned = std::make_unique<Request>(std::move(request));
+  Request* r = owned.get();
+  r->arrival = next_arrival_++;
+  r->block_hashes.clear();
+  if (kv_.enable_caching()) update_block_hashes(*r, config_.block_size);
+  auto [it, inserted] = requests_.try_emplace(r->request_id, std::move(owned));
+  MLASIM_CHECK(inserted, "duplicate request id " + std::to_string(r->request_id));
+  waiting_.add_request(r);
+}
+
+const Request* Scheduler::request(ReqId id) const {
+  auto it = requests_.find(id);
+  return it == requests_.end() ? nullptr : it->second.get();
+}
+
+std::span<const int> Scheduler::block_ids(ReqId id) const {
+  const Request* r = request(id);
+  return r ? std::span<const int>(r->block_ids) : std::span<const int>();
+}
+
+// vllm/v1/core/sched/utils.py check_stop, in the order spec §6 gives.
+bool Scheduler::check_stop(Request& r) const {
+  if (r.num_output_tokens() < r.min_tokens) return false;
+  const int last = r.all_token_ids.back();
+  if (!r.ignore_eos && last == r.eos_token_id) {
+    r.status = RequestStatus::kFinishedStopped;
+    return true;
+  }
+  if (std::find(r.stop_token_ids.begin(), r.stop_token_ids.end(), last) != r.stop_token_ids.end()) {
+    r.status = RequestStatus::kFinishedStopped;
+    r.stop_reason = last;
+    return true;
+  }
+  if (r.num_tokens() >= max_model_len_ || r.num_output_tokens() >= r.max_tokens) {
+    r.status = RequestStatus::kFinishedLengthCapped;
+    return true;
+  }
+  return false;
+}
+
+std::vector<Request> Scheduler::update_from_output(const SchedulerOutput& out, const ModelRunnerOutput& mo) {
+  MLASIM_CHECK(output_pending_ && out.step == step_ - 1, "update_from_output needs the latest schedule()'s output");
+  MLASIM_CHECK(out.num_scheduled_tokens.size() == scheduled_reqs_.size() && mo.req_ids.size() == scheduled_reqs_.size() &&
+                   mo.sampled_token_ids.size() == mo.req_ids.size() && mo.spec_token_ids.size() == mo.req_ids.size(),
+               "model output does not match the scheduled requests");
+  output_pending_ = false;
+  std::vector<Request> finished;
+  std::size_t spec_j = 0;
+  bool any_stopped = false;
+  for (std::size_t i = 0; i < scheduled_reqs_.size(); ++i) {
+    Request& r = *scheduled_reqs_[i];
+    MLASIM_CHECK(out.num_scheduled_tokens[i].first == r.request_id && mo.req_ids[i] == r.request_id,
+                 "model output rows are not in scheduling order");
+    const std::vector<int>& sampled = mo.sampled_token_ids[i];
+    int num_drafts = 0;
+    if (spec_j < out.scheduled_spec_decode_tokens.size() && out.scheduled_spec_decode_tokens[spec_j].first == r.request_id) {
+      num_drafts = static_cast<int>(out.scheduled_spec_decode_tokens[spec_j].second.size());
+      ++spec_j;
+    }
+    if (r.is_prefill_chunk) MLASIM_CHECK(sampled.empty(), "a partial prefill chunk sampled tokens");
+    else MLASIM_CHECK(!sampled.empty() && static_cast<int>(sampled.size()) <= num_drafts + 1, "bad number of sampled tokens");
+    if (num_drafts > 0 && !sampled.empty()) {
+      const int num_rejected = num_drafts - (static_cast<int>(sampled.size()) - 1);
+      if (r.num_computed_tokens > 0) r.num_computed_tokens -= num_rejected;
+      ++r.num_verify_steps;
+    }
+    bool stopped = false;
+    for (int tok : sampled) {  // appended one at a time; tokens after a stop are discarded
+      r.all_token_ids.push_back(tok);
+      if (check_stop(r)) {
+        stopped = true;
+        break;
+      }
+    }
+    if (stopped) {  // tokens discarded after the stop are not rolled back from nct (as vLLM)
+      kv_.free(r);
+      r.spec_token_ids.clear();
+      finished_req_ids_.push_back(r.request_id);
+      any_stopped = true;
+      continue;
+    }
+    MLASIM_CHECK(r.num_computed_tokens <= r.num_tokens(), "nct exceeds the request's tokens");
+    if (!sampled.empty() && kv_.enable_caching()) update_block_hashes(r, config_.block_size);
+    // update_draft_token_ids: drafts are ignored while the request is still a prefill chunk.
+    const std::vector<int>& drafts = mo.spec_token_ids[i];
+    MLASIM_CHECK(static_cast<int>(drafts.size()) <= config_.num_speculative_tokens, "more drafts than num_speculative_tokens");
+    if (r.is_prefill_chunk) r.spec_token_ids.clear();
+    else r.spec_token_ids.assign(drafts.begin(), drafts.end());
+  }
+  MLASIM_CHECK(spec_j == out.scheduled_spec_decode_tokens.size(), "spec tokens of an unscheduled request");
+  if (any_stopped) {
+    std::erase_if(running_, [](const Request* r) { return is_finished(r->status); });
+    for (Request* r : scheduled_reqs_) {
+      if (!is_finished(r->status)) continue;
+      MLASIM_CHECK(r->block_ids.empty(), "a finished request holds blocks");
+      auto it = requests_.find(r->request_id);
+      finished.push_back(std::move(*it->second));
+      requests_.erase(it);
+    }
+  }
+  scheduled_reqs_.clear();
+  if (audit_every_step_) audit();
+  return finished;
+}
+
+void Scheduler::check_step_invariants(int total) const {
+  MLASIM_CHECK(total <= config_.max_num_batched_tokens, "scheduled more tokens than the budget");
+  MLASIM_CHECK(static_cast<int>(running_.size()) <= config_.max_num_seqs, "len(running) > max_num_seqs");
+  const BlockPool& pool = kv_.block_pool();
+  MLASIM_CHECK(pool.get_num_free_blocks() + pool.num_used_blocks() == pool.num_usable_blocks(), "free + used != usable");
+  for (const Scheduled& s : scheduled_) {
+    const Request& r = *s.req;
+    MLASIM_CHECK(s.num_new_tokens > 0, "scheduled zero tokens");
+    MLASIM_CHECK(r.num_computed_tokens + s.num_new_tokens <= r.num_tokens_with_spec(), "nct would pass the request's tokens");
+    MLASIM_CHECK(static_cast<long long>(r.block_ids.size()) * config_.block_size >= r.num_computed_tokens + s.num_new_tokens,
+                 "scheduled tokens without KV slots");
+  }
+}
+
+void Scheduler::audit() const {
+  const BlockPool& pool = kv_.block_pool();
+  pool.audit();
+  std::vector<int> owners(static_cast<std::size_t>(pool.num_gpu_blocks()), 0);
+  std::vector<int> last_owner(static_cast<std::size_t>(pool.num_gpu_blocks()), -1);
+  int idx = 0;
+  for (const Request* r : running_) {
+    MLASIM_CHECK(r->status == RequestStatus::kRunning, "a non-running request in running");
+    MLASIM_CHECK(r->num_computed_tokens <= r->num_tokens(), "nct exceeds the request's tokens");
+    for (int id : r->block_ids) {
+      MLASIM_CHECK(id > 0 && id < pool.num_gpu_blocks(), "block id out of range");
+      MLASIM_CHECK(last_owner[static_cast<std::size_t>(id)] != idx, "a request owns a block twice");
+      last_owner[static_cast<std::size_t>(id)] = idx;
+      ++owners[static_cast<std::size_t>(id)];
+    }
+    ++idx;
+  }
+  for (const Request* r : waiting_.in_order()) {
+    MLASIM_CHECK(r->block_ids.empty() && r->num_computed_tokens == 0, "a waiting request holds KV state");
+  }
+  for (int id = 1; id < pool.num_gpu_blocks(); ++id) {
+    MLASIM_CHECK(owners[static_cast<std::size_t>(id)] == pool.ref_cnt(id),
+                 "block " + std::to_string(id) + " ref count != number of owners");
+    MLASIM_CHECK(owners[static_cast<std::size_t>(id)] > 0 || pool.in_free_queue(id), "a block is neither owned nor free");
+  }
+  MLASIM_CHECK(static_cast<int>(running_.size()) + waiting_.size() == num_alive_requests(), "requests lost track of");
+}
+
+}  // namespace mlasim

@@ -1,0 +1,39 @@
+// splitmix64-based token generator: a pure function of (seed, stream, index).
+#include "sim/seeded_tokens.h"
+
+#include <algorithm>
+
+namespace mlasim {
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+std::uint64_t stable_hash(std::string_view s) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+int seeded_token(std::uint64_t seed, std::uint64_t stream, std::uint64_t index, int vocab_size,
+                 const std::vector<int>& avoid) {
+  const std::uint64_t range = vocab_size > 2 ? static_cast<std::uint64_t>(vocab_size - 2) : 1;
+  std::uint64_t state = splitmix64(seed ^ splitmix64(stream ^ splitmix64(index)));
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    int token = 2 + static_cast<int>(state % range);
+    if (std::find(avoid.begin(), avoid.end(), token) == avoid.end()) return token;
+    state = splitmix64(state);
+  }
+  return 2;  // only reachable when `avoid` covers the whole vocabulary
+}
+
+}  // namespace mlasim

@@ -1,0 +1,18 @@
+// Deterministic token ids for prompts given only by length and for teacher-forced outputs not
+// written in the scenario. Ids are drawn from [2, vocab) so they never hit the EOS (1) or 0.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace mlasim {
+
+// A 64-bit hash of a string (FNV-1a), stable across platforms; names a token stream.
+std::uint64_t stable_hash(std::string_view s);
+
+// Token `index` of the stream (seed, stream). `avoid` ids are skipped (e.g. EOS and stop ids).
+int seeded_token(std::uint64_t seed, std::uint64_t stream, std::uint64_t index, int vocab_size,
+                 const std::vector<int>& avoid = {});
+
+}  // namespace mlasim

@@ -1,0 +1,61 @@
+// Prints the resolved scenario (every default filled in) so a user sees what will be replayed.
+#include "tools/harness/scenario_printer.h"
+
+#include <fmt/format.h>
+
+#include "attention/backend_profile.h"
+
+namespace mlasim {
+namespace {
+
+std::string token_preview(const std::vector<int>& ids, std::size_t max_shown = 8) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < ids.size() && i < max_shown; ++i) out += (i ? ", " : "") + std::to_string(ids[i]);
+  if (ids.size() > max_shown) out += fmt::format(", ... ({} in all)", ids.size());
+  return out + "]";
+}
+
+}  // namespace
+
+std::string describe_scenario(const Scenario& s) {
+  std::string out;
+  const ModelConfig& m = s.model;
+  const SchedulerConfig& sc = s.scheduler;
+  const EngineConfig& e = s.engine;
+  out += fmt::format("scenario {} ({})\n", s.name, s.source);
+  if (!s.description.empty()) out += fmt::format("  {}\n", s.description);
+  out += fmt::format(
+      "model: {} vocab={} d={} layers={} H={} q_lora_rank={} kv_lora_rank={} qk_nope={} qk_rope={} v={} mlp={} "
+      "dtype={} seed={} eos={}{}\n",
+      m.preset, m.vocab_size, m.hidden_size, m.num_hidden_layers, m.num_attention_heads, m.q_lora_rank,
+      m.kv_lora_rank, m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim, m.intermediate_size, to_string(m.dtype),
+      m.seed, m.eos_token_id, m.index_topk ? fmt::format(" index_topk={} (sparse MLA)", *m.index_topk) : "");
+  out += fmt::format(
+      "scheduler: max_num_batched_tokens={} max_num_seqs={} max_model_len={} chunked_prefill={} "
+      "long_prefill_token_threshold={} block_size={} num_gpu_blocks={} prefix_caching={} policy={} spec_tokens={}\n",
+      sc.max_num_batched_tokens, sc.max_num_seqs, sc.max_model_len, sc.enable_chunked_prefill ? "on" : "off",
+      sc.long_prefill_token_threshold, sc.block_size, sc.num_gpu_blocks, sc.enable_prefix_caching ? "on" : "off",
+      to_string(sc.policy), sc.num_speculative_tokens);
+  BackendProfile bp = backend_profile(e.attention_backend);
+  if (e.query_len_support) bp.query_len_support = *e.query_len_support;
+  int threshold = e.reorder_batch_threshold ? *e.reorder_batch_threshold
+                                            : effective_decode_threshold(bp, sc.num_speculative_tokens);
+  out += fmt::format("engine: profile={} backend={} decode_threshold={}{} query_len_support={}\n", to_string(e.profile),
+                     to_string(e.attention_backend), threshold, e.reorder_batch_threshold ? " (override)" : "",
+                     to_string(bp.query_len_support));
+  out += fmt::format("parallel: tensor_parallel_size={}\n", s.parallel.tensor_parallel_size);
+  out += fmt::format("requests ({}):\n", s.requests.size());
+  for (const RequestSpec& r : s.requests) {
+    out += fmt::format("  {:<10} arrival_step={} prompt_len={} max_tokens={} min_tokens={}{}{}{} prompt={}\n", r.id,
+                       r.arrival_step, r.prompt.size(), r.max_tokens, r.min_tokens, r.ignore_eos ? " ignore_eos" : "",
+                       r.priority != 0 ? fmt::format(" priority={}", r.priority) : "",
+                       r.stop_token_ids.empty() ? "" : " stop=" + token_preview(r.stop_token_ids),
+                       token_preview(r.prompt));
+  }
+  if (!s.expect.steps.empty() || !s.expect.requests.empty() || !s.expect.invariants.empty() || s.expect.num_steps)
+    out += fmt::format("expect: {} step entries, {} request entries, {} invariants\n", s.expect.steps.size(),
+                       s.expect.requests.size(), s.expect.invariants.size());
+  return out;
+}
+
+}  // namespace mlasim

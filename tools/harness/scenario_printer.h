@@ -1,0 +1,12 @@
+// A human-readable summary of a loaded scenario: resolved configuration and requests.
+#pragma once
+
+#include <string>
+
+#include "sim/scenario.h"
+
+namespace mlasim {
+
+std::string describe_scenario(const Scenario& s);
+
+}  // namespace mlasim

@@ -1,0 +1,25 @@
+// The subcommands of `mlasim`: each file registers one on the app and reports an exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace mlasim::cli {
+
+// Exit codes (DESIGN.md): only the CLI maps errors to these.
+enum ExitCode : int { kExitOk = 0, kExitRegression = 1, kExitBadInput = 2, kExitNoGpu = 77 };
+
+// Each add_* registers a subcommand whose callback stores its exit code in `exit_code`.
+void add_run_command(CLI::App& app, int& exit_code);
+void add_check_command(CLI::App& app, int& exit_code);
+void add_route_command(CLI::App& app, int& exit_code);
+void add_golden_command(CLI::App& app, int& exit_code);
+void add_export_command(CLI::App& app, int& exit_code);
+void add_version_command(CLI::App& app, int& exit_code);
+
+// Prints "mlasim <command>: <what> is not implemented yet" and returns kExitBadInput.
+int not_implemented(const char* command, const char* what);
+
+// Returns kExitOk when `device` is usable, else prints why and returns 77 (no GPU) or 2.
+int check_device(const std::string& device);
+
+}  // namespace mlasim::cli
