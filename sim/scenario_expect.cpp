@@ -59,7 +59,7 @@ StepExpectation read_step(const YamlReader& r, const YAML::Node& node, const std
   ids("order", e.order);
   if (const YAML::Node m = node["num_scheduled_tokens"]) {
     const std::string mp = p + ".num_scheduled_tokens";
-    if (!m.IsMap()) r.fail(m, mp, "expected a mapping {request id: tokens}");
+    if (!m.IsMap()) r.fail(m, mp, "expected a mapping", "write {request id: tokens, ...}");
     e.num_scheduled_tokens.emplace();
     for (auto it = m.begin(); it != m.end(); ++it) {
       std::string id = known_id(r, it->first, mp, s);
@@ -68,7 +68,7 @@ StepExpectation read_step(const YamlReader& r, const YAML::Node& node, const std
   }
   if (const YAML::Node m = node["new_block_ids"]) {
     const std::string mp = p + ".new_block_ids";
-    if (!m.IsMap()) r.fail(m, mp, "expected a mapping {request id: [block ids]}");
+    if (!m.IsMap()) r.fail(m, mp, "expected a mapping", "write {request id: [block ids], ...}");
     e.new_block_ids.emplace();
     for (auto it = m.begin(); it != m.end(); ++it) {
       std::string id = known_id(r, it->first, mp, s);
@@ -84,7 +84,7 @@ RequestExpectation read_request_expectation(const YamlReader& r, const YAML::Nod
   RequestExpectation e;
   e.line = node.Mark().line + 1;
   e.column = node.Mark().column + 1;
-  if (!node["id"]) r.fail(node, p, "missing required key `id`");
+  if (!node["id"]) r.fail(node, p, "missing required key `id`", "name the request this entry checks");
   e.id = known_id(r, node["id"], p + ".id", s);
   if (node["status"]) {
     std::string st = r.read_string(node["status"], p + ".status");

@@ -168,7 +168,8 @@ RequestSpec read_request(const YamlReader& r, const YAML::Node& node, const std:
   if (node["prompt"]) {
     req.prompt = r.read_int_list(node["prompt"], p + ".prompt", 0, 1LL << 31);
     check_tokens(r, node["prompt"], p + ".prompt", req.prompt, vocab);
-    if (req.prompt.empty()) r.fail(node["prompt"], p + ".prompt", "must not be empty", "a prompt has at least one token");
+    if (req.prompt.empty())
+      r.fail(node["prompt"], p + ".prompt", "must not be empty", "a prompt has at least one token");
   }
   if (node["prompt_len"]) {
     int len = r.read_int(node["prompt_len"], p + ".prompt_len", 1);
@@ -190,7 +191,8 @@ RequestSpec read_request(const YamlReader& r, const YAML::Node& node, const std:
     req.min_tokens = r.read_int(node["min_tokens"], p + ".min_tokens", 0);
     if (req.min_tokens > req.max_tokens)  // vLLM SamplingParams rejects this too
       r.fail(node["min_tokens"], p + ".min_tokens",
-             "min_tokens " + std::to_string(req.min_tokens) + " exceeds max_tokens " + std::to_string(req.max_tokens));
+             "min_tokens " + std::to_string(req.min_tokens) + " exceeds max_tokens " + std::to_string(req.max_tokens),
+             "lower min_tokens or raise max_tokens");
   }
   if (node["ignore_eos"]) req.ignore_eos = r.read_bool(node["ignore_eos"], p + ".ignore_eos");
   if (node["stop_token_ids"]) {
@@ -215,7 +217,14 @@ RequestSpec read_request(const YamlReader& r, const YAML::Node& node, const std:
     if (k == 0)
       r.fail(node["accepted_drafts"], p + ".accepted_drafts", "given without speculative decoding",
              "set scheduler.num_speculative_tokens > 0, or drop accepted_drafts");
-    req.accepted_drafts = r.read_int_list(node["accepted_drafts"], p + ".accepted_drafts", 0, k);
+    const YAML::Node list = node["accepted_drafts"];
+    req.accepted_drafts = r.read_int_list(list, p + ".accepted_drafts", 0, 1LL << 31);
+    for (std::size_t j = 0; j < req.accepted_drafts.size(); ++j)
+      if (req.accepted_drafts[j] > k)
+        r.fail(list[j], index_key(p + ".accepted_drafts", j),
+               std::to_string(req.accepted_drafts[j]) + " accepted drafts, but only " + std::to_string(k) +
+                   " are proposed per step",
+               "each entry is between 0 and scheduler.num_speculative_tokens");
   }
   return req;
 }

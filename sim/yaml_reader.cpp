@@ -86,7 +86,7 @@ void YamlReader::expect_map(const YAML::Node& node, const std::string& key_path,
   std::set<std::string> seen;
   for (auto it = node.begin(); it != node.end(); ++it) {
     const YAML::Node& key = it->first;
-    if (!key.IsScalar()) fail(key, key_path, "keys must be plain names");
+    if (!key.IsScalar()) fail(key, key_path, "keys must be plain names", "use a plain word as the key");
     std::string name = key.Scalar();
     std::string path = join_key(key_path, name);
     if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
@@ -110,13 +110,14 @@ void YamlReader::expect_sequence(const YAML::Node& node, const std::string& key_
 }
 
 std::string YamlReader::read_string(const YAML::Node& node, const std::string& key_path) const {
-  if (!node.IsScalar()) fail(node, key_path, std::string("expected a string, got ") + kind_name(node));
+  if (!node.IsScalar()) fail(node, key_path, std::string("expected a string, got ") + kind_name(node), "write a single value here");
   return node.Scalar();
 }
 
 long long YamlReader::read_integer(const YAML::Node& node, const std::string& key_path, long long min,
                                    long long max) const {
-  if (!node.IsScalar()) fail(node, key_path, std::string("expected an integer, got ") + kind_name(node));
+  if (!node.IsScalar())
+    fail(node, key_path, std::string("expected an integer, got ") + kind_name(node), "write a whole number, e.g. 16");
   const std::string& s = node.Scalar();
   long long value = 0;
   std::size_t used = 0;
@@ -129,12 +130,14 @@ long long YamlReader::read_integer(const YAML::Node& node, const std::string& ke
       parsed = false;
     }
   }
-  if (!parsed) fail(node, key_path, "expected an integer, got \"" + s + "\"");
+  if (!parsed) fail(node, key_path, "expected an integer, got \"" + s + "\"", "write a whole number without quotes, e.g. 16");
   if (value < min) {
     std::string what = min == 1 ? "must be positive" : min == 0 ? "must not be negative" : "must be >= " + std::to_string(min);
-    fail(node, key_path, what + " (got " + s + ")");
+    fail(node, key_path, what + " (got " + s + ")", "this key takes integers >= " + std::to_string(min));
   }
-  if (value > max) fail(node, key_path, "must be <= " + std::to_string(max) + " (got " + s + ")");
+  if (value > max)
+    fail(node, key_path, "must be <= " + std::to_string(max) + " (got " + s + ")",
+         "this key takes integers <= " + std::to_string(max));
   return value;
 }
 
@@ -144,7 +147,7 @@ int YamlReader::read_int(const YAML::Node& node, const std::string& key_path, lo
 }
 
 double YamlReader::read_double(const YAML::Node& node, const std::string& key_path, double min) const {
-  if (!node.IsScalar()) fail(node, key_path, std::string("expected a number, got ") + kind_name(node));
+  if (!node.IsScalar()) fail(node, key_path, std::string("expected a number, got ") + kind_name(node), "write a number, e.g. 1e-6");
   const std::string& s = node.Scalar();
   double value = 0;
   std::size_t used = 0;
@@ -157,8 +160,8 @@ double YamlReader::read_double(const YAML::Node& node, const std::string& key_pa
       parsed = false;
     }
   }
-  if (!parsed) fail(node, key_path, "expected a number, got \"" + s + "\"");
-  if (!(value >= min)) fail(node, key_path, "must be >= " + std::to_string(min) + " (got " + s + ")");
+  if (!parsed) fail(node, key_path, "expected a number, got \"" + s + "\"", "write a number without quotes, e.g. 1e-6");
+  if (!(value >= min)) fail(node, key_path, "must be >= " + std::to_string(min) + " (got " + s + ")", "see scenarios/README.md for its range");
   return value;
 }
 
@@ -168,7 +171,9 @@ bool YamlReader::read_bool(const YAML::Node& node, const std::string& key_path) 
     if (s == "true" || s == "True" || s == "TRUE") return true;
     if (s == "false" || s == "False" || s == "FALSE") return false;
   }
-  fail(node, key_path, "expected true or false, got " + (node.IsScalar() ? "\"" + node.Scalar() + "\"" : std::string(kind_name(node))));
+  fail(node, key_path,
+       "expected true or false, got " + (node.IsScalar() ? "\"" + node.Scalar() + "\"" : std::string(kind_name(node))),
+       "write true or false, unquoted");
 }
 
 std::vector<int> YamlReader::read_int_list(const YAML::Node& node, const std::string& key_path, long long min,

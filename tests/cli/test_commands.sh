@@ -1,2 +1,50 @@
 #!/usr/bin/env bash
-exit 0
+# The mlasim command as a user meets it: help text, version, exit codes.
+set -u
+mlasim=$1
+root=$2
+fail=0
+check() {  # check NAME EXPECTED_RC COMMAND... ; output in $out
+  local name=$1 want=$2
+  shift 2
+  out=$("$@" 2>&1)
+  local rc=$?
+  if [[ $rc -ne $want ]]; then echo "FAIL $name: exit $rc, expected $want"; echo "$out" | head -5; fail=1; fi
+}
+contains() {  # contains NAME NEEDLE
+  if ! grep -qF -- "$2" <<<"$out"; then echo "FAIL $1: output lacks '$2'"; fail=1; fi
+}
+
+check help 0 "$mlasim" --help
+for cmd in run check route golden export version; do contains "help lists $cmd" "$cmd"; done
+for cmd in run check route export version; do
+  check "help $cmd" 0 "$mlasim" $cmd --help
+  contains "help $cmd has an example" "mlasim $cmd"
+done
+check "help golden update" 0 "$mlasim" golden update --help
+contains "help golden update" "Example: mlasim golden update"
+
+check version 0 "$mlasim" version
+contains version "mlasim "
+contains version "commit: "
+if ! grep -qxE 'cuda: (yes|no)' <<<"$out"; then echo "FAIL version: no 'cuda: yes|no' line"; fail=1; fi
+
+check "no subcommand" 2 "$mlasim"
+check "unknown flag" 2 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --no-such-flag
+check "bad --device" 2 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --device tpu
+check "bad --tp" 2 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --tp 9
+check "missing scenario" 2 "$mlasim" run /nonexistent/scenario.yaml
+contains "missing scenario" "/nonexistent/scenario.yaml: error: cannot read the scenario file"
+check "bad --set" 2 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --set engine.profile=nope
+contains "bad --set" "<--set engine.profile=nope>:1:16: error: engine.profile: unknown engine profile"
+
+check "run replays the seed scenario" 0 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml"
+contains "run replays the seed scenario" "lone_one_token_prompt"
+
+# --device cuda: 77 where no GPU is usable (CI), 0 where one is.
+"$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --device cuda >/dev/null 2>&1
+rc=$?
+if [[ $rc -ne 77 && $rc -ne 0 ]]; then echo "FAIL --device cuda: exit $rc, expected 77 (no GPU) or 0"; fail=1; fi
+
+[[ $fail -eq 0 ]] && echo "ok: CLI help, version and exit codes"
+exit $fail
