@@ -1,0 +1,115 @@
+// BlockPool and KVCacheManager: ids, free-queue order, hashes kept until reallocation, hits.
+#include <catch2/catch.hpp>
+
+#include "sim/block_hash.h"
+#include "sim/block_pool.h"
+#include "sim/kv_cache_manager.h"
+#include "scheduler_test_util.h"
+
+using namespace mlasim;
+using mlasim::test::make_req;
+
+TEST_CASE("block pool: null block reserved, ascending ids, LRU free queue", "[scheduler]") {
+  BlockPool pool(11, true);
+  CHECK(pool.num_usable_blocks() == 10);
+  CHECK(pool.get_num_free_blocks() == 10);
+  CHECK(pool.free_queue() == std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  std::vector<int> got;
+  pool.get_new_blocks(4, got);
+  CHECK(got == std::vector<int>{1, 2, 3, 4});
+  CHECK(pool.get_num_free_blocks() == 6);
+  CHECK(pool.num_used_blocks() == 4);
+  pool.cache_full_block(1, 111);
+  pool.cache_full_block(2, 222);
+  const std::vector<int> reversed{4, 3, 2, 1};
+  pool.free_blocks_in_order(reversed);
+  CHECK(pool.free_queue() == std::vector<int>{5, 6, 7, 8, 9, 10, 4, 3, 2, 1});
+  // Freed blocks keep their hash...
+  CHECK(pool.get_cached_block(111) == 1);
+  CHECK(pool.get_cached_block(222) == 2);
+  // ...and a hit is taken out of the middle of the free queue.
+  const std::vector<int> hit{2};
+  pool.touch(hit);
+  CHECK(pool.free_queue() == std::vector<int>{5, 6, 7, 8, 9, 10, 4, 3, 1});
+  CHECK(pool.ref_cnt(2) == 1);
+  got.clear();
+  pool.get_new_blocks(9, got);
+  CHECK(got == std::vector<int>{5, 6, 7, 8, 9, 10, 4, 3, 1});
+  CHECK(pool.get_cached_block(111) == -1);  // evicted on reallocation
+  CHECK_FALSE(pool.has_hash(1));
+  CHECK(pool.get_cached_block(222) == 2);
+  pool.audit();
+}
+
+TEST_CASE("block pool: duplicate hashes resolve to the earliest cached block", "[scheduler]") {
+  BlockPool pool(5, true);
+  std::vector<int> got;
+  pool.get_new_blocks(3, got);
+  pool.cache_full_block(1, 42);
+  pool.cache_full_block(2, 42);
+  CHECK(pool.get_cached_block(42) == 1);
+  const std::vector<int> first{1};
+  pool.free_blocks_in_order(first);
+  got.clear();
+  pool.get_new_blocks(2, got);  // 4, then 1 (evicts block 1's hash)
+  CHECK(got == std::vector<int>{4, 1});
+  CHECK(pool.get_cached_block(42) == 2);
+  pool.audit();
+}
+
+TEST_CASE("kv cache manager: 55 tokens on 11 blocks get blocks [1,2,3,4]", "[scheduler]") {
+  KVCacheManager kv(11, 16, true, 4096);
+  Request r = make_req(0, 55);
+  update_block_hashes(r, 16);
+  REQUIRE(kv.allocate_slots(r, 55, 0));
+  CHECK(r.block_ids == std::vector<int>{1, 2, 3, 4});
+  CHECK(kv.block_pool().get_num_free_blocks() == 6);
+  CHECK(r.num_cached_blocks == 3);  // only full blocks are cached
+  CHECK(kv.block_pool().has_hash(3));
+  CHECK_FALSE(kv.block_pool().has_hash(4));
+  kv.free(r);
+  CHECK(kv.block_pool().free_queue() == std::vector<int>{5, 6, 7, 8, 9, 10, 4, 3, 2, 1});
+}
+
+TEST_CASE("kv cache manager: prefix hit capped at num_tokens - 1 in whole blocks", "[scheduler]") {
+  const auto [n, expected_hit] = GENERATE(std::pair{17, 16}, std::pair{32, 16}, std::pair{33, 32}, std::pair{16, 0},
+                                          std::pair{48, 32}, std::pair{1, 0});
+  KVCacheManager kv(20, 16, true, 4096);
+  Request a = make_req(0, n, 16, 5);
+  update_block_hashes(a, 16);
+  REQUIRE(kv.allocate_slots(a, n, 0));
+  kv.free(a);
+  Request b = make_req(1, n, 16, 5);  // same prompt
+  update_block_hashes(b, 16);
+  std::vector<int> hits;
+  CHECK(kv.get_computed_blocks(b, hits) == expected_hit);
+  CHECK(static_cast<int>(hits.size()) * 16 == expected_hit);
+  const int free_before = kv.block_pool().get_num_free_blocks();
+  REQUIRE(kv.allocate_slots(b, n - expected_hit, 0, hits, expected_hit));
+  CHECK(kv.block_pool().get_num_free_blocks() == free_before - (n + 15) / 16);
+  // The hit blocks are the first blocks a held: ids 1, 2, ...
+  for (std::size_t i = 0; i < hits.size(); ++i) CHECK(b.block_ids[i] == static_cast<int>(i) + 1);
+}
+
+TEST_CASE("kv cache manager: evictable hit blocks count against the free pool", "[scheduler]") {
+  KVCacheManager kv(4, 16, true, 4096);  // 3 usable
+  Request a = make_req(0, 33, 16, 9);
+  update_block_hashes(a, 16);
+  REQUIRE(kv.allocate_slots(a, 33, 0));  // blocks 1,2,3
+  kv.free(a);                            // all free, 1 and 2 still hashed
+  Request b = make_req(1, 33, 16, 9);
+  update_block_hashes(b, 16);
+  std::vector<int> hits;
+  REQUIRE(kv.get_computed_blocks(b, hits) == 32);
+  // 2 hits + 1 new + 2 lookahead slots -> 3 blocks needed + ... 33+2 = 35 tokens -> 3 blocks: fits.
+  CHECK(kv.allocate_slots(b, 1, 2, hits, 32));
+  CHECK(b.block_ids == std::vector<int>{1, 2, 3});
+  kv.free(b);
+  Request c = make_req(2, 33, 16, 9);
+  update_block_hashes(c, 16);
+  REQUIRE(kv.get_computed_blocks(c, hits) == 32);
+  // 49 slots -> 4 blocks > 3 usable: fails and changes nothing.
+  CHECK_FALSE(kv.allocate_slots(c, 1, 16, hits, 32));
+  CHECK(c.block_ids.empty());
+  CHECK(kv.block_pool().get_num_free_blocks() == 3);
+}
