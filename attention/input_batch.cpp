@@ -1,0 +1,134 @@
+// Persistent batch rows: holes, smallest-hole insertion, condense.
+#include "attention/input_batch.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "sim/check.h"
+
+namespace mlasim {
+
+std::vector<ReqId> InputBatch::req_ids() const {
+  std::vector<ReqId> ids;
+  ids.reserve(rows_.size());
+  for (const BatchRow& r : rows_) ids.push_back(r.req_id);
+  return ids;
+}
+
+std::optional<int> InputBatch::row_of(ReqId id) const {
+  auto it = req_id_to_index_.find(id);
+  if (it == req_id_to_index_.end()) return std::nullopt;
+  return it->second;
+}
+
+void InputBatch::swap_rows(int i, int j) {
+  MLASIM_CHECK(i >= 0 && j >= 0 && i < num_reqs() && j < num_reqs(), "swap_rows out of range");
+  if (i == j) return;
+  auto& a = rows_[static_cast<std::size_t>(i)];
+  auto& b = rows_[static_cast<std::size_t>(j)];
+  std::swap(a, b);
+  std::swap(stamp_[static_cast<std::size_t>(i)], stamp_[static_cast<std::size_t>(j)]);
+  req_id_to_index_[a.req_id] = i;
+  req_id_to_index_[b.req_id] = j;
+}
+
+void InputBatch::remove_request(ReqId id) {
+  auto it = req_id_to_index_.find(id);
+  if (it == req_id_to_index_.end()) return;
+  const int idx = it->second;
+  req_id_to_index_.erase(it);
+  live_[static_cast<std::size_t>(idx)] = 0;
+  holes_.push_back(idx);
+}
+
+void InputBatch::add_request(ReqId id, int num_prompt_tokens) {
+  MLASIM_CHECK(!req_id_to_index_.contains(id), "request added to the batch twice");
+  int idx;
+  if (!holes_.empty()) {  // the smallest hole (vLLM pops the minimum of its removed indices)
+    auto it = std::min_element(holes_.begin(), holes_.end());
+    idx = *it;
+    *it = holes_.back();
+    holes_.pop_back();
+  } else {
+    idx = static_cast<int>(rows_.size());
+    rows_.emplace_back();
+    live_.push_back(0);
+    stamp_.push_back(0);
+  }
+  rows_[static_cast<std::size_t>(idx)] = BatchRow{id, num_prompt_tokens, 0, 0};
+  live_[static_cast<std::size_t>(idx)] = 1;
+  stamp_[static_cast<std::size_t>(idx)] = epoch_;
+  req_id_to_index_[id] = idx;
+}
+
+void InputBatch::condense() {
+  if (holes_.empty()) return;
+  std::sort(holes_.begin(), holes_.end(), std::greater<>());  // smallest at the back
+  int last = static_cast<int>(rows_.size()) - 1;
+  while (!holes_.empty()) {
+    while (last >= 0 && !live_[static_cast<std::size_t>(last)]) --last;
+    const int hole = holes_.back();
+    if (hole >= last) break;
+    holes_.pop_back();
+    rows_[static_cast<std::size_t>(hole)] = rows_[static_cast<std::size_t>(last)];
+    stamp_[static_cast<std::size_t>(hole)] = stamp_[static_cast<std::size_t>(last)];
+    live_[static_cast<std::size_t>(hole)] = 1;
+    live_[static_cast<std::size_t>(last)] = 0;
+    req_id_to_index_[rows_[static_cast<std::size_t>(hole)].req_id] = hole;
+    --last;
+  }
+  // Everything past the last live row is a hole now; drop it.
+  while (!rows_.empty() && !live_.back()) {
+    rows_.pop_back();
+    live_.pop_back();
+    stamp_.pop_back();
+  }
+  holes_.clear();
+}
+
+void InputBatch::update(const SchedulerOutput& out) {
+  ++epoch_;
+  // 1. Finished requests leave the batch and the runner's state.
+  for (ReqId id : out.finished_req_ids) {
+    remove_request(id);
+    num_prompt_tokens_.erase(id);
+  }
+  // Mark the rows scheduled this step; every other live row is an unscheduled cached request.
+  for (const auto& [id, q] : out.num_scheduled_tokens) {
+    auto it = req_id_to_index_.find(id);
+    if (it != req_id_to_index_.end()) stamp_[static_cast<std::size_t>(it->second)] = epoch_;
+  }
+  for (std::size_t i = 0; i < rows_.size(); ++i) {
+    if (live_[i] && stamp_[i] != epoch_) remove_request(rows_[i].req_id);
+  }
+  // 2. New requests, then scheduled cached requests that are not in the batch.
+  for (const NewRequestData& d : out.scheduled_new_reqs) {
+    const int p = static_cast<int>(d.prompt_token_ids.size());
+    num_prompt_tokens_[d.req_id] = p;
+    add_request(d.req_id, p);
+  }
+  const CachedRequestData& c = out.scheduled_cached_reqs;
+  for (int i = 0; i < c.num_reqs(); ++i) {
+    const ReqId id = c.req_ids[static_cast<std::size_t>(i)];
+    if (req_id_to_index_.contains(id)) continue;
+    auto p = num_prompt_tokens_.find(id);
+    MLASIM_CHECK(p != num_prompt_tokens_.end(), "a cached request the batch has never seen");
+    add_request(id, p->second);
+  }
+  // 3. Condense.
+  condense();
+  MLASIM_CHECK(rows_.size() == out.num_scheduled_tokens.size(), "batch rows != scheduled requests");
+  // This step's per-row values.
+  for (const NewRequestData& d : out.scheduled_new_reqs) {
+    rows_[static_cast<std::size_t>(req_id_to_index_.at(d.req_id))].num_computed_tokens = d.num_computed_tokens;
+  }
+  for (int i = 0; i < c.num_reqs(); ++i) {
+    rows_[static_cast<std::size_t>(req_id_to_index_.at(c.req_ids[static_cast<std::size_t>(i)]))].num_computed_tokens =
+        c.num_computed_tokens[static_cast<std::size_t>(i)];
+  }
+  for (const auto& [id, q] : out.num_scheduled_tokens) {
+    rows_[static_cast<std::size_t>(req_id_to_index_.at(id))].num_scheduled_tokens = q;
+  }
+}
+
+}  // namespace mlasim

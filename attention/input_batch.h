@@ -1,0 +1,51 @@
+// The model runner's persistent batch (vllm/v1/worker/gpu_input_batch.py + gpu_model_runner.py
+// _update_states, spec/scheduler.md §8): rows persist across steps; removals leave holes,
+// additions fill the smallest hole, condense moves the highest live row into the lowest hole.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/scheduler_output.h"
+
+namespace mlasim {
+
+struct BatchRow {
+  ReqId req_id = 0;
+  int num_prompt_tokens = 0;
+  int num_computed_tokens = 0;   // pre-step, from the scheduler output
+  int num_scheduled_tokens = 0;  // q this step
+};
+
+class InputBatch {
+ public:
+  // Steps 1-3 of §8 for one SchedulerOutput: remove finished, then unscheduled cached requests;
+  // add new requests, then scheduled requests not in the batch (resumed ones, and running ones
+  // that were unscheduled earlier: vLLM re-adds those too, in scheduled_cached_reqs order);
+  // condense. Afterwards every row is live and holds this step's nct and q.
+  void update(const SchedulerOutput& out);
+
+  int num_reqs() const { return static_cast<int>(rows_.size()); }
+  std::span<const BatchRow> rows() const { return rows_; }
+  std::vector<ReqId> req_ids() const;          // ReqId per row, in row order
+  std::optional<int> row_of(ReqId id) const;   // row index, if in the batch
+  // Swaps two rows (the reorder of routing.md); persists to later steps.
+  void swap_rows(int i, int j);
+
+ private:
+  void remove_request(ReqId id);
+  void add_request(ReqId id, int num_prompt_tokens);
+  void condense();
+
+  std::vector<BatchRow> rows_;
+  std::vector<char> live_;           // per row; false = hole
+  std::vector<int> holes_;           // hole indices (unsorted until used)
+  std::unordered_map<ReqId, int> req_id_to_index_;
+  std::unordered_map<ReqId, int> num_prompt_tokens_;  // every request seen and not finished
+  std::vector<unsigned> stamp_;      // per row: last update() that scheduled it
+  unsigned epoch_ = 0;
+};
+
+}  // namespace mlasim
