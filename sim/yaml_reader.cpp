@@ -85,7 +85,7 @@ void YamlReader::expect_map(const YAML::Node& node, const std::string& key_path,
          "write `key: value` pairs here; see scenarios/README.md");
   std::set<std::string> seen;
   for (auto it = node.begin(); it != node.end(); ++it) {
-    const YAML::Node& key = it->first;
+    const YAML::Node key = it->first;  // a copy: it-> yields a temporary proxy
     if (!key.IsScalar()) fail(key, key_path, "keys must be plain names", "use a plain word as the key");
     std::string name = key.Scalar();
     std::string path = join_key(key_path, name);
