@@ -8,6 +8,10 @@
 
 namespace mlasim {
 
+namespace {
+inline std::uint64_t key(ReqId id) { return static_cast<std::uint32_t>(id); }
+}  // namespace
+
 std::vector<ReqId> InputBatch::req_ids() const {
   std::vector<ReqId> ids;
   ids.reserve(rows_.size());
@@ -16,9 +20,9 @@ std::vector<ReqId> InputBatch::req_ids() const {
 }
 
 std::optional<int> InputBatch::row_of(ReqId id) const {
-  auto it = req_id_to_index_.find(id);
-  if (it == req_id_to_index_.end()) return std::nullopt;
-  return it->second;
+  const int row = req_id_to_index_.find(key(id));
+  if (row < 0) return std::nullopt;
+  return row;
 }
 
 void InputBatch::swap_rows(int i, int j) {
@@ -28,21 +32,20 @@ void InputBatch::swap_rows(int i, int j) {
   auto& b = rows_[static_cast<std::size_t>(j)];
   std::swap(a, b);
   std::swap(stamp_[static_cast<std::size_t>(i)], stamp_[static_cast<std::size_t>(j)]);
-  req_id_to_index_[a.req_id] = i;
-  req_id_to_index_[b.req_id] = j;
+  req_id_to_index_.put(key(a.req_id), i);
+  req_id_to_index_.put(key(b.req_id), j);
 }
 
 void InputBatch::remove_request(ReqId id) {
-  auto it = req_id_to_index_.find(id);
-  if (it == req_id_to_index_.end()) return;
-  const int idx = it->second;
-  req_id_to_index_.erase(it);
+  const int idx = req_id_to_index_.find(key(id));
+  if (idx < 0) return;
+  req_id_to_index_.erase(key(id));
   live_[static_cast<std::size_t>(idx)] = 0;
   holes_.push_back(idx);
 }
 
 void InputBatch::add_request(ReqId id, int num_prompt_tokens) {
-  MLASIM_CHECK(!req_id_to_index_.contains(id), "request added to the batch twice");
+  MLASIM_CHECK(req_id_to_index_.find(key(id)) < 0, "request added to the batch twice");
   int idx;
   if (!holes_.empty()) {  // the smallest hole (vLLM pops the minimum of its removed indices)
     auto it = std::min_element(holes_.begin(), holes_.end());
@@ -58,7 +61,7 @@ void InputBatch::add_request(ReqId id, int num_prompt_tokens) {
   rows_[static_cast<std::size_t>(idx)] = BatchRow{id, num_prompt_tokens, 0, 0};
   live_[static_cast<std::size_t>(idx)] = 1;
   stamp_[static_cast<std::size_t>(idx)] = epoch_;
-  req_id_to_index_[id] = idx;
+  req_id_to_index_.put(key(id), idx);
 }
 
 void InputBatch::condense() {
@@ -74,7 +77,7 @@ void InputBatch::condense() {
     stamp_[static_cast<std::size_t>(hole)] = stamp_[static_cast<std::size_t>(last)];
     live_[static_cast<std::size_t>(hole)] = 1;
     live_[static_cast<std::size_t>(last)] = 0;
-    req_id_to_index_[rows_[static_cast<std::size_t>(hole)].req_id] = hole;
+    req_id_to_index_.put(key(rows_[static_cast<std::size_t>(hole)].req_id), hole);
     --last;
   }
   // Everything past the last live row is a hole now; drop it.
@@ -88,6 +91,7 @@ void InputBatch::condense() {
 
 void InputBatch::update(const SchedulerOutput& out) {
   ++epoch_;
+  num_added_cached_ = 0;
   // 1. Finished requests leave the batch and the runner's state.
   for (ReqId id : out.finished_req_ids) {
     remove_request(id);
@@ -95,8 +99,11 @@ void InputBatch::update(const SchedulerOutput& out) {
   }
   // Mark the rows scheduled this step; every other live row is an unscheduled cached request.
   for (const auto& [id, q] : out.num_scheduled_tokens) {
-    auto it = req_id_to_index_.find(id);
-    if (it != req_id_to_index_.end()) stamp_[static_cast<std::size_t>(it->second)] = epoch_;
+    const int row = req_id_to_index_.find(key(id));
+    if (row >= 0) {
+      stamp_[static_cast<std::size_t>(row)] = epoch_;
+      rows_[static_cast<std::size_t>(row)].num_scheduled_tokens = q;
+    }
   }
   for (std::size_t i = 0; i < rows_.size(); ++i) {
     if (live_[i] && stamp_[i] != epoch_) remove_request(rows_[i].req_id);
@@ -110,24 +117,37 @@ void InputBatch::update(const SchedulerOutput& out) {
   const CachedRequestData& c = out.scheduled_cached_reqs;
   for (int i = 0; i < c.num_reqs(); ++i) {
     const ReqId id = c.req_ids[static_cast<std::size_t>(i)];
-    if (req_id_to_index_.contains(id)) continue;
+    if (req_id_to_index_.find(key(id)) >= 0) continue;
     auto p = num_prompt_tokens_.find(id);
     MLASIM_CHECK(p != num_prompt_tokens_.end(), "a cached request the batch has never seen");
     add_request(id, p->second);
+    if (added_cached_.size() <= num_added_cached_) added_cached_.resize(num_added_cached_ + 1);
+    added_cached_[num_added_cached_++] = id;
   }
   // 3. Condense.
   condense();
   MLASIM_CHECK(rows_.size() == out.num_scheduled_tokens.size(), "batch rows != scheduled requests");
-  // This step's per-row values.
+  // This step's per-row values (q of rows kept in place was set while marking).
+  std::size_t qi = 0;
   for (const NewRequestData& d : out.scheduled_new_reqs) {
-    rows_[static_cast<std::size_t>(req_id_to_index_.at(d.req_id))].num_computed_tokens = d.num_computed_tokens;
+    BatchRow& row = rows_[static_cast<std::size_t>(req_id_to_index_.find(key(d.req_id)))];
+    row.num_computed_tokens = d.num_computed_tokens;
+    while (out.num_scheduled_tokens[qi].first != d.req_id) ++qi;  // new requests keep scheduling order
+    row.num_scheduled_tokens = out.num_scheduled_tokens[qi].second;
   }
   for (int i = 0; i < c.num_reqs(); ++i) {
-    rows_[static_cast<std::size_t>(req_id_to_index_.at(c.req_ids[static_cast<std::size_t>(i)]))].num_computed_tokens =
-        c.num_computed_tokens[static_cast<std::size_t>(i)];
+    BatchRow& row = rows_[static_cast<std::size_t>(req_id_to_index_.find(key(c.req_ids[static_cast<std::size_t>(i)])))];
+    row.num_computed_tokens = c.num_computed_tokens[static_cast<std::size_t>(i)];
   }
-  for (const auto& [id, q] : out.num_scheduled_tokens) {
-    rows_[static_cast<std::size_t>(req_id_to_index_.at(id))].num_scheduled_tokens = q;
+  // Rows added this step (resumed or re-added) still need q.
+  for (std::size_t i = 0; i < num_added_cached_; ++i) {
+    const ReqId id = added_cached_[i];
+    for (const auto& [sid, q] : out.num_scheduled_tokens) {
+      if (sid == id) {
+        rows_[static_cast<std::size_t>(req_id_to_index_.find(key(id)))].num_scheduled_tokens = q;
+        break;
+      }
+    }
   }
 }
 

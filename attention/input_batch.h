@@ -6,8 +6,10 @@
 #include <optional>
 #include <span>
 #include <unordered_map>
+#include <cstdint>
 #include <vector>
 
+#include "sim/flat_index_map.h"
 #include "sim/scheduler_output.h"
 
 namespace mlasim {
@@ -42,10 +44,12 @@ class InputBatch {
   std::vector<BatchRow> rows_;
   std::vector<char> live_;           // per row; false = hole
   std::vector<int> holes_;           // hole indices (unsorted until used)
-  std::unordered_map<ReqId, int> req_id_to_index_;
+  FlatIndexMap req_id_to_index_;  // key: ReqId as uint32
   std::unordered_map<ReqId, int> num_prompt_tokens_;  // every request seen and not finished
   std::vector<unsigned> stamp_;      // per row: last update() that scheduled it
   unsigned epoch_ = 0;
+  std::vector<ReqId> added_cached_;  // cached requests (re-)added this update (scratch)
+  std::size_t num_added_cached_ = 0;
 };
 
 }  // namespace mlasim

@@ -22,7 +22,8 @@ std::uint64_t hash_block_tokens(std::uint64_t parent_hash, std::span<const int> 
     h = (h ^ static_cast<std::uint32_t>(t)) * 0x100000001B3ULL;  // FNV-style per token
     h ^= h >> 29;
   }
-  return mix64(h ^ static_cast<std::uint64_t>(block_token_ids.size()));
+  h = mix64(h ^ static_cast<std::uint64_t>(block_token_ids.size()));
+  return h == 0 ? 1 : h;  // 0 marks "no hash" in the block pool
 }
 
 void update_block_hashes(Request& request, int block_size) {

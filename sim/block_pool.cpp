@@ -11,7 +11,9 @@ BlockPool::BlockPool(int num_gpu_blocks, bool enable_caching)
     : num_gpu_blocks_(num_gpu_blocks),
       enable_caching_(enable_caching),
       blocks_(static_cast<std::size_t>(num_gpu_blocks) + 1),
-      sentinel_(num_gpu_blocks) {
+      hashes_(static_cast<std::size_t>(num_gpu_blocks) + 1, 0),
+      sentinel_(num_gpu_blocks),
+      cached_(num_gpu_blocks) {
   MLASIM_CHECK(num_gpu_blocks >= 2, "need the null block plus at least one usable block");
   Block& s = blocks_[static_cast<std::size_t>(sentinel_)];
   s.prev = s.next = sentinel_;
@@ -51,20 +53,20 @@ int BlockPool::queue_pop_front() {
 
 int BlockPool::get_cached_block(std::uint64_t block_hash) const {
   if (!enable_caching_) return -1;
-  auto it = cached_.find(block_hash);
-  return it == cached_.end() ? -1 : it->second;
+  return cached_.find(block_hash);
 }
 
 void BlockPool::evict_cached_block(int id) {
+  std::uint64_t& hash = hashes_[static_cast<std::size_t>(id)];
+  if (hash == 0) return;
   Block& b = blocks_[static_cast<std::size_t>(id)];
-  if (!b.has_hash) return;
-  auto it = cached_.find(b.hash);
-  MLASIM_CHECK(it != cached_.end(), "hashed block missing from the prefix-cache map");
-  if (it->second == id) {
-    if (b.dup_next == -1) cached_.erase(it);
-    else it->second = b.dup_next;
+  const int first = cached_.find(hash);
+  MLASIM_CHECK(first >= 0, "hashed block missing from the prefix-cache map");
+  if (first == id) {
+    if (b.dup_next == -1) cached_.erase(hash);
+    else cached_.put(hash, b.dup_next);
   } else {
-    int cur = it->second;
+    int cur = first;
     while (blocks_[static_cast<std::size_t>(cur)].dup_next != id) {
       cur = blocks_[static_cast<std::size_t>(cur)].dup_next;
       MLASIM_CHECK(cur != -1, "hashed block missing from its duplicate chain");
@@ -72,8 +74,7 @@ void BlockPool::evict_cached_block(int id) {
     blocks_[static_cast<std::size_t>(cur)].dup_next = b.dup_next;
   }
   b.dup_next = -1;
-  b.has_hash = false;
-  b.hash = 0;
+  hash = 0;
 }
 
 void BlockPool::get_new_blocks(int n, std::vector<int>& out) {
@@ -113,13 +114,15 @@ void BlockPool::free_blocks_in_order(std::span<const int> block_ids) {
 
 void BlockPool::cache_full_block(int block_id, std::uint64_t block_hash) {
   Block& b = blocks_[static_cast<std::size_t>(block_id)];
-  MLASIM_CHECK(!b.has_hash, "block " + std::to_string(block_id) + " is already cached");
-  b.has_hash = true;
-  b.hash = block_hash;
+  MLASIM_CHECK(hashes_[static_cast<std::size_t>(block_id)] == 0, "block " + std::to_string(block_id) + " is already cached");
+  MLASIM_CHECK(block_hash != 0, "block hash 0 is reserved");
+  hashes_[static_cast<std::size_t>(block_id)] = block_hash;
   b.dup_next = -1;
-  auto [it, inserted] = cached_.try_emplace(block_hash, block_id);
-  if (!inserted) {  // a duplicate: keep the earliest first, as vLLM's dict of dicts does
-    int cur = it->second;
+  const int first = cached_.find(block_hash);
+  if (first < 0) {
+    cached_.put(block_hash, block_id);
+  } else {  // a duplicate: keep the earliest first, as vLLM's dict of dicts does
+    int cur = first;
     while (blocks_[static_cast<std::size_t>(cur)].dup_next != -1) cur = blocks_[static_cast<std::size_t>(cur)].dup_next;
     blocks_[static_cast<std::size_t>(cur)].dup_next = block_id;
   }
@@ -142,19 +145,19 @@ void BlockPool::audit() const {
     MLASIM_CHECK((b.ref_cnt == 0) == (b.prev != -1), "block " + std::to_string(id) + " is neither referenced nor free");
     queued += b.prev != -1 ? 1 : 0;
     used += b.ref_cnt > 0 ? 1 : 0;
-    hashed += b.has_hash ? 1 : 0;
+    hashed += has_hash(id) ? 1 : 0;
   }
   MLASIM_CHECK(blocks_[0].ref_cnt == 0 && blocks_[0].prev == -1, "the null block was handed out");
   MLASIM_CHECK(queued == num_free_ && used == num_used_, "pool counters disagree with the blocks");
   MLASIM_CHECK(num_free_ + num_used_ == num_usable_blocks(), "free + used != usable");
   int mapped = 0;
-  for (const auto& [hash, first] : cached_) {
+  cached_.for_each([&](std::uint64_t hash, int first) {
     for (int cur = first; cur != -1; cur = blocks_[static_cast<std::size_t>(cur)].dup_next) {
-      MLASIM_CHECK(blocks_[static_cast<std::size_t>(cur)].has_hash && blocks_[static_cast<std::size_t>(cur)].hash == hash,
+      MLASIM_CHECK(hashes_[static_cast<std::size_t>(cur)] == hash,
                    "prefix-cache map points at a block with another hash");
       ++mapped;
     }
-  }
+  });
   MLASIM_CHECK(mapped == hashed, "hashed blocks missing from the prefix-cache map");
 }
 

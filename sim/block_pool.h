@@ -5,8 +5,9 @@
 
 #include <cstdint>
 #include <span>
-#include <unordered_map>
 #include <vector>
+
+#include "sim/flat_index_map.h"
 
 namespace mlasim {
 
@@ -34,8 +35,8 @@ class BlockPool {
   void cache_full_block(int block_id, std::uint64_t block_hash);
 
   int ref_cnt(int block_id) const { return blocks_[static_cast<std::size_t>(block_id)].ref_cnt; }
-  bool has_hash(int block_id) const { return blocks_[static_cast<std::size_t>(block_id)].has_hash; }
-  std::uint64_t block_hash(int block_id) const { return blocks_[static_cast<std::size_t>(block_id)].hash; }
+  bool has_hash(int block_id) const { return hashes_[static_cast<std::size_t>(block_id)] != 0; }
+  std::uint64_t block_hash(int block_id) const { return hashes_[static_cast<std::size_t>(block_id)]; }
   bool in_free_queue(int block_id) const;
   // The free queue, head (next to be allocated) first. O(free); for tests and audits.
   std::vector<int> free_queue() const;
@@ -47,8 +48,6 @@ class BlockPool {
     int ref_cnt = 0;
     int prev = -1, next = -1;  // free-queue links; -1 when not queued
     int dup_next = -1;         // next block cached under the same hash
-    bool has_hash = false;
-    std::uint64_t hash = 0;
   };
   void queue_remove(int id);
   void queue_push_back(int id);
@@ -58,10 +57,11 @@ class BlockPool {
   int num_gpu_blocks_;
   bool enable_caching_;
   std::vector<Block> blocks_;  // index num_gpu_blocks_ is the queue's sentinel
+  std::vector<std::uint64_t> hashes_;  // per block; 0 = not cached (hashes are never 0)
   int sentinel_;
   int num_free_ = 0;
   int num_used_ = 0;
-  std::unordered_map<std::uint64_t, int> cached_;  // hash -> first block of its dup chain
+  FlatIndexMap cached_;  // hash -> first block of its duplicate chain
 };
 
 }  // namespace mlasim
