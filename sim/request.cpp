@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "sim/check.h"
+#include "sim/seeded_tokens.h"
 
 namespace mlasim {
 
@@ -18,33 +19,12 @@ const char* to_string(RequestStatus s) {
   return "unknown";
 }
 
-namespace {
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
 
 int Request::forced_output_token(int i) const {
   if (i < static_cast<int>(forced_output.size())) return forced_output[static_cast<std::size_t>(i)];
   MLASIM_CHECK(vocab_size > 3, "seeded outputs need vocab_size > 3");
-  std::uint64_t x = splitmix64(output_seed ^ 0x6F75747075747321ULL);  // "outputs!"
-  x = splitmix64(x ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(request_id)));
-  x = splitmix64(x ^ static_cast<std::uint64_t>(i));
-  const auto range = static_cast<std::uint64_t>(vocab_size - 2);
-  for (int attempt = 0; attempt < 64; ++attempt) {
-    const int tok = 2 + static_cast<int>(x % range);
-    const bool bad = tok == eos_token_id ||
-                     std::find(stop_token_ids.begin(), stop_token_ids.end(), tok) != stop_token_ids.end();
-    if (!bad) return tok;
-    x = splitmix64(x);
-  }
-  MLASIM_CHECK(false, "could not draw an output token that avoids EOS and the stop ids");
-  return 2;
+  return seeded_token(output_seed, output_stream, static_cast<std::uint64_t>(i), vocab_size, stop_token_ids,
+                      eos_token_id);
 }
 
 int Request::accepted_drafts_at(int verify_step, int num_drafts) const {
@@ -67,6 +47,7 @@ Request make_request(const RequestSpec& spec, const ModelConfig& model, ReqId id
   r.priority = spec.priority;
   r.forced_output = spec.output;
   r.output_seed = model.seed;
+  r.output_stream = output_token_stream(spec.id);
   r.vocab_size = model.vocab_size;
   r.accepted_drafts = spec.accepted_drafts;
   return r;

@@ -52,10 +52,11 @@ struct Request {
   bool is_prefill_chunk = false;
 
   // Teacher forcing: the model's "sampled" tokens. forced_output lists the first ones; past the
-  // list a deterministic generator seeded by (output_seed, request_id, position) continues with
+  // list seeded_token(output_seed, output_stream, position) continues with
   // ids in [2, vocab_size) that are neither EOS nor a stop id.
   std::vector<int> forced_output;
   std::uint64_t output_seed = 0;
+  std::uint64_t output_stream = 0;  // output_token_stream(scenario id); see sim/seeded_tokens.h
   int vocab_size = 0;
   // Accepted drafts per verification step (a step in which drafts were scheduled); past the
   // list every draft is accepted. num_verify_steps counts the steps done so far.

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sim/scenario_sections.h"
+#include "sim/scheduler.h"
 
 namespace mlasim {
 namespace {
@@ -129,6 +130,8 @@ void cross_checks(const YamlReader& r, const YAML::Node& root, Scenario& s) {
            "tensor_parallel_size " + std::to_string(tp) + " does not divide the " +
                std::to_string(m.num_attention_heads) + " attention heads",
            "heads are sharded evenly across ranks: pick a divisor of model.num_attention_heads");
+  if (std::string problem = check_scheduler_config(sc, sc.max_model_len); !problem.empty())
+    r.fail(locate(root, "scheduler", ""), "scheduler", problem, "see scenarios/README.md for each key's range");
   const YAML::Node reqs = root["requests"];
   for (std::size_t i = 0; i < s.requests.size(); ++i) {
     const RequestSpec& req = s.requests[i];
@@ -142,6 +145,11 @@ void cross_checks(const YamlReader& r, const YAML::Node& root, Scenario& s) {
                  std::to_string(sc.max_model_len),
              "a prompt must leave room for at least one output token");
     }
+    // The scheduler's own admission rules (it refuses a request it could never finish).
+    const Request request = make_request(req, m, static_cast<ReqId>(i));
+    if (std::string problem = check_request(request, sc, sc.max_model_len); !problem.empty())
+      r.fail(reqs[i], index_key("requests", i), problem,
+             "shorten the prompt, lower max_tokens/min_tokens, or raise scheduler.num_gpu_blocks or max_model_len");
   }
 }
 

@@ -179,7 +179,7 @@ RequestSpec read_request(const YamlReader& r, const YAML::Node& node, const std:
                  std::to_string(req.prompt.size()) + " tokens",
              "give either `prompt` or `prompt_len`, or make them agree");
     if (!node["prompt"]) {
-      const std::uint64_t stream = stable_hash("prompt/" + req.id);
+      const std::uint64_t stream = prompt_token_stream(req.id);
       for (int j = 0; j < len; ++j)
         req.prompt.push_back(seeded_token(s.model.seed, stream, static_cast<std::uint64_t>(j), vocab));
     }
@@ -206,11 +206,11 @@ RequestSpec read_request(const YamlReader& r, const YAML::Node& node, const std:
   }
   // Teacher-forced outputs past the listed ones are seeded, never EOS or a stop id, so an
   // unlisted output runs to max_tokens.
-  std::vector<int> avoid = req.stop_token_ids;
-  avoid.push_back(s.model.eos_token_id);
-  const std::uint64_t out_stream = stable_hash("output/" + req.id);
+  // The same stream continues in Request::forced_output_token past max_tokens (draft tokens).
+  const std::uint64_t out_stream = output_token_stream(req.id);
   for (int j = static_cast<int>(req.output.size()); j < req.max_tokens; ++j)
-    req.output.push_back(seeded_token(s.model.seed, out_stream, static_cast<std::uint64_t>(j), vocab, avoid));
+    req.output.push_back(seeded_token(s.model.seed, out_stream, static_cast<std::uint64_t>(j), vocab,
+                                      req.stop_token_ids, s.model.eos_token_id));
   if (node["priority"]) req.priority = r.read_int(node["priority"], p + ".priority", -(1LL << 31) + 1);
   if (node["accepted_drafts"]) {
     const int k = s.scheduler.num_speculative_tokens;

@@ -11,8 +11,13 @@ namespace mlasim {
 // A 64-bit hash of a string (FNV-1a), stable across platforms; names a token stream.
 std::uint64_t stable_hash(std::string_view s);
 
-// Token `index` of the stream (seed, stream). `avoid` ids are skipped (e.g. EOS and stop ids).
+// The stream of a request's seeded outputs (and of its prompt, for prompt_len).
+std::uint64_t output_token_stream(std::string_view request_id);
+std::uint64_t prompt_token_stream(std::string_view request_id);
+
+// Token `index` of the stream (seed, stream). `avoid` ids and `avoid_also` are skipped (stop
+// ids and EOS for outputs).
 int seeded_token(std::uint64_t seed, std::uint64_t stream, std::uint64_t index, int vocab_size,
-                 const std::vector<int>& avoid = {});
+                 const std::vector<int>& avoid = {}, int avoid_also = -1);
 
 }  // namespace mlasim

@@ -38,8 +38,18 @@ contains "missing scenario" "/nonexistent/scenario.yaml: error: cannot read the 
 check "bad --set" 2 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --set engine.profile=nope
 contains "bad --set" "<--set engine.profile=nope>:1:16: error: engine.profile: unknown engine profile"
 
-check "run replays the seed scenario" 0 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml"
-contains "run replays the seed scenario" "lone_one_token_prompt"
+check "run replays the seed scenario" 0 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --dry-run
+contains "run replays the seed scenario" "step    0: total_toks=1"
+contains "run replays the seed scenario" "hello(q=1,nct=0,P=1)"
+
+# --json: byte-identical for the same scenario, written atomically (nothing left beside it).
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+"$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --dry-run --json "$scratch/a.json" >/dev/null
+"$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --dry-run --json "$scratch/b.json" >/dev/null
+cmp -s "$scratch/a.json" "$scratch/b.json" || { echo "FAIL --json differs between two runs"; fail=1; }
+[[ $(ls "$scratch") == $'a.json\nb.json' ]] || { echo "FAIL --json left files: $(ls "$scratch")"; fail=1; }
+grep -q '"total_num_scheduled_tokens": 1' "$scratch/a.json" || { echo "FAIL --json lacks the step fields"; fail=1; }
 
 # --device cuda: 77 where no GPU is usable (CI), 0 where one is.
 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --device cuda >/dev/null 2>&1

@@ -2,7 +2,12 @@
 #include <iostream>
 
 #include "sim/scenario_loader.h"
+#include "tools/harness/atomic_file.h"
+#include "tools/harness/engine.h"
+#include "tools/harness/expectations.h"
+#include "tools/harness/run_json.h"
 #include "tools/harness/scenario_printer.h"
+#include "tools/harness/step_table.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {
@@ -30,14 +35,29 @@ int run(const RunOptions& o) {
     return kExitBadInput;
   }
   if (int rc = check_device(o.device); rc != kExitOk) return rc;
-  if (!o.json_path.empty()) return not_implemented("run", "--json");
   if (!o.logits_dir.empty()) return not_implemented("run", "--logits-dir");
   if (o.explain) return not_implemented("run", "--explain");
   if (!o.compare_profile.empty()) return not_implemented("run", "--compare-profile");
   if (!o.injects.empty()) return not_implemented("run", "--inject");
-  std::cout << describe_scenario(loaded.value());
-  std::cout << "(the step-by-step replay is not implemented yet: this is the scenario as loaded)\n";
-  return kExitOk;
+  if (!o.dry_run) return not_implemented("run", "the MLA model (run with --dry-run for scheduler and routing only)");
+  const Scenario& scenario = loaded.value();
+  std::cout << describe_scenario(scenario) << "\n";
+  Engine engine(scenario);
+  while (!engine.done()) std::cout << format_step_line(engine.step()) << "\n";
+  RunRecord record = engine.run();
+  std::cout << "\n" << format_request_summary(record);
+  std::vector<ExpectationFailure> failures = check_expectations(scenario, record);
+  if (int n = count_expectation_checks(scenario); n > 0) {
+    if (failures.empty()) std::cout << "expect: all " << n << " checks hold\n";
+    for (const auto& f : failures) std::cout << f.format() << "\n";
+  }
+  if (!o.json_path.empty()) {
+    if (Status st = write_file_atomically(o.json_path, run_record_to_json(record)); !st) {
+      std::cerr << st.error().format() << "\n";
+      return kExitBadInput;
+    }
+  }
+  return failures.empty() ? kExitOk : kExitRegression;
 }
 
 }  // namespace
@@ -48,7 +68,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "run",
       "Replay one scenario through the scheduler, the attention routing and (unless --dry-run) the MLA\n"
       "model, printing a per-step table: scheduled tokens per request, the decode/prefill split,\n"
-      "num_mqa/num_mha, preemptions and finished requests.\n"
+      "num_mqa/num_mha, preemptions and finished requests. Checks the scenario's expect: block and\n"
+      "exits 1 when it does not hold.\n"
       "Examples:\n"
       "  mlasim run scenarios/seed/lone_one_token_prompt.yaml --dry-run\n"
       "  mlasim run scenarios/seed/lone_one_token_prompt.yaml --set engine.profile=strict --json out.json");

@@ -1,0 +1,107 @@
+// The replay step loop.
+#include "tools/harness/engine.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "sim/check.h"
+#include "sim/teacher_forcing.h"
+
+namespace mlasim {
+namespace {
+
+// No scheduler decision depends on time, so a step that schedules nothing with requests alive
+// would repeat forever; the loader's checks make that unreachable, and this guards it.
+constexpr int kMaxIdleSteps = 1000;
+
+}  // namespace
+
+Engine::Engine(const Scenario& scenario) : scenario_(scenario), scheduler_(scenario.scheduler, scenario.model) {
+  arrival_order_.resize(scenario.requests.size());
+  std::iota(arrival_order_.begin(), arrival_order_.end(), 0);
+  std::stable_sort(arrival_order_.begin(), arrival_order_.end(), [&](int a, int b) {
+    return scenario.requests[static_cast<std::size_t>(a)].arrival_step <
+           scenario.requests[static_cast<std::size_t>(b)].arrival_step;
+  });
+  record_.scenario = scenario.name;
+  record_.requests.resize(scenario.requests.size());
+  for (std::size_t i = 0; i < scenario.requests.size(); ++i) {
+    RequestRecord& r = record_.requests[i];
+    r.id = scenario.requests[i].id;
+    r.status = "waiting";
+    r.num_prompt_tokens = static_cast<int>(scenario.requests[i].prompt.size());
+    r.token_ids = scenario.requests[i].prompt;
+  }
+}
+
+bool Engine::done() const {
+  return next_arrival_ == arrival_order_.size() && !scheduler_.has_unfinished_requests();
+}
+
+void Engine::admit_arrivals() {
+  if (!scheduler_.has_unfinished_requests() && next_arrival_ < arrival_order_.size()) {
+    int next = scenario_.requests[static_cast<std::size_t>(arrival_order_[next_arrival_])].arrival_step;
+    step_ = std::max(step_, next);
+  }
+  while (next_arrival_ < arrival_order_.size()) {
+    int idx = arrival_order_[next_arrival_];
+    const RequestSpec& spec = scenario_.requests[static_cast<std::size_t>(idx)];
+    if (spec.arrival_step > step_) break;
+    scheduler_.add_request(make_request(spec, scenario_.model, idx));
+    ++next_arrival_;
+  }
+}
+
+const StepRecord& Engine::step() {
+  MLASIM_CHECK(!done(), "Engine::step called after the run finished");
+  admit_arrivals();
+  scheduler_.schedule(out_);
+  batch_.update(out_);
+  record_step(out_);
+  teacher_force(scheduler_, out_, model_output_);
+  for (const Request& r : scheduler_.update_from_output(out_, model_output_)) record_finished(r);
+  idle_steps_ = out_.total_num_scheduled_tokens == 0 ? idle_steps_ + 1 : 0;
+  MLASIM_CHECK(idle_steps_ < kMaxIdleSteps, "no progress for " + std::to_string(kMaxIdleSteps) + " steps");
+  ++step_;
+  return record_.steps.back();
+}
+
+RunRecord Engine::run() {
+  while (!done()) step();
+  return record_;
+}
+
+void Engine::record_step(const SchedulerOutput& out) {
+  auto name = [&](ReqId id) { return scenario_.requests[static_cast<std::size_t>(id)].id; };
+  StepRecord s;
+  s.step = step_;
+  for (const auto& [id, q] : out.num_scheduled_tokens) s.num_scheduled_tokens.emplace_back(name(id), q);
+  s.total_num_scheduled_tokens = out.total_num_scheduled_tokens;
+  for (const BatchRow& row : batch_.rows())
+    s.rows.push_back({name(row.req_id), row.num_scheduled_tokens, row.num_computed_tokens, row.num_prompt_tokens});
+  for (const NewRequestData& n : out.scheduled_new_reqs) {
+    s.new_reqs.push_back(name(n.req_id));
+    s.new_block_ids.emplace_back(name(n.req_id), n.block_ids);
+  }
+  const CachedRequestData& c = out.scheduled_cached_reqs;
+  for (int i = 0; i < c.num_reqs(); ++i) {
+    if (c.resumed_from_preemption[static_cast<std::size_t>(i)]) s.resumed.push_back(name(c.req_ids[static_cast<std::size_t>(i)]));
+    if (!c.new_block_ids[static_cast<std::size_t>(i)].empty())
+      s.new_block_ids.emplace_back(name(c.req_ids[static_cast<std::size_t>(i)]), c.new_block_ids[static_cast<std::size_t>(i)]);
+  }
+  for (ReqId id : out.preempted_req_ids) s.preempted.push_back(name(id));
+  for (const auto& [id, drafts] : out.scheduled_spec_decode_tokens) s.spec_decode_tokens.emplace_back(name(id), drafts);
+  s.num_free_blocks = scheduler_.num_free_blocks();
+  record_.steps.push_back(std::move(s));
+}
+
+void Engine::record_finished(const Request& r) {
+  RequestRecord& rec = record_.requests[static_cast<std::size_t>(r.request_id)];
+  rec.status = to_string(r.status);
+  rec.token_ids = r.all_token_ids;
+  rec.num_preemptions = r.num_preemptions;
+  rec.stop_reason = r.stop_reason;
+  record_.steps.back().finished.push_back(rec.id);
+}
+
+}  // namespace mlasim

@@ -1,0 +1,47 @@
+// The step loop of one replay (DESIGN.md "Data flow"): admit arrivals, schedule, update the
+// persistent batch, teacher-force the samples, update the scheduler, record the step.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "attention/input_batch.h"
+#include "sim/scenario.h"
+#include "sim/scheduler.h"
+#include "tools/harness/run_record.h"
+
+namespace mlasim {
+
+class Engine {
+ public:
+  explicit Engine(const Scenario& scenario);
+
+  // True once every request has arrived and finished.
+  bool done() const;
+  // Runs one step and returns its record. Steps in which nothing is alive are skipped: the step
+  // counter jumps to the next arrival, so step numbers match `arrival_step`.
+  const StepRecord& step();
+  // Runs to completion; the record holds every step and every request's final state.
+  RunRecord run();
+
+  const Scheduler& scheduler() const { return scheduler_; }
+  const InputBatch& input_batch() const { return batch_; }
+
+ private:
+  void admit_arrivals();
+  void record_step(const SchedulerOutput& out);
+  void record_finished(const Request& r);
+
+  const Scenario& scenario_;
+  Scheduler scheduler_;
+  InputBatch batch_;
+  std::vector<int> arrival_order_;  // scenario indices sorted by (arrival_step, index)
+  std::size_t next_arrival_ = 0;
+  int step_ = 0;
+  int idle_steps_ = 0;  // consecutive steps that scheduled nothing
+  RunRecord record_;
+  SchedulerOutput out_;
+  ModelRunnerOutput model_output_;
+};
+
+}  // namespace mlasim

@@ -1,0 +1,141 @@
+// Comparison of a RunRecord with the scenario's expectations.
+#include "tools/harness/expectations.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace mlasim {
+namespace {
+
+std::string show(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
+  return out + "]";
+}
+
+std::string show(const std::vector<int>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+template <typename T>
+std::string show_map(const std::vector<std::pair<std::string, T>>& m) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    out += (i ? ", " : "") + m[i].first + ": ";
+    if constexpr (std::is_same_v<T, int>) out += std::to_string(m[i].second);
+    else out += show(m[i].second);
+  }
+  return out + "}";
+}
+
+// {id: value} maps compare as sets of pairs: the YAML order carries no meaning.
+template <typename T>
+bool same_map(std::vector<std::pair<std::string, T>> a, std::vector<std::pair<std::string, T>> b) {
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return a == b;
+}
+
+class Checker {
+ public:
+  Checker(const Scenario& s, std::vector<ExpectationFailure>& out) : s_(s), out_(out) {}
+
+  void at(int line, int column) { where_ = fmt::format("{}:{}:{}", s_.source, line, column); }
+  template <typename T>
+  void eq(const std::string& what, const std::optional<T>& expected, const T& actual) {
+    if (expected && !(*expected == actual)) fail(what, show_value(*expected), show_value(actual));
+  }
+  void fail(const std::string& what, std::string expected, std::string actual) {
+    out_.push_back({where_, what, std::move(expected), std::move(actual)});
+  }
+
+ private:
+  static std::string show_value(int v) { return std::to_string(v); }
+  static std::string show_value(const std::string& v) { return v; }
+  static std::string show_value(const std::vector<std::string>& v) { return show(v); }
+  static std::string show_value(const std::vector<int>& v) { return show(v); }
+
+  const Scenario& s_;
+  std::vector<ExpectationFailure>& out_;
+  std::string where_;
+};
+
+void check_step(Checker& c, const StepExpectation& e, const StepRecord& r) {
+  const std::string p = fmt::format("step {} ", e.step);
+  if (e.num_scheduled_tokens && !same_map(*e.num_scheduled_tokens, r.num_scheduled_tokens))
+    c.fail(p + "num_scheduled_tokens", show_map(*e.num_scheduled_tokens), show_map(r.num_scheduled_tokens));
+  c.eq(p + "total_num_scheduled_tokens", e.total_num_scheduled_tokens, r.total_num_scheduled_tokens);
+  c.eq(p + "num_free_blocks", e.num_free_blocks, r.num_free_blocks);
+  c.eq(p + "new", e.new_reqs, r.new_reqs);
+  c.eq(p + "resumed", e.resumed, r.resumed);
+  c.eq(p + "preempted", e.preempted, r.preempted);
+  c.eq(p + "finished", e.finished, r.finished);
+  if (e.order) {
+    std::vector<std::string> order;
+    for (const RowRecord& row : r.rows) order.push_back(row.id);
+    c.eq(p + "order", e.order, order);
+  }
+  if (e.new_block_ids && !same_map(*e.new_block_ids, r.new_block_ids))
+    c.fail(p + "new_block_ids", show_map(*e.new_block_ids), show_map(r.new_block_ids));
+  const bool wants_routing = e.num_decodes || e.num_decode_tokens || e.num_prefills || e.num_prefill_tokens ||
+                             e.num_mqa_tokens || e.num_mha_tokens;
+  if (wants_routing) c.fail(p + "routing fields", "a routed step", "routing is not computed by this mlasim yet");
+}
+
+}  // namespace
+
+std::string ExpectationFailure::format() const {
+  return fmt::format("{}: expect {}: expected {}, got {}", where, what, expected, actual);
+}
+
+std::vector<ExpectationFailure> check_expectations(const Scenario& scenario, const RunRecord& run) {
+  std::vector<ExpectationFailure> failures;
+  Checker c(scenario, failures);
+  const Expectations& ex = scenario.expect;
+  if (ex.num_steps && *ex.num_steps != static_cast<int>(run.steps.size()))
+    failures.push_back({scenario.source, "num_steps", std::to_string(*ex.num_steps), std::to_string(run.steps.size())});
+  for (const StepExpectation& e : ex.steps) {
+    c.at(e.line, e.column);
+    auto it = std::find_if(run.steps.begin(), run.steps.end(), [&](const StepRecord& r) { return r.step == e.step; });
+    if (it == run.steps.end()) {
+      c.fail(fmt::format("step {}", e.step), "a step that ran",
+             run.steps.empty() ? std::string("no steps")
+                               : fmt::format("steps {}..{} ran", run.steps.front().step, run.steps.back().step));
+      continue;
+    }
+    check_step(c, e, *it);
+  }
+  for (const RequestExpectation& e : ex.requests) {
+    c.at(e.line, e.column);
+    auto it = std::find_if(run.requests.begin(), run.requests.end(), [&](const RequestRecord& r) { return r.id == e.id; });
+    const RequestRecord& r = *it;  // the loader checked the id
+    const std::string p = "request " + e.id + " ";
+    c.eq(p + "status", e.status, r.status);
+    c.eq(p + "num_preemptions", e.num_preemptions, r.num_preemptions);
+    c.eq(p + "num_output_tokens", e.num_output_tokens, r.num_output_tokens());
+    if (e.output) {
+      std::vector<int> outputs(r.token_ids.begin() + r.num_prompt_tokens, r.token_ids.end());
+      c.eq(p + "output", e.output, outputs);
+    }
+  }
+  for (const std::string& inv : ex.invariants)
+    failures.push_back({scenario.source, "invariant " + inv, "checked", "routing is not computed by this mlasim yet"});
+  return failures;
+}
+
+int count_expectation_checks(const Scenario& scenario) {
+  const Expectations& ex = scenario.expect;
+  int n = ex.num_steps ? 1 : 0;
+  for (const StepExpectation& e : ex.steps)
+    n += !!e.num_scheduled_tokens + !!e.total_num_scheduled_tokens + !!e.num_decodes + !!e.num_decode_tokens +
+         !!e.num_prefills + !!e.num_prefill_tokens + !!e.num_mqa_tokens + !!e.num_mha_tokens + !!e.num_free_blocks +
+         !!e.new_reqs + !!e.resumed + !!e.preempted + !!e.finished + !!e.order + !!e.new_block_ids;
+  for (const RequestExpectation& e : ex.requests)
+    n += !!e.status + !!e.num_preemptions + !!e.num_output_tokens + !!e.output;
+  return n + static_cast<int>(ex.invariants.size());
+}
+
+}  // namespace mlasim

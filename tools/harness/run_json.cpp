@@ -1,0 +1,68 @@
+// Serialises a RunRecord with DESIGN.md's field names.
+#include "tools/harness/run_json.h"
+
+#include "tools/harness/json_writer.h"
+
+namespace mlasim {
+namespace {
+
+void id_map(JsonWriter& w, const char* key, const std::vector<std::pair<std::string, std::vector<int>>>& m) {
+  w.key(key).begin_object();
+  for (const auto& [id, ids] : m) w.key(id).int_array(ids);
+  w.end_object();
+}
+
+}  // namespace
+
+std::string run_record_to_json(const RunRecord& run) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("format").value("mlasim-run");
+  w.key("version").value(1);
+  w.key("scenario").value(run.scenario);
+  w.key("steps").begin_array();
+  for (const StepRecord& s : run.steps) {
+    w.begin_object();
+    w.key("step").value(s.step);
+    w.key("num_scheduled_tokens").begin_object();
+    for (const auto& [id, q] : s.num_scheduled_tokens) w.key(id).value(q);
+    w.end_object();
+    w.key("total_num_scheduled_tokens").value(s.total_num_scheduled_tokens);
+    w.key("rows").begin_array();
+    for (const RowRecord& r : s.rows) {
+      w.begin_object();
+      w.key("id").value(r.id);
+      w.key("q").value(r.q);
+      w.key("nct").value(r.nct);
+      w.key("prompt_len").value(r.prompt_len);
+      w.end_object();
+    }
+    w.end_array();
+    w.key("new").string_array(s.new_reqs);
+    w.key("resumed").string_array(s.resumed);
+    w.key("preempted").string_array(s.preempted);
+    w.key("finished").string_array(s.finished);
+    id_map(w, "new_block_ids", s.new_block_ids);
+    id_map(w, "scheduled_spec_decode_tokens", s.spec_decode_tokens);
+    w.key("num_free_blocks").value(s.num_free_blocks);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("requests").begin_array();
+  for (const RequestRecord& r : run.requests) {
+    w.begin_object();
+    w.key("id").value(r.id);
+    w.key("status").value(r.status);
+    w.key("num_prompt_tokens").value(r.num_prompt_tokens);
+    w.key("token_ids").int_array(r.token_ids);
+    w.key("num_preemptions").value(r.num_preemptions);
+    if (r.stop_reason) w.key("stop_reason").value(*r.stop_reason);
+    else w.key("stop_reason").null();
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  return w.str();
+}
+
+}  // namespace mlasim

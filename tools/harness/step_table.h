@@ -1,0 +1,14 @@
+// The per-step table `mlasim run` prints: one line per step with the totals, the rows in batch
+// order (q, nct, P) and the step's new/resumed/preempted/finished requests.
+#pragma once
+
+#include <string>
+
+#include "tools/harness/run_record.h"
+
+namespace mlasim {
+
+std::string format_step_line(const StepRecord& s);
+std::string format_request_summary(const RunRecord& run);
+
+}  // namespace mlasim
