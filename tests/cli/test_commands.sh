@@ -48,8 +48,22 @@ trap 'rm -rf "$scratch"' EXIT
 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --dry-run --json "$scratch/a.json" >/dev/null
 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --dry-run --json "$scratch/b.json" >/dev/null
 cmp -s "$scratch/a.json" "$scratch/b.json" || { echo "FAIL --json differs between two runs"; fail=1; }
-[[ $(ls "$scratch") == $'a.json\nb.json' ]] || { echo "FAIL --json left files: $(ls "$scratch")"; fail=1; }
+[[ $(ls "$scratch" | grep -c tmp) -eq 0 ]] || { echo "FAIL --json left files: $(ls "$scratch")"; fail=1; }
 grep -q '"total_num_scheduled_tokens": 1' "$scratch/a.json" || { echo "FAIL --json lacks the step fields"; fail=1; }
+
+# check: a wrong expectation fails with exit 1, naming the line and expected vs actual.
+sed 's/c: 224}, total_num_scheduled_tokens: 1024, new/c: 225}, total_num_scheduled_tokens: 1024, new/' \
+  "$root/scenarios/scheduler/chunked_prefill_threshold_budget.yaml" >"$scratch/edited.yaml"
+check "check fails on an edited expectation" 1 "$mlasim" check "$scratch/edited.yaml"
+contains "check fails on an edited expectation" "edited.yaml:12:7: expect step 0 num_scheduled_tokens: expected {a: 400, b: 400, c: 225}, got {a: 400, b: 400, c: 224}"
+contains "check fails on an edited expectation" "0 passed, 1 failed"
+check "check passes the original" 0 "$mlasim" check "$root/scenarios/scheduler/chunked_prefill_threshold_budget.yaml"
+contains "check passes the original" "1 passed, 0 failed"
+check "check on a malformed scenario" 2 "$mlasim" check "$root/tests/data/bad/unknown_profile.yaml"
+check "check on a missing path" 2 "$mlasim" check /nonexistent/dir
+"$mlasim" check "$root/scenarios/scheduler" --junit "$scratch/report.xml" --json "$scratch/report.json" >/dev/null
+grep -q '<testsuite name="mlasim check" tests="' "$scratch/report.xml" || { echo "FAIL --junit report"; fail=1; }
+grep -q '"format": "mlasim-check"' "$scratch/report.json" || { echo "FAIL --json report"; fail=1; }
 
 # --device cuda: 77 where no GPU is usable (CI), 0 where one is.
 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --device cuda >/dev/null 2>&1

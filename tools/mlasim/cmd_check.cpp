@@ -1,4 +1,8 @@
 // `mlasim check PATH...`: compare scenarios against their goldens and expect blocks.
+#include <iostream>
+
+#include "tools/harness/atomic_file.h"
+#include "tools/harness/check_runner.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {
@@ -11,6 +15,42 @@ struct CheckOptions {
   std::string junit_path;
   std::string json_path;
 };
+
+int run_check(const CheckOptions& o) {
+  if (int rc = check_device(o.device); rc != kExitOk) return rc;
+  std::vector<std::string> paths = o.paths.empty() ? std::vector<std::string>{"scenarios"} : o.paths;
+  Result<std::vector<std::string>> files = collect_scenarios(paths);
+  if (!files) {
+    std::cerr << files.error().format() << "\n";
+    return kExitBadInput;
+  }
+  if (files.value().empty()) {
+    std::cerr << "mlasim check: no scenario files under the given paths\n";
+    return kExitBadInput;
+  }
+  mlasim::CheckOptions options;
+  options.golden_dir = o.golden_dir;
+  std::vector<ScenarioCheck> checks;
+  int passed = 0, failed = 0, bad = 0;
+  for (const std::string& f : files.value()) {
+    checks.push_back(check_scenario(f, options));
+    const ScenarioCheck& c = checks.back();
+    std::cout << format_check_line(c) << std::endl;
+    (c.status == CheckStatus::kPass ? passed : failed)++;
+    bad += c.status == CheckStatus::kBadInput;
+  }
+  std::cout << passed << " passed, " << failed << " failed" << std::endl;
+  for (const auto& [path, text] : {std::pair{o.junit_path, check_reports_junit(checks)},
+                                   std::pair{o.json_path, check_reports_json(checks)}}) {
+    if (path.empty()) continue;
+    if (Status st = write_file_atomically(path, text); !st) {
+      std::cerr << st.error().format() << "\n";
+      return kExitBadInput;
+    }
+  }
+  if (bad > 0) return kExitBadInput;
+  return failed > 0 ? kExitRegression : kExitOk;
+}
 
 }  // namespace
 
@@ -28,13 +68,7 @@ void add_check_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--device", o->device, "Backend: cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--junit", o->junit_path, "Write a JUnit XML report to FILE");
   cmd->add_option("--json", o->json_path, "Write a JSON report to FILE");
-  cmd->callback([o, &exit_code] {
-    if (int rc = check_device(o->device); rc != kExitOk) {
-      exit_code = rc;
-      return;
-    }
-    exit_code = not_implemented("check", "comparison against goldens");
-  });
+  cmd->callback([o, &exit_code] { exit_code = run_check(*o); });
 }
 
 }  // namespace mlasim::cli

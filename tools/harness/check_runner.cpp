@@ -1,0 +1,146 @@
+// Scenario discovery, per-scenario checking and the check reports.
+#include "tools/harness/check_runner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "sim/scenario_loader.h"
+#include "tools/harness/engine.h"
+#include "tools/harness/expectations.h"
+#include "tools/harness/json_writer.h"
+
+namespace mlasim {
+namespace fs = std::filesystem;
+
+Result<std::vector<std::string>> collect_scenarios(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) {
+      files.push_back(p);
+    } else if (fs::is_directory(p, ec)) {
+      for (auto it = fs::recursive_directory_iterator(p, ec); it != fs::recursive_directory_iterator(); ++it)
+        if (it->is_regular_file() && it->path().extension() == ".yaml") files.push_back(it->path().string());
+    } else {
+      Error e;
+      e.file = p;
+      e.message = "no such scenario file or directory";
+      e.hint = "give scenario .yaml files or directories holding them";
+      return e;
+    }
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  return files;
+}
+
+ScenarioCheck check_scenario(const std::string& path, const CheckOptions& options) {
+  (void)options;
+  auto start = std::chrono::steady_clock::now();
+  ScenarioCheck c;
+  c.path = path;
+  c.name = fs::path(path).stem().string();
+  Result<Scenario> loaded = load_scenario_file(path);
+  if (!loaded) {
+    c.status = CheckStatus::kBadInput;
+    c.messages.push_back(loaded.error().format());
+  } else {
+    const Scenario& s = loaded.value();
+    c.name = s.name;
+    Engine engine(s);
+    RunRecord record = engine.run();
+    c.num_checks = count_expectation_checks(s);
+    for (const ExpectationFailure& f : check_expectations(s, record)) c.messages.push_back(f.format());
+    if (!c.messages.empty()) c.status = CheckStatus::kFail;
+  }
+  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return c;
+}
+
+std::string format_check_line(const ScenarioCheck& c) {
+  switch (c.status) {
+    case CheckStatus::kPass: return fmt::format("PASS {} ({} checks)", c.name, c.num_checks);
+    case CheckStatus::kFail: {
+      std::string out = fmt::format("FAIL {} ({} of {} checks failed)", c.name, c.messages.size(), c.num_checks);
+      for (const auto& m : c.messages) out += "\n  " + m;
+      return out;
+    }
+    case CheckStatus::kBadInput: return fmt::format("ERROR {}\n  {}", c.name, c.messages.front());
+  }
+  return "";
+}
+
+namespace {
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    switch (ch) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += ch;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string check_reports_junit(const std::vector<ScenarioCheck>& checks) {
+  int failures = 0, errors = 0;
+  double total = 0;
+  for (const auto& c : checks) {
+    failures += c.status == CheckStatus::kFail;
+    errors += c.status == CheckStatus::kBadInput;
+    total += c.seconds;
+  }
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<testsuites>\n  <testsuite name=\"mlasim check\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n",
+                     checks.size(), failures, errors, total);
+  for (const auto& c : checks) {
+    out += fmt::format("    <testcase classname=\"mlasim.scenarios\" name=\"{}\" file=\"{}\" time=\"{:.3f}\"",
+                       xml_escape(c.name), xml_escape(c.path), c.seconds);
+    if (c.status == CheckStatus::kPass) {
+      out += "/>\n";
+      continue;
+    }
+    std::string body;
+    for (const auto& m : c.messages) body += m + "\n";
+    const char* tag = c.status == CheckStatus::kFail ? "failure" : "error";
+    out += fmt::format(">\n      <{} message=\"{}\">{}</{}>\n    </testcase>\n", tag, xml_escape(c.messages.front()),
+                       xml_escape(body), tag);
+  }
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+std::string check_reports_json(const std::vector<ScenarioCheck>& checks) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("format").value("mlasim-check");
+  w.key("version").value(1);
+  int passed = 0;
+  for (const auto& c : checks) passed += c.status == CheckStatus::kPass;
+  w.key("passed").value(passed);
+  w.key("failed").value(static_cast<int>(checks.size()) - passed);
+  w.key("scenarios").begin_array();
+  for (const auto& c : checks) {
+    w.begin_object();
+    w.key("name").value(c.name);
+    w.key("path").value(c.path);
+    w.key("status").value(c.status == CheckStatus::kPass ? "pass" : c.status == CheckStatus::kFail ? "fail" : "error");
+    w.key("num_checks").value(c.num_checks);
+    w.key("messages").string_array(c.messages);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  return w.str();
+}
+
+}  // namespace mlasim

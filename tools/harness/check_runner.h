@@ -1,0 +1,36 @@
+// `mlasim check`: find scenarios under paths, replay each, compare with its expect: block (and
+// goldens), and report per scenario. Reports (JUnit XML, JSON) are built here, written by the CLI.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/status.h"
+
+namespace mlasim {
+
+enum class CheckStatus { kPass, kFail, kBadInput };
+
+struct ScenarioCheck {
+  std::string path;
+  std::string name;         // scenario name (or the file stem when it did not load)
+  CheckStatus status = CheckStatus::kPass;
+  int num_checks = 0;       // individual values compared
+  std::vector<std::string> messages;  // failures, or the input error
+  double seconds = 0;
+};
+
+struct CheckOptions {
+  std::string golden_dir = "golden";
+};
+
+// Every *.yaml under each path (a file is taken as is), sorted, without duplicates. A path that
+// does not exist is an error.
+Result<std::vector<std::string>> collect_scenarios(const std::vector<std::string>& paths);
+ScenarioCheck check_scenario(const std::string& path, const CheckOptions& options);
+
+std::string format_check_line(const ScenarioCheck& c);  // "PASS name (N checks)" / "FAIL name: ..."
+std::string check_reports_junit(const std::vector<ScenarioCheck>& checks);
+std::string check_reports_json(const std::vector<ScenarioCheck>& checks);
+
+}  // namespace mlasim
