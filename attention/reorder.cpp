@@ -1,0 +1,154 @@
+// Batch reorder versions of spec/routing.md §1.
+#include "attention/reorder.h"
+
+#include <algorithm>
+#include <cstddef>
+
+#include "attention/input_batch.h"
+#include "sim/check.h"
+
+namespace mlasim {
+namespace {
+
+using Swaps = std::vector<std::pair<int, int>>;
+
+std::size_t sz(int i) { return static_cast<std::size_t>(i); }
+
+// vLLM <= 0.11 and the early-2025 MLA builder: decodes are scanned from the back, non-decodes
+// from the front; swap while the decode sits at an index >= num_decodes.
+Swaps two_region_swaps(const std::vector<Region>& regions) {
+  std::vector<int> decodes, prefills;
+  for (int i = 0; i < static_cast<int>(regions.size()); ++i)
+    (regions[sz(i)] == Region::kDecode ? decodes : prefills).push_back(i);
+  const int nd = static_cast<int>(decodes.size());
+  const int np = static_cast<int>(prefills.size());
+  Swaps swaps;
+  for (int i = 1; i <= std::min(nd, np); ++i) {
+    const int decode_idx = decodes[sz(nd - i)];
+    if (decode_idx < nd) break;
+    swaps.emplace_back(prefills[sz(i - 1)], decode_idx);
+  }
+  return swaps;
+}
+
+// The 3/4-region algorithm: rows at mismatched positions M move so that src[j] lands on M[j],
+// src = M stably sorted by current region. Realised as swaps: for each j in order, bring the row
+// src[j] into M[j] by one swap with wherever it currently sits (always a position of M). Each
+// permutation cycle of length L costs L - 1 swaps; rows outside M are never touched.
+Swaps swap_cycle_swaps(const std::vector<Region>& regions) {
+  const int n = static_cast<int>(regions.size());
+  std::vector<Region> target = regions;
+  std::sort(target.begin(), target.end());
+  std::vector<int> mismatched;
+  for (int i = 0; i < n; ++i)
+    if (regions[sz(i)] != target[sz(i)]) mismatched.push_back(i);
+  Swaps swaps;
+  if (mismatched.empty()) return swaps;
+  std::vector<int> src = mismatched;
+  std::stable_sort(src.begin(), src.end(), [&](int a, int b) { return regions[sz(a)] < regions[sz(b)]; });
+
+  std::vector<int> at(sz(n)), where(sz(n));  // at[pos] = original row there; where[row] = its pos
+  for (int i = 0; i < n; ++i) at[sz(i)] = where[sz(i)] = i;
+  for (std::size_t j = 0; j < mismatched.size(); ++j) {
+    const int pos = mismatched[j];
+    const int row = src[j];
+    const int from = where[sz(row)];
+    if (from == pos) continue;
+    swaps.emplace_back(pos, from);
+    const int displaced = at[sz(pos)];
+    std::swap(at[sz(pos)], at[sz(from)]);
+    where[sz(row)] = pos;
+    where[sz(displaced)] = from;
+  }
+  return swaps;
+}
+
+}  // namespace
+
+const char* to_string(Region r) {
+  switch (r) {
+    case Region::kDecode: return "decode";
+    case Region::kShortExtend: return "short_extend";
+    case Region::kLongExtend: return "long_extend";
+    case Region::kPrefill: return "prefill";
+  }
+  return "?";
+}
+
+ReorderVersion reorder_version(EngineProfile profile) {
+  switch (profile) {
+    case EngineProfile::kVllm2025Early: return ReorderVersion::kMlaBuilderQ1;
+    case EngineProfile::kVllm011: return ReorderVersion::kTwoRegion;
+    case EngineProfile::kVllm3Region: return ReorderVersion::kThreeRegion;
+    case EngineProfile::kVllmCurrent: return ReorderVersion::kFourRegion;
+    case EngineProfile::kStrict: return ReorderVersion::kFourRegion;
+    case EngineProfile::kSglang: return ReorderVersion::kNone;
+  }
+  return ReorderVersion::kNone;
+}
+
+const char* to_string(ReorderVersion v) {
+  switch (v) {
+    case ReorderVersion::kNone: return "none";
+    case ReorderVersion::kMlaBuilderQ1: return "mla-builder-q1";
+    case ReorderVersion::kTwoRegion: return "2-region";
+    case ReorderVersion::kThreeRegion: return "3-region";
+    case ReorderVersion::kFourRegion: return "4-region";
+  }
+  return "?";
+}
+
+Region row_region(const RowInput& r, ReorderVersion version, int t) {
+  switch (version) {
+    case ReorderVersion::kMlaBuilderQ1: return r.q == 1 ? Region::kDecode : Region::kPrefill;
+    case ReorderVersion::kTwoRegion: return r.q <= t ? Region::kDecode : Region::kPrefill;
+    case ReorderVersion::kThreeRegion:
+      if (r.nct == 0) return Region::kPrefill;
+      return r.q <= t ? Region::kDecode : Region::kLongExtend;
+    case ReorderVersion::kNone:
+    case ReorderVersion::kFourRegion:
+      if (r.nct == 0) return Region::kPrefill;
+      if (r.q > t) return Region::kLongExtend;
+      return r.nct >= r.prompt_len ? Region::kDecode : Region::kShortExtend;
+  }
+  return Region::kPrefill;
+}
+
+ReorderResult reorder_rows(std::span<const RowInput> rows, ReorderVersion version, int t) {
+  ReorderResult res;
+  const int n = static_cast<int>(rows.size());
+  res.regions.reserve(rows.size());
+  for (const RowInput& r : rows) res.regions.push_back(row_region(r, version, t));
+  switch (version) {
+    case ReorderVersion::kNone: break;
+    case ReorderVersion::kMlaBuilderQ1:
+    case ReorderVersion::kTwoRegion: res.swaps = two_region_swaps(res.regions); break;
+    case ReorderVersion::kThreeRegion:
+    case ReorderVersion::kFourRegion: res.swaps = swap_cycle_swaps(res.regions); break;
+  }
+  res.order.resize(sz(n));
+  for (int i = 0; i < n; ++i) res.order[sz(i)] = i;
+  for (const auto& [i, j] : res.swaps) std::swap(res.order[sz(i)], res.order[sz(j)]);
+  res.modified = !res.swaps.empty();
+  return res;
+}
+
+ReorderResult reorder_rows(std::span<const RowInput> rows, const RoutingConfig& config) {
+  return reorder_rows(rows, reorder_version(config.profile), config.decode_threshold);
+}
+
+std::vector<RowInput> row_inputs(const InputBatch& batch) {
+  std::vector<RowInput> out;
+  out.reserve(sz(batch.num_reqs()));
+  for (const BatchRow& r : batch.rows()) out.push_back({r.num_scheduled_tokens, r.num_computed_tokens, r.num_prompt_tokens});
+  return out;
+}
+
+bool reorder_input_batch(InputBatch& batch, const RoutingConfig& config) {
+  const std::vector<RowInput> rows = row_inputs(batch);
+  const ReorderResult res = reorder_rows(rows, config);
+  for (const auto& [i, j] : res.swaps) batch.swap_rows(i, j);
+  return res.modified;
+}
+
+}  // namespace mlasim

@@ -1,0 +1,65 @@
+// The model runner's batch reorder (vllm/v1/attention/backends/utils.py
+// reorder_batch_to_split_decodes_and_prefills, spec/routing.md §1) in its historical versions.
+// Produces the permutation and the swaps, so a caller can apply them to the persistent batch.
+#pragma once
+
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "attention/routing_config.h"
+
+namespace mlasim {
+
+class InputBatch;
+
+// A row's region; the target order is ascending. Versions use subsets (see row_region).
+enum class Region : int { kDecode = 0, kShortExtend = 1, kLongExtend = 2, kPrefill = 3 };
+const char* to_string(Region r);  // "decode" | "short_extend" | "long_extend" | "prefill"
+
+enum class ReorderVersion {
+  kNone,           // sglang: batch-level dispatch, rows stay in order
+  kMlaBuilderQ1,   // vllm-2025-early: MLA builder, q == 1 is decode, 2-region swap
+  kTwoRegion,      // vllm-0.11: q <= T is decode whatever nct, 2-region swap
+  kThreeRegion,    // vllm-3region: decode / extend / prefill, swap-cycle algorithm
+  kFourRegion,     // vllm-current, strict: decode / short extend / long extend / prefill
+};
+ReorderVersion reorder_version(EngineProfile profile);
+const char* to_string(ReorderVersion v);
+
+// One row of a step: q = scheduled tokens, nct = computed tokens before the step, P = prompt length.
+struct RowInput {
+  int q = 0;
+  int nct = 0;
+  int prompt_len = 0;
+};
+
+// The row's region under a version (T = decode threshold):
+// 4 regions: 0 if nct > 0, q <= T, nct >= P; 1 if nct > 0, q <= T, nct < P; 2 if nct > 0, q > T;
+//            3 if nct == 0.
+// 3 regions: 0 if nct > 0, q <= T; 2 (extend) if nct > 0, q > T; 3 if nct == 0.
+// 2 regions: 0 if q <= T, else 3.   MLA builder: 0 if q == 1, else 3.   kNone: as 4 regions.
+Region row_region(const RowInput& row, ReorderVersion version, int decode_threshold);
+
+struct ReorderResult {
+  std::vector<Region> regions;              // per input row
+  std::vector<int> order;                   // order[pos] = input index of the row now at pos
+  std::vector<std::pair<int, int>> swaps;   // (i, j) position swaps, applied in sequence
+  bool modified = false;                    // any swap (vLLM's return value)
+};
+
+// Pure: reorders an explicit batch. Swap-cycle versions (3/4 regions): target = regions sorted;
+// M = positions whose region differs from the target; src = M stably sorted by current region;
+// row src[j] ends at M[j]; rows already in their target region never move. 2-region versions:
+// swap the i-th last decode with the i-th first non-decode while that decode sits at an index >=
+// the number of decodes.
+ReorderResult reorder_rows(std::span<const RowInput> rows, ReorderVersion version, int decode_threshold);
+ReorderResult reorder_rows(std::span<const RowInput> rows, const RoutingConfig& config);
+
+std::vector<RowInput> row_inputs(const InputBatch& batch);
+
+// Applies the reorder of config's profile to the persistent batch in place (the swaps persist to
+// later steps, spec/scheduler.md §8). Returns whether any row moved.
+bool reorder_input_batch(InputBatch& batch, const RoutingConfig& config);
+
+}  // namespace mlasim

@@ -1,0 +1,53 @@
+// One step's routing: reorder (§1) + split (§2) + MLA's forward split (§4) or SGLang's per-batch
+// dispatch (§6), with a per-row explanation (spec/routing.md).
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "attention/reorder.h"
+#include "attention/routing_config.h"
+#include "attention/split.h"
+
+namespace mlasim {
+
+class InputBatch;
+
+// MLA's two paths: the decode path (absorbed MQA, forward_mqa) and the prefill path (MHA, forward_mha).
+enum class MlaPath { kMqa, kMha };
+const char* to_string(MlaPath p);  // "mqa" | "mha"
+
+struct RowRoute {
+  int input_index = 0;      // index of the row in the batch before the reorder
+  int q = 0, nct = 0, prompt_len = 0;
+  Region region = Region::kPrefill;  // under the profile's reorder version
+  bool is_decode = false;            // the split's (or SGLang's row classification) verdict
+  MlaPath path = MlaPath::kMha;
+  bool fresh_on_decode_path = false; // nct == 0 and path == mqa
+  std::string reason;                // region, threshold, the rule that decided
+};
+
+struct BatchRoute {
+  std::vector<int> order;   // order[pos] = input index of the row at pos after the reorder
+  bool modified = false;    // the reorder moved a row
+  int num_decodes = 0, num_prefills = 0, num_decode_tokens = 0, num_prefill_tokens = 0;
+  int num_mqa_tokens = 0, num_mha_tokens = 0;
+  std::vector<RowRoute> rows;  // reordered order
+  // Context for reports.
+  EngineProfile profile = EngineProfile::kVllmCurrent;
+  int decode_threshold = 0;
+  SplitRule split_rule = SplitRule::kEmpty;  // kEmpty for sglang (no split)
+  std::string batch_reason;                  // split rule / SGLang dispatch in words
+  int num_actual_tokens() const { return num_mqa_tokens + num_mha_tokens; }
+};
+
+// Routes an explicit batch given in persistent-batch order. reorder = false splits the rows in
+// the given order (regions are still reported). sglang never reorders.
+BatchRoute route_batch(std::span<const RowInput> rows, const RoutingConfig& config, bool reorder = true);
+
+// Applies the profile's reorder swaps to the persistent batch in place, then routes it.
+// `order` refers to the rows as they were before the swaps.
+BatchRoute route_batch(InputBatch& batch, const RoutingConfig& config, bool reorder = true);
+
+}  // namespace mlasim

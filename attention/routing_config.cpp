@@ -1,0 +1,98 @@
+// RoutingConfig from a profile + backend (+ overrides), or from a scenario (spec/routing.md §3, §7).
+#include "attention/routing_config.h"
+
+#include <algorithm>
+#include <array>
+
+#include "attention/backend_profile.h"
+
+namespace mlasim {
+
+RoutingConfig make_routing_config(const RoutingOptions& o) {
+  RoutingConfig c;
+  c.profile = o.profile;
+  c.backend = o.backend;
+  c.num_speculative_tokens = o.num_speculative_tokens;
+  c.sparse_mla = o.sparse_mla;
+  c.sglang_chunked_prefix_cache_threshold = o.sglang_chunked_prefix_cache_threshold;
+  c.block_size = o.block_size;
+  c.max_model_len = o.max_model_len;
+  c.max_num_seqs = o.max_num_seqs;
+
+  BackendProfile backend = backend_profile(o.backend);
+  if (o.query_len_support) backend.query_len_support = *o.query_len_support;
+  c.query_len_support = backend.query_len_support;
+
+  if (o.profile == EngineProfile::kVllm2025Early) {
+    // The early-2025 MLA builder hard-coded `num_tokens == 1` as decode; no threshold existed.
+    c.decode_threshold = 1;
+    c.require_uniform = false;
+    return c;
+  }
+
+  int t = o.reorder_batch_threshold ? *o.reorder_batch_threshold
+                                    : effective_decode_threshold(backend, o.num_speculative_tokens, o.parallel_drafting);
+  if (o.sparse_mla) {
+    // DeepSeek-V3.2 indexer group: threshold 1 + k (1 + 2k with parallel drafting); the runner
+    // reorders with the minimum over groups.
+    const int indexer = o.parallel_drafting ? 1 + 2 * o.num_speculative_tokens : 1 + o.num_speculative_tokens;
+    const std::array<std::optional<int>, 2> groups{t, indexer};
+    t = *min_threshold(groups);
+  }
+  c.decode_threshold = t;
+  c.require_uniform = o.profile == EngineProfile::kVllm011 ? false : requires_uniform_query_len(backend.query_len_support);
+  return c;
+}
+
+RoutingConfig make_routing_config(EngineProfile profile, AttentionBackendKind backend, std::optional<int> threshold,
+                                  std::optional<QueryLenSupport> support, int num_speculative_tokens) {
+  RoutingOptions o;
+  o.profile = profile;
+  o.backend = backend;
+  o.reorder_batch_threshold = threshold;
+  o.query_len_support = support;
+  o.num_speculative_tokens = num_speculative_tokens;
+  return make_routing_config(o);
+}
+
+RoutingConfig make_routing_config(const Scenario& s) {
+  RoutingOptions o;
+  o.profile = s.engine.profile;
+  o.backend = s.engine.attention_backend;
+  o.reorder_batch_threshold = s.engine.reorder_batch_threshold;
+  o.query_len_support = s.engine.query_len_support;
+  o.num_speculative_tokens = s.scheduler.num_speculative_tokens;
+  o.sparse_mla = s.model.index_topk.has_value();
+  o.sglang_chunked_prefix_cache_threshold = s.engine.sglang_chunked_prefix_cache_threshold;
+  o.block_size = s.scheduler.block_size;
+  o.max_model_len = s.scheduler.max_model_len > 0 ? s.scheduler.max_model_len : s.model.max_position_embeddings;
+  o.max_num_seqs = s.scheduler.max_num_seqs;
+  return make_routing_config(o);
+}
+
+std::optional<int> min_threshold(std::span<const std::optional<int>> thresholds) {
+  std::optional<int> best;
+  for (const auto& t : thresholds)
+    if (t && (!best || *t < *best)) best = *t;
+  return best;
+}
+
+const char* modeled_vllm_version(EngineProfile profile) {
+  switch (profile) {
+    case EngineProfile::kVllm2025Early:
+      return "vLLM V1 early 2025 (v0.7.x-v0.8.x): MLACommonMetadataBuilder.reorder_batch, q == 1 is decode";
+    case EngineProfile::kVllm011:
+      return "vLLM <= v0.11: 2-region reorder_batch_to_split_decodes_and_prefills, split without require_uniform";
+    case EngineProfile::kVllm3Region:
+      return "vLLM Oct 2025 - Mar 2026 (v0.11.1+): 3-region reorder, split with require_uniform";
+    case EngineProfile::kVllmCurrent:
+      return "vLLM main since Mar 2026: 4-region reorder, split with require_uniform, treat_short_extends_as_decodes";
+    case EngineProfile::kStrict:
+      return "vLLM main with treat_short_extends_as_decodes=False (stateful-layer rule, vllm-ascend fix)";
+    case EngineProfile::kSglang:
+      return "SGLang DeepSeek-V2/V3 attention dispatch (per batch; not vLLM)";
+  }
+  return "?";
+}
+
+}  // namespace mlasim

@@ -1,0 +1,72 @@
+// What the routing of a step depends on (spec/routing.md §3, §7): the engine profile, the
+// attention backend's decode threshold T and query-length support, speculation, sparse MLA,
+// and the sizes the chunked-context workspace is derived from.
+#pragma once
+
+#include <optional>
+#include <span>
+
+#include "sim/scenario.h"
+
+namespace mlasim {
+
+struct RoutingConfig {
+  EngineProfile profile = EngineProfile::kVllmCurrent;
+  AttentionBackendKind backend = AttentionBackendKind::kFlashAttnMla;
+  QueryLenSupport query_len_support = QueryLenSupport::kVarlen;
+  int decode_threshold = 512;           // T: the runner's reorder_batch_threshold
+  bool require_uniform = false;         // split_decodes_and_prefills(require_uniform=...)
+  int num_speculative_tokens = 0;       // k
+  bool sparse_mla = false;              // model.index_topk present: every token on the decode path
+  int sglang_chunked_prefix_cache_threshold = 8192;
+  int block_size = 16;                  // B
+  int max_model_len = 163840;
+  int max_num_seqs = 128;
+};
+
+// Inputs of make_routing_config; every field documents its default. Used by the `mlasim route`
+// CLI and by tests; make_routing_config(const Scenario&) fills it from a scenario.
+struct RoutingOptions {
+  EngineProfile profile = EngineProfile::kVllmCurrent;
+  AttentionBackendKind backend = AttentionBackendKind::kFlashAttnMla;  // vLLM's Hopper default
+  std::optional<int> reorder_batch_threshold;           // overrides T (wins over the spec term)
+  std::optional<QueryLenSupport> query_len_support;     // overrides the backend's support
+  int num_speculative_tokens = 0;
+  bool parallel_drafting = false;                       // spec term 1 + 2k instead of 1 + k
+  bool sparse_mla = false;
+  int sglang_chunked_prefix_cache_threshold = 8192;     // SGLang default
+  int block_size = 16;                                  // vLLM default
+  int max_model_len = 163840;                           // DeepSeek-V3 max_position_embeddings
+  int max_num_seqs = 128;                               // vLLM default
+};
+
+// Resolves T and require_uniform for the profile:
+// - vllm-current, vllm-3region, strict: T from the backend table and k (§3), require_uniform =
+//   (support != varlen); overrides apply (an explicit T wins over the spec term).
+// - vllm-0.11: the same T, but the split has no require_uniform (§7).
+// - vllm-2025-early: the MLA builder's fixed `q == 1` rule, so T = 1 and no require_uniform;
+//   threshold/support overrides do not apply (the builder had neither).
+// - sglang: T and require_uniform are reported but unused (per-batch dispatch, §6).
+// Sparse MLA: the indexer's metadata builder has threshold 1 + k and the runner takes the minimum
+// over attention groups (§3), so T = min(T_backend, 1 + k). vLLM behaviour; the spec is silent.
+// Decode context parallelism (T forced to 1) is not modelled.
+RoutingConfig make_routing_config(const RoutingOptions& options);
+
+// The `mlasim route` form: profile, backend, optional T and support overrides, k.
+RoutingConfig make_routing_config(EngineProfile profile, AttentionBackendKind backend,
+                                  std::optional<int> threshold = std::nullopt,
+                                  std::optional<QueryLenSupport> support = std::nullopt,
+                                  int num_speculative_tokens = 0);
+
+// From a scenario: engine.*, scheduler.{num_speculative_tokens, block_size, max_model_len (0 =
+// the model's max_position_embeddings), max_num_seqs}, model.index_topk.
+RoutingConfig make_routing_config(const Scenario& scenario);
+
+// The runner's threshold: the minimum over attention groups' thresholds, nullopt ignored
+// (nullopt when every group has none).
+std::optional<int> min_threshold(std::span<const std::optional<int>> thresholds);
+
+// Which engine release a profile models, e.g. "vLLM v0.11.x (2-region reorder, ...)".
+const char* modeled_vllm_version(EngineProfile profile);
+
+}  // namespace mlasim
