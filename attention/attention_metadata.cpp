@@ -1,0 +1,179 @@
+// Building and checking AttentionMetadata (spec/routing.md §4).
+#include "attention/attention_metadata.h"
+
+#include <algorithm>
+#include <cstddef>
+
+namespace mlasim {
+namespace {
+
+std::size_t sz(int i) { return static_cast<std::size_t>(i); }
+std::string num(long long v) { return std::to_string(v); }
+
+int slot_of(const std::vector<int>& blocks, int pos, int b) {
+  const int idx = pos / b;
+  if (idx < 0 || sz(idx) >= blocks.size()) return -1;
+  return blocks[sz(idx)] * b + pos % b;
+}
+
+}  // namespace
+
+int chunked_prefill_workspace_size(const RoutingConfig& c) {
+  const int cap = c.profile == EngineProfile::kVllm2025Early ? kWorkspaceCapEarly2025 : kWorkspaceCap;
+  return chunked_prefill_workspace_size(c.max_model_len, c.max_num_seqs, c.block_size, cap);
+}
+
+AttentionMetadata build_attention_metadata(const BatchRoute& route, const RoutingConfig& c, const BlockIdsFn& block_ids) {
+  AttentionMetadata m;
+  m.profile = c.profile;
+  m.sparse_mla = c.sparse_mla;
+  m.block_size = c.block_size;
+  const int n = static_cast<int>(route.rows.size());
+  m.num_reqs = n;
+  m.query_start_loc.push_back(0);
+  for (int i = 0; i < n; ++i) {
+    const RowRoute& r = route.rows[sz(i)];
+    m.query_start_loc.push_back(m.query_start_loc.back() + r.q);
+    m.seq_lens.push_back(r.nct + r.q);
+    m.context_lens.push_back(r.nct);
+    m.num_prompt_tokens.push_back(r.prompt_len);
+    m.is_prefilling.push_back(r.nct < r.prompt_len);
+    m.is_decode.push_back(r.is_decode);
+    m.regions.push_back(r.region);
+    m.paths.push_back(r.path);
+    m.max_query_len = std::max(m.max_query_len, r.q);
+    m.max_seq_len = std::max(m.max_seq_len, r.nct + r.q);
+    const std::span<const int> ids = block_ids(i);
+    m.block_table.emplace_back(ids.begin(), ids.end());
+    for (int j = 0; j < r.q; ++j) {
+      m.positions.push_back(r.nct + j);
+      m.slot_mapping.push_back(slot_of(m.block_table.back(), r.nct + j, c.block_size));
+    }
+  }
+  m.num_actual_tokens = m.query_start_loc.back();
+  m.num_decodes = route.num_decodes;
+  m.num_decode_tokens = route.num_decode_tokens;
+  m.num_prefills = route.num_prefills;
+  m.num_prefill_tokens = route.num_prefill_tokens;
+  m.num_mqa_tokens = route.num_mqa_tokens;
+  m.num_mha_tokens = route.num_mha_tokens;
+
+  // Decode-path rows form a prefix (vLLM: the decodes; sparse: every row; SGLang: all or none).
+  int num_mqa_rows = 0;
+  while (num_mqa_rows < n && m.paths[sz(num_mqa_rows)] == MlaPath::kMqa) ++num_mqa_rows;
+  if (num_mqa_rows > 0) {
+    DecodeMetadata d;
+    d.num_rows = num_mqa_rows;
+    d.query_start_loc.assign(m.query_start_loc.begin(), m.query_start_loc.begin() + num_mqa_rows + 1);
+    d.seq_lens.assign(m.seq_lens.begin(), m.seq_lens.begin() + num_mqa_rows);
+    d.block_table.assign(m.block_table.begin(), m.block_table.begin() + num_mqa_rows);
+    for (int i = 0; i < num_mqa_rows; ++i) d.max_query_len = std::max(d.max_query_len, route.rows[sz(i)].q);
+    m.decode = std::move(d);
+  }
+  if (num_mqa_rows < n) {
+    PrefillMetadata p;
+    p.row_start = num_mqa_rows;
+    p.num_rows = n - num_mqa_rows;
+    p.token_start = m.query_start_loc[sz(num_mqa_rows)];
+    std::vector<int> ctx;
+    for (int i = num_mqa_rows; i <= n; ++i) p.query_start_loc.push_back(m.query_start_loc[sz(i)] - p.token_start);
+    for (int i = num_mqa_rows; i < n; ++i) {
+      p.max_query_len = std::max(p.max_query_len, route.rows[sz(i)].q);
+      ctx.push_back(route.rows[sz(i)].nct);
+    }
+    p.chunked_context = build_chunked_context(ctx, chunked_prefill_workspace_size(c), c.block_size);
+    m.prefill = std::move(p);
+  }
+  return m;
+}
+
+AttentionMetadata build_attention_metadata(const BatchRoute& route, const RoutingConfig& c,
+                                           std::span<const std::vector<int>> block_ids) {
+  return build_attention_metadata(route, c, [block_ids](int row) -> std::span<const int> {
+    if (row < 0 || sz(row) >= block_ids.size()) return {};
+    return block_ids[sz(row)];
+  });
+}
+
+std::string AttentionMetadata::validate() const {
+  const std::size_t n = sz(num_reqs);
+  if (num_reqs < 0) return "num_reqs is negative";
+  if (query_start_loc.size() != n + 1) return "query_start_loc has " + num(static_cast<long long>(query_start_loc.size())) + " entries, want num_reqs + 1";
+  if (seq_lens.size() != n || context_lens.size() != n || num_prompt_tokens.size() != n || is_prefilling.size() != n ||
+      block_table.size() != n || is_decode.size() != n || regions.size() != n || paths.size() != n)
+    return "a per-row array does not have num_reqs entries";
+  if (query_start_loc[0] != 0) return "query_start_loc[0] is not 0";
+  int max_q = 0, max_s = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const int q = query_start_loc[i + 1] - query_start_loc[i];
+    if (q < 0) return "query_start_loc decreases at row " + num(static_cast<long long>(i));
+    if (seq_lens[i] != context_lens[i] + q) return "seq_lens[" + num(static_cast<long long>(i)) + "] != context_lens + q";
+    if (is_prefilling[i] != (context_lens[i] < num_prompt_tokens[i])) return "is_prefilling[" + num(static_cast<long long>(i)) + "] != (nct < P)";
+    max_q = std::max(max_q, q);
+    max_s = std::max(max_s, seq_lens[i]);
+  }
+  if (query_start_loc[n] != num_actual_tokens) return "query_start_loc[num_reqs] != num_actual_tokens";
+  if (max_q != max_query_len) return "max_query_len " + num(max_query_len) + " != " + num(max_q);
+  if (max_s != max_seq_len) return "max_seq_len " + num(max_seq_len) + " != " + num(max_s);
+  if (positions.size() != sz(num_actual_tokens) || slot_mapping.size() != sz(num_actual_tokens))
+    return "positions/slot_mapping do not have num_actual_tokens entries";
+  for (std::size_t i = 0; i < n; ++i) {
+    for (int t = query_start_loc[i]; t < query_start_loc[i + 1]; ++t) {
+      const int pos = context_lens[i] + (t - query_start_loc[i]);
+      if (positions[sz(t)] != pos) return "positions[" + num(t) + "] != nct + j";
+      const int slot = slot_of(block_table[i], pos, block_size);
+      if (slot < 0) return "token " + num(t) + " (row " + num(static_cast<long long>(i)) + ", position " + num(pos) + ") is outside the row's block table";
+      if (slot_mapping[sz(t)] != slot) return "slot_mapping[" + num(t) + "] = " + num(slot_mapping[sz(t)]) + ", want " + num(slot);
+    }
+  }
+
+  if (num_decodes + num_prefills != num_reqs) return "num_decodes + num_prefills != num_reqs";
+  if (num_decode_tokens + num_prefill_tokens != num_actual_tokens) return "num_decode_tokens + num_prefill_tokens != num_actual_tokens";
+  if (num_mqa_tokens + num_mha_tokens != num_actual_tokens) return "num_mqa_tokens + num_mha_tokens != num_actual_tokens";
+  int decodes = 0, decode_tokens = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!is_decode[i]) continue;
+    ++decodes;
+    decode_tokens += query_start_loc[i + 1] - query_start_loc[i];
+  }
+  if (decodes != num_decodes || decode_tokens != num_decode_tokens) return "num_decodes/num_decode_tokens disagree with the per-row split";
+  if (profile != EngineProfile::kSglang) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (is_decode[i] != (i < sz(num_decodes))) return "row " + num(static_cast<long long>(i)) + ": the decodes must be rows [0, num_decodes)";
+  }
+  std::size_t mqa_rows = 0;
+  while (mqa_rows < n && paths[mqa_rows] == MlaPath::kMqa) ++mqa_rows;
+  for (std::size_t i = mqa_rows; i < n; ++i)
+    if (paths[i] == MlaPath::kMqa) return "decode-path row " + num(static_cast<long long>(i)) + " after a prefill-path row";
+  if (query_start_loc[mqa_rows] != num_mqa_tokens) return "num_mqa_tokens != tokens of the decode-path rows";
+  if (sparse_mla && num_mha_tokens != 0) return "sparse MLA with tokens on the prefill path";
+  if (profile != EngineProfile::kSglang && !sparse_mla && num_mqa_tokens != num_decode_tokens)
+    return "num_mqa_tokens != num_decode_tokens";
+
+  if (decode.has_value() != (mqa_rows > 0)) return "decode metadata present iff a row takes the decode path";
+  if (decode) {
+    if (sz(decode->num_rows) != mqa_rows || decode->seq_lens.size() != mqa_rows || decode->block_table.size() != mqa_rows ||
+        decode->query_start_loc.size() != mqa_rows + 1)
+      return "decode metadata size mismatch";
+    for (std::size_t i = 0; i < mqa_rows; ++i)
+      if (decode->seq_lens[i] != seq_lens[i] || decode->block_table[i] != block_table[i] ||
+          decode->query_start_loc[i + 1] != query_start_loc[i + 1])
+        return "decode metadata row " + num(static_cast<long long>(i)) + " differs from the batch";
+  }
+  if (prefill.has_value() != (mqa_rows < n)) return "prefill metadata present iff a row takes the prefill path";
+  if (prefill) {
+    if (sz(prefill->row_start) != mqa_rows || sz(prefill->num_rows) != n - mqa_rows ||
+        prefill->query_start_loc.size() != n - mqa_rows + 1 || prefill->token_start != num_mqa_tokens)
+      return "prefill metadata size mismatch";
+    for (std::size_t k = 0; k + mqa_rows <= n; ++k)
+      if (prefill->query_start_loc[k] != query_start_loc[mqa_rows + k] - num_mqa_tokens) return "prefill query_start_loc mismatch";
+    const ChunkedContextMetadata& cc = prefill->chunked_context;
+    if (cc.context_lens.size() != n - mqa_rows) return "chunked context does not cover the prefill rows";
+    for (std::size_t k = 0; k < cc.context_lens.size(); ++k)
+      if (cc.context_lens[k] != context_lens[mqa_rows + k]) return "chunked context_lens != the prefill rows' nct";
+    if (std::string e = cc.validate(block_size); !e.empty()) return "chunked context: " + e;
+  }
+  return "";
+}
+
+}  // namespace mlasim

@@ -1,0 +1,80 @@
+// The attention metadata of one step (vLLM CommonAttentionMetadata + MLA's prefill/decode
+// metadata, spec/routing.md §4), in reordered row order, built from a BatchRoute and the rows'
+// block tables. Plain data; validate() checks every internal consistency.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "attention/chunked_context.h"
+#include "attention/route.h"
+
+namespace mlasim {
+
+// Block ids of the row at reordered position `row` (its whole block table).
+using BlockIdsFn = std::function<std::span<const int>(int row)>;
+
+// MLA prefill path (forward_mha): rows [row_start, num_reqs) in reordered order.
+struct PrefillMetadata {
+  int row_start = 0;
+  int num_rows = 0;
+  int token_start = 0;               // = num_mqa_tokens
+  std::vector<int> query_start_loc;  // relative to token_start, num_rows + 1 entries
+  int max_query_len = 0;
+  ChunkedContextMetadata chunked_context;  // over these rows' context_lens
+};
+
+// MLA decode path (forward_mqa): rows [0, num_rows).
+struct DecodeMetadata {
+  int num_rows = 0;
+  std::vector<int> query_start_loc;  // num_rows + 1 entries
+  std::vector<int> seq_lens;
+  std::vector<std::vector<int>> block_table;
+  int max_query_len = 0;
+};
+
+struct AttentionMetadata {
+  EngineProfile profile = EngineProfile::kVllmCurrent;
+  bool sparse_mla = false;
+  int block_size = 16;
+
+  int num_reqs = 0;
+  int num_actual_tokens = 0;
+  int max_query_len = 0;
+  int max_seq_len = 0;
+  std::vector<int> query_start_loc;  // num_reqs + 1: exclusive prefix sum of q
+  std::vector<int> seq_lens;         // nct + q
+  std::vector<int> context_lens;     // nct (num_computed_tokens)
+  std::vector<int> num_prompt_tokens;
+  std::vector<bool> is_prefilling;   // nct < P
+  std::vector<int> positions;        // per token: nct + j
+  std::vector<std::vector<int>> block_table;  // per row
+  std::vector<int> slot_mapping;     // per token: block_table[pos / B] * B + pos % B (-1 if uncovered)
+
+  int num_decodes = 0, num_decode_tokens = 0, num_prefills = 0, num_prefill_tokens = 0;
+  int num_mqa_tokens = 0, num_mha_tokens = 0;
+  std::vector<bool> is_decode;       // per row: the split's verdict
+  std::vector<Region> regions;       // per row
+  std::vector<MlaPath> paths;        // per row
+
+  std::optional<PrefillMetadata> prefill;  // when a row takes the prefill path
+  std::optional<DecodeMetadata> decode;    // when a row takes the decode path
+
+  // "" or the first inconsistency: prefix sums, counts summing to the batch, seq_lens and
+  // positions, slot mapping within the block table, decodes before prefills (vLLM profiles),
+  // decode-path rows before prefill-path rows and matching num_mqa_tokens, sub-metadata.
+  std::string validate() const;
+};
+
+// W: the profile's chunked-prefill workspace size (early-2025 cap 131072, else 65536).
+int chunked_prefill_workspace_size(const RoutingConfig& config);
+
+AttentionMetadata build_attention_metadata(const BatchRoute& route, const RoutingConfig& config, const BlockIdsFn& block_ids);
+// block_ids[row] in reordered order.
+AttentionMetadata build_attention_metadata(const BatchRoute& route, const RoutingConfig& config,
+                                           std::span<const std::vector<int>> block_ids);
+
+}  // namespace mlasim
