@@ -39,8 +39,8 @@ check "bad --set" 2 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.ya
 contains "bad --set" "<--set engine.profile=nope>:1:16: error: engine.profile: unknown engine profile"
 
 check "run replays the seed scenario" 0 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --dry-run
-contains "run replays the seed scenario" "step    0: total_toks=1"
-contains "run replays the seed scenario" "hello(q=1,nct=0,P=1)"
+contains "run replays the seed scenario" "step    0: num_mqa=1 num_mha=0 total_toks=1"
+contains "run replays the seed scenario" "hello(q=1,nct=0,P=1)=mqa[fresh-on-decode-path]"
 
 # --json: byte-identical for the same scenario, written atomically (nothing left beside it).
 scratch=$(mktemp -d)
@@ -57,13 +57,34 @@ sed 's/c: 224}, total_num_scheduled_tokens: 1024, new/c: 225}, total_num_schedul
 check "check fails on an edited expectation" 1 "$mlasim" check "$scratch/edited.yaml"
 contains "check fails on an edited expectation" "edited.yaml:12:7: expect step 0 num_scheduled_tokens: expected {a: 400, b: 400, c: 225}, got {a: 400, b: 400, c: 224}"
 contains "check fails on an edited expectation" "0 passed, 1 failed"
-check "check passes the original" 0 "$mlasim" check "$root/scenarios/scheduler/chunked_prefill_threshold_budget.yaml"
+check "check passes the original" 0 "$mlasim" check "$root/scenarios/scheduler/chunked_prefill_threshold_budget.yaml" --golden-dir "$root/golden"
 contains "check passes the original" "1 passed, 0 failed"
 check "check on a malformed scenario" 2 "$mlasim" check "$root/tests/data/bad/unknown_profile.yaml"
 check "check on a missing path" 2 "$mlasim" check /nonexistent/dir
-"$mlasim" check "$root/scenarios/scheduler" --junit "$scratch/report.xml" --json "$scratch/report.json" >/dev/null
+"$mlasim" check "$root/scenarios/scheduler" --golden-dir "$root/golden" --junit "$scratch/report.xml" --json "$scratch/report.json" >/dev/null
 grep -q '<testsuite name="mlasim check" tests="' "$scratch/report.xml" || { echo "FAIL --junit report"; fail=1; }
 grep -q '"format": "mlasim-check"' "$scratch/report.json" || { echo "FAIL --json report"; fail=1; }
+
+# A split golden edited by one token fails with the first differing step, expected vs actual.
+mkdir -p "$scratch/golden/preemption_fcfs"
+sed 's/^step 3 | decode 1\/17 prefill 0\/0 | b:mqa\[17,64\]/step 3 | decode 1\/18 prefill 0\/0 | b:mqa[18,64]/' \
+  "$root/golden/preemption_fcfs/split.txt" >"$scratch/golden/preemption_fcfs/split.txt"
+check "check fails on an edited golden" 1 "$mlasim" check "$root/scenarios/scheduler/preemption_fcfs.yaml" --golden-dir "$scratch/golden"
+contains "check fails on an edited golden" "$scratch/golden/preemption_fcfs/split.txt:9: split differs from the golden"
+contains "check fails on an edited golden" "  expected: step 3 | decode 1/18 prefill 0/0 | b:mqa[18,64] | preempted - | finished -"
+contains "check fails on an edited golden" "  actual:   step 3 | decode 1/17 prefill 0/0 | b:mqa[17,64] | preempted - | finished -"
+contains "check fails on an edited golden" "0 passed, 1 failed"
+
+# route: the lone one-token prompt and the spec's reorder example, exact.
+check "route lone 1-token prompt" 0 "$mlasim" route --batch 1:0:1 --backend flashinfer-mla
+contains "route lone 1-token prompt" "num_mqa=1 num_mha=0 total_toks=1"
+check "route reorder example" 0 "$mlasim" route --batch 300:0:300,200:0:200,1:20:10 --backend flashattn-mla
+contains "route reorder example" "order: 2,1,0  (reordered)"
+check "route strict" 0 "$mlasim" route --batch 1:0:1 --backend flashinfer-mla --profile strict
+contains "route strict" "num_mqa=0 num_mha=1 total_toks=1"
+check "route bad batch" 2 "$mlasim" route --batch 1:0
+check "route json" 0 "$mlasim" route --batch 5:0:5 --backend triton-mla --json
+contains "route json" '"num_mha_tokens": 5'
 
 # --device cuda: 77 where no GPU is usable (CI), 0 where one is.
 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --device cuda >/dev/null 2>&1

@@ -6,11 +6,15 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "sim/scenario_loader.h"
 #include "tools/harness/engine.h"
 #include "tools/harness/expectations.h"
+#include "tools/harness/atomic_file.h"
 #include "tools/harness/json_writer.h"
+#include "tools/harness/split_golden.h"
 
 namespace mlasim {
 namespace fs = std::filesystem;
@@ -37,8 +41,45 @@ Result<std::vector<std::string>> collect_scenarios(const std::vector<std::string
   return files;
 }
 
+namespace {
+
+// The split golden check: one more check that fails with the first differing step.
+void check_split_golden(const Scenario& s, const RunRecord& record, const CheckOptions& options, ScenarioCheck& c) {
+  const std::string path = split_golden_path(options.golden_dir, s.name);
+  c.num_checks += 1;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    c.messages.push_back(fmt::format("{}: no split golden; write it with `mlasim golden update {}`", path, c.path));
+    return;
+  }
+  std::ostringstream golden;
+  golden << in.rdbuf();
+  GoldenComparison cmp = compare_split_golden(path, golden.str(), format_split_golden(s, record, ""));
+  if (!cmp.match) c.messages.push_back(cmp.message);
+}
+
+}  // namespace
+
+Result<std::string> update_split_golden(const std::string& scenario_path, const std::string& golden_dir,
+                                        const std::string& generator) {
+  Result<Scenario> loaded = load_scenario_file(scenario_path);
+  if (!loaded) return loaded.error();
+  const Scenario& s = loaded.value();
+  RunRecord record = Engine(s).run();
+  const std::string path = split_golden_path(golden_dir, s.name);
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  if (ec) {
+    Error e;
+    e.file = path;
+    e.message = "cannot create the golden folder: " + ec.message();
+    return e;
+  }
+  if (Status st = write_file_atomically(path, format_split_golden(s, record, generator)); !st) return st.error();
+  return path;
+}
+
 ScenarioCheck check_scenario(const std::string& path, const CheckOptions& options) {
-  (void)options;
   auto start = std::chrono::steady_clock::now();
   ScenarioCheck c;
   c.path = path;
@@ -54,6 +95,7 @@ ScenarioCheck check_scenario(const std::string& path, const CheckOptions& option
     RunRecord record = engine.run();
     c.num_checks = count_expectation_checks(s);
     for (const ExpectationFailure& f : check_expectations(s, record)) c.messages.push_back(f.format());
+    check_split_golden(s, record, options, c);
     if (!c.messages.empty()) c.status = CheckStatus::kFail;
   }
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -24,6 +24,11 @@ struct CheckOptions {
   std::string golden_dir = "golden";
 };
 
+// `mlasim golden update`: replays the scenario file and writes golden/<name>/split.txt
+// atomically (creating the folder). Returns the path written.
+Result<std::string> update_split_golden(const std::string& scenario_path, const std::string& golden_dir,
+                                        const std::string& generator);
+
 // Every *.yaml under each path (a file is taken as is), sorted, without duplicates. A path that
 // does not exist is an error.
 Result<std::vector<std::string>> collect_scenarios(const std::vector<std::string>& paths);

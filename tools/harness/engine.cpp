@@ -16,7 +16,8 @@ constexpr int kMaxIdleSteps = 1000;
 
 }  // namespace
 
-Engine::Engine(const Scenario& scenario) : scenario_(scenario), scheduler_(scenario.scheduler, scenario.model) {
+Engine::Engine(const Scenario& scenario)
+    : scenario_(scenario), scheduler_(scenario.scheduler, scenario.model), routing_(make_routing_config(scenario)) {
   arrival_order_.resize(scenario.requests.size());
   std::iota(arrival_order_.begin(), arrival_order_.end(), 0);
   std::stable_sort(arrival_order_.begin(), arrival_order_.end(), [&](int a, int b) {
@@ -57,7 +58,14 @@ const StepRecord& Engine::step() {
   admit_arrivals();
   scheduler_.schedule(out_);
   batch_.update(out_);
-  record_step(out_);
+  // Reorder the persistent batch (swaps persist), split, and build the step's metadata.
+  const BatchRoute route = route_batch(batch_, routing_);
+  metadata_ = build_attention_metadata(route, routing_, [this](int row) {
+    return scheduler_.block_ids(batch_.rows()[static_cast<std::size_t>(row)].req_id);
+  });
+  const std::string problem = metadata_.validate();
+  MLASIM_CHECK(problem.empty(), "inconsistent attention metadata at step " + std::to_string(step_) + ": " + problem);
+  record_step(out_, route);
   teacher_force(scheduler_, out_, model_output_);
   for (const Request& r : scheduler_.update_from_output(out_, model_output_)) record_finished(r);
   idle_steps_ = out_.total_num_scheduled_tokens == 0 ? idle_steps_ + 1 : 0;
@@ -71,14 +79,38 @@ RunRecord Engine::run() {
   return record_;
 }
 
-void Engine::record_step(const SchedulerOutput& out) {
+void Engine::record_step(const SchedulerOutput& out, const BatchRoute& route) {
   auto name = [&](ReqId id) { return scenario_.requests[static_cast<std::size_t>(id)].id; };
   StepRecord s;
   s.step = step_;
   for (const auto& [id, q] : out.num_scheduled_tokens) s.num_scheduled_tokens.emplace_back(name(id), q);
   s.total_num_scheduled_tokens = out.total_num_scheduled_tokens;
-  for (const BatchRow& row : batch_.rows())
-    s.rows.push_back({name(row.req_id), row.num_scheduled_tokens, row.num_computed_tokens, row.num_prompt_tokens});
+  MLASIM_CHECK(route.rows.size() == batch_.rows().size(), "route and batch disagree on the row count");
+  for (std::size_t i = 0; i < route.rows.size(); ++i) {
+    const BatchRow& row = batch_.rows()[i];
+    const RowRoute& rr = route.rows[i];
+    MLASIM_CHECK(rr.q == row.num_scheduled_tokens && rr.nct == row.num_computed_tokens, "route row mismatch");
+    s.rows.push_back({name(row.req_id), row.num_scheduled_tokens, row.num_computed_tokens, row.num_prompt_tokens,
+                      to_string(rr.region), to_string(rr.path), rr.fresh_on_decode_path, rr.reason});
+  }
+  s.reorder_modified = route.modified;
+  s.num_decodes = route.num_decodes;
+  s.num_decode_tokens = route.num_decode_tokens;
+  s.num_prefills = route.num_prefills;
+  s.num_prefill_tokens = route.num_prefill_tokens;
+  s.num_mqa_tokens = route.num_mqa_tokens;
+  s.num_mha_tokens = route.num_mha_tokens;
+  s.split_reason = route.batch_reason;
+  if (metadata_.prefill && metadata_.prefill->chunked_context.num_chunks > 0) {
+    const PrefillMetadata& p = *metadata_.prefill;
+    ContextChunksRecord& c = s.context_chunks;
+    c.workspace_size = p.chunked_context.workspace_size;
+    c.max_context_chunk = p.chunked_context.max_context_chunk;
+    c.num_chunks = p.chunked_context.num_chunks;
+    for (int r = 0; r < p.num_rows; ++r)
+      c.ids.push_back(name(batch_.rows()[static_cast<std::size_t>(p.row_start + r)].req_id));
+    c.chunk_lens = p.chunked_context.seq_lens;
+  }
   for (const NewRequestData& n : out.scheduled_new_reqs) {
     s.new_reqs.push_back(name(n.req_id));
     s.new_block_ids.emplace_back(name(n.req_id), n.block_ids);

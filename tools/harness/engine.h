@@ -5,7 +5,9 @@
 #include <memory>
 #include <vector>
 
+#include "attention/attention_metadata.h"
 #include "attention/input_batch.h"
+#include "attention/routing_config.h"
 #include "sim/scenario.h"
 #include "sim/scheduler.h"
 #include "tools/harness/run_record.h"
@@ -26,15 +28,20 @@ class Engine {
 
   const Scheduler& scheduler() const { return scheduler_; }
   const InputBatch& input_batch() const { return batch_; }
+  const RoutingConfig& routing_config() const { return routing_; }
+  // The attention metadata of the latest step (reordered row order).
+  const AttentionMetadata& attention_metadata() const { return metadata_; }
 
  private:
   void admit_arrivals();
-  void record_step(const SchedulerOutput& out);
+  void record_step(const SchedulerOutput& out, const BatchRoute& route);
   void record_finished(const Request& r);
 
   const Scenario& scenario_;
   Scheduler scheduler_;
   InputBatch batch_;
+  RoutingConfig routing_;
+  AttentionMetadata metadata_;
   std::vector<int> arrival_order_;  // scenario indices sorted by (arrival_step, index)
   std::size_t next_arrival_ = 0;
   int step_ = 0;

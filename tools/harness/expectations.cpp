@@ -80,9 +80,12 @@ void check_step(Checker& c, const StepExpectation& e, const StepRecord& r) {
   }
   if (e.new_block_ids && !same_map(*e.new_block_ids, r.new_block_ids))
     c.fail(p + "new_block_ids", show_map(*e.new_block_ids), show_map(r.new_block_ids));
-  const bool wants_routing = e.num_decodes || e.num_decode_tokens || e.num_prefills || e.num_prefill_tokens ||
-                             e.num_mqa_tokens || e.num_mha_tokens;
-  if (wants_routing) c.fail(p + "routing fields", "a routed step", "routing is not computed by this mlasim yet");
+  c.eq(p + "num_decodes", e.num_decodes, r.num_decodes);
+  c.eq(p + "num_decode_tokens", e.num_decode_tokens, r.num_decode_tokens);
+  c.eq(p + "num_prefills", e.num_prefills, r.num_prefills);
+  c.eq(p + "num_prefill_tokens", e.num_prefill_tokens, r.num_prefill_tokens);
+  c.eq(p + "num_mqa_tokens", e.num_mqa_tokens, r.num_mqa_tokens);
+  c.eq(p + "num_mha_tokens", e.num_mha_tokens, r.num_mha_tokens);
 }
 
 }  // namespace
@@ -121,8 +124,16 @@ std::vector<ExpectationFailure> check_expectations(const Scenario& scenario, con
       c.eq(p + "output", e.output, outputs);
     }
   }
-  for (const std::string& inv : ex.invariants)
-    failures.push_back({scenario.source, "invariant " + inv, "checked", "routing is not computed by this mlasim yet"});
+  for (const std::string& inv : ex.invariants) {
+    if (inv != kInvariantNoFreshPrefillOnDecodePath) continue;  // the loader admits no other name
+    for (const StepRecord& st : run.steps)
+      for (const RowRecord& row : st.rows)
+        if (row.fresh_on_decode_path)
+          failures.push_back({scenario.source, fmt::format("invariant {} at step {}", inv, st.step),
+                              "no row with nct = 0 on the decode path",
+                              fmt::format("{} (q={}, nct=0, P={}) took the decode path: {}", row.id, row.q,
+                                          row.prompt_len, row.reason)});
+  }
   return failures;
 }
 

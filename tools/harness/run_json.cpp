@@ -28,6 +28,14 @@ std::string run_record_to_json(const RunRecord& run) {
     for (const auto& [id, q] : s.num_scheduled_tokens) w.key(id).value(q);
     w.end_object();
     w.key("total_num_scheduled_tokens").value(s.total_num_scheduled_tokens);
+    w.key("num_decodes").value(s.num_decodes);
+    w.key("num_decode_tokens").value(s.num_decode_tokens);
+    w.key("num_prefills").value(s.num_prefills);
+    w.key("num_prefill_tokens").value(s.num_prefill_tokens);
+    w.key("num_mqa_tokens").value(s.num_mqa_tokens);
+    w.key("num_mha_tokens").value(s.num_mha_tokens);
+    w.key("reorder_modified").value(s.reorder_modified);
+    w.key("split_reason").value(s.split_reason);
     w.key("rows").begin_array();
     for (const RowRecord& r : s.rows) {
       w.begin_object();
@@ -35,6 +43,10 @@ std::string run_record_to_json(const RunRecord& run) {
       w.key("q").value(r.q);
       w.key("nct").value(r.nct);
       w.key("prompt_len").value(r.prompt_len);
+      w.key("region").value(r.region);
+      w.key("path").value(r.path);
+      w.key("fresh_on_decode_path").value(r.fresh_on_decode_path);
+      w.key("reason").value(r.reason);
       w.end_object();
     }
     w.end_array();
@@ -44,6 +56,15 @@ std::string run_record_to_json(const RunRecord& run) {
     w.key("finished").string_array(s.finished);
     id_map(w, "new_block_ids", s.new_block_ids);
     id_map(w, "scheduled_spec_decode_tokens", s.spec_decode_tokens);
+    w.key("context_chunks").begin_object();
+    w.key("workspace_size").value(s.context_chunks.workspace_size);
+    w.key("max_context_chunk").value(s.context_chunks.max_context_chunk);
+    w.key("num_chunks").value(s.context_chunks.num_chunks);
+    w.key("ids").string_array(s.context_chunks.ids);
+    w.key("chunk_lens").begin_array();
+    for (const auto& lens : s.context_chunks.chunk_lens) w.int_array(lens);
+    w.end_array();
+    w.end_object();
     w.key("num_free_blocks").value(s.num_free_blocks);
     w.end_object();
   }

@@ -15,6 +15,21 @@ struct RowRecord {
   int q = 0;           // num_scheduled_tokens
   int nct = 0;         // num_computed_tokens before the step
   int prompt_len = 0;  // P
+  // Routing (spec/routing.md): the row's region under the profile's reorder, the MLA path its
+  // tokens take, whether it is a fresh prefill (nct == 0) on the decode path, and why.
+  std::string region;  // decode | short_extend | long_extend | prefill
+  std::string path;    // mqa (decode path, absorbed) | mha (prefill path)
+  bool fresh_on_decode_path = false;
+  std::string reason;
+};
+
+// The chunked context of the prefill-path rows with context (routing.md §4).
+struct ContextChunksRecord {
+  int workspace_size = 0;      // W
+  int max_context_chunk = 0;   // MCC
+  int num_chunks = 0;
+  std::vector<std::string> ids;              // prefill-path rows, batch order
+  std::vector<std::vector<int>> chunk_lens;  // [chunk][row]
 };
 
 struct StepRecord {
@@ -31,6 +46,17 @@ struct StepRecord {
   std::vector<std::pair<std::string, std::vector<int>>> new_block_ids;
   std::vector<std::pair<std::string, std::vector<int>>> spec_decode_tokens;  // drafts verified this step
   int num_free_blocks = 0;  // after scheduling, before this step's finished requests free theirs
+  // The split of the reordered batch and MLA's forward split.
+  bool reorder_modified = false;
+  int num_decodes = 0, num_decode_tokens = 0, num_prefills = 0, num_prefill_tokens = 0;
+  int num_mqa_tokens = 0, num_mha_tokens = 0;
+  std::string split_reason;  // the split rule or SGLang dispatch, in words
+  ContextChunksRecord context_chunks;
+  int num_fresh_on_decode_path() const {
+    int n = 0;
+    for (const RowRecord& r : rows) n += r.fresh_on_decode_path;
+    return n;
+  }
 };
 
 struct RequestRecord {

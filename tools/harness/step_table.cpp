@@ -16,14 +16,27 @@ std::string id_list(const char* label, const std::vector<std::string>& ids) {
 }  // namespace
 
 std::string format_step_line(const StepRecord& s) {
-  std::string out = fmt::format("step {:>4}: total_toks={} free_blocks={} |", s.step, s.total_num_scheduled_tokens,
-                                s.num_free_blocks);
-  for (const RowRecord& r : s.rows) out += fmt::format(" {}(q={},nct={},P={})", r.id, r.q, r.nct, r.prompt_len);
+  // "num_mqa=.. num_mha=.. total_toks=.." is the form of the observation being reproduced.
+  std::string out = fmt::format("step {:>4}: num_mqa={} num_mha={} total_toks={} decodes={}/{} prefills={}/{} free_blocks={} |",
+                                s.step, s.num_mqa_tokens, s.num_mha_tokens, s.total_num_scheduled_tokens, s.num_decodes,
+                                s.num_decode_tokens, s.num_prefills, s.num_prefill_tokens, s.num_free_blocks);
+  for (const RowRecord& r : s.rows) {
+    out += fmt::format(" {}(q={},nct={},P={})={}", r.id, r.q, r.nct, r.prompt_len, r.path);
+    if (r.fresh_on_decode_path) out += "[fresh-on-decode-path]";
+  }
   out += " |";
   out += id_list("new", s.new_reqs);
   out += id_list("resumed", s.resumed);
   out += id_list("preempted", s.preempted);
   out += id_list("finished", s.finished);
+  if (s.context_chunks.num_chunks > 0)
+    out += fmt::format(" context_chunks={}x{}", s.context_chunks.num_chunks, s.context_chunks.max_context_chunk);
+  return out;
+}
+
+std::string format_step_explanation(const StepRecord& s) {
+  std::string out = fmt::format("       batch: {}{}\n", s.split_reason, s.reorder_modified ? " (batch reordered)" : "");
+  for (const RowRecord& r : s.rows) out += fmt::format("       {} -> {}: {}\n", r.id, r.path, r.reason);
   return out;
 }
 

@@ -9,6 +9,8 @@
 namespace mlasim {
 
 std::string format_step_line(const StepRecord& s);
+// `--explain`: the split rule and, per row, why it took its path.
+std::string format_step_explanation(const StepRecord& s);
 std::string format_request_summary(const RunRecord& run);
 
 }  // namespace mlasim

@@ -1,7 +1,48 @@
 // `mlasim golden update SCENARIO...`: regenerate goldens from the reference backend.
+#include <iostream>
+#include <map>
+
+#include "sim/scenario_loader.h"
+#include "tools/harness/check_runner.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {
+namespace {
+
+int update_goldens(const std::vector<std::string>& inputs, const std::string& golden_dir) {
+  Result<std::vector<std::string>> files = collect_scenarios(inputs);
+  if (!files) {
+    std::cerr << files.error().format() << "\n";
+    return kExitBadInput;
+  }
+  // Load everything first: nothing is written unless every scenario is valid and names are unique.
+  std::map<std::string, std::string> by_name;
+  for (const std::string& f : files.value()) {
+    Result<Scenario> s = load_scenario_file(f);
+    if (!s) {
+      std::cerr << s.error().format() << "\n";
+      return kExitBadInput;
+    }
+    auto [it, inserted] = by_name.emplace(s.value().name, f);
+    if (!inserted) {
+      std::cerr << f << ": error: name: scenario name \"" << s.value().name << "\" is also used by " << it->second
+                << "\n  hint: goldens live in golden/<name>/, so names must be unique\n";
+      return kExitBadInput;
+    }
+  }
+  const std::string generator = std::string("mlasim ") + MLASIM_VERSION + " (commit " + MLASIM_GIT_COMMIT + ")";
+  for (const std::string& f : files.value()) {
+    Result<std::string> written = update_split_golden(f, golden_dir, generator);
+    if (!written) {
+      std::cerr << written.error().format() << "\n";
+      return kExitBadInput;
+    }
+    std::cout << "wrote " << written.value() << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
 
 void add_golden_command(CLI::App& app, int& exit_code) {
   auto scenarios = std::make_shared<std::vector<std::string>>();
@@ -11,12 +52,13 @@ void add_golden_command(CLI::App& app, int& exit_code) {
   cmd->require_subcommand(1);
   CLI::App* update = cmd->add_subcommand(
       "update",
-      "Regenerate golden/<name>/ (split.txt, logits) for each SCENARIO from the CPU reference in double\n"
-      "precision, atomically (write beside, then rename), stamping provenance.\n"
+      "Regenerate golden/<name>/split.txt for each SCENARIO (files or directories) from a replay,\n"
+      "atomically (write beside, then rename), stamping the generator version and commit. Every\n"
+      "scenario is loaded first: a bad one means nothing is written.\n"
       "Example: mlasim golden update scenarios/seed/lone_one_token_prompt.yaml");
   update->add_option("scenarios", *scenarios, "Scenario files or directories")->required();
   update->add_option("--golden-dir", *golden_dir, "Where goldens live (default: golden)");
-  update->callback([&exit_code] { exit_code = not_implemented("golden update", "golden generation"); });
+  update->callback([scenarios, golden_dir, &exit_code] { exit_code = update_goldens(*scenarios, *golden_dir); });
 }
 
 }  // namespace mlasim::cli

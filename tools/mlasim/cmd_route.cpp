@@ -1,4 +1,12 @@
 // `mlasim route --batch ...`: reorder and split one explicit batch.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <sstream>
+
+#include "attention/route.h"
+#include "attention/routing_config.h"
+#include "tools/harness/json_writer.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {
@@ -14,6 +22,94 @@ struct RouteOptions {
   bool no_reorder = false;
   bool json = false;
 };
+
+// Parses "q:nct:P,q:nct:P"; on error prints a message naming the entry and returns false.
+bool parse_batch(const std::string& text, std::vector<RowInput>& rows) {
+  std::stringstream in(text);
+  std::string entry;
+  int index = 0;
+  while (std::getline(in, entry, ',')) {
+    RowInput r;
+    char c1 = 0, c2 = 0;
+    std::stringstream e(entry);
+    std::string rest;
+    if (!(e >> r.q >> c1 >> r.nct >> c2 >> r.prompt_len) || c1 != ':' || c2 != ':' || (e >> rest) || r.q < 0 ||
+        r.nct < 0 || r.prompt_len < 1) {
+      std::cerr << "--batch: entry " << index << " \"" << entry
+                << "\" is not q:nct:P with q >= 0, nct >= 0, P >= 1\n  hint: e.g. --batch 1:20:10,1:0:1\n";
+      return false;
+    }
+    rows.push_back(r);
+    ++index;
+  }
+  if (rows.empty()) {
+    std::cerr << "--batch: no rows\n  hint: e.g. --batch 1:0:1\n";
+    return false;
+  }
+  return true;
+}
+
+int run_route(const RouteOptions& o) {
+  std::vector<RowInput> rows;
+  if (!parse_batch(o.batch, rows)) return kExitBadInput;
+  std::optional<int> threshold;
+  if (o.threshold > 0) threshold = o.threshold;
+  std::optional<QueryLenSupport> support;
+  if (!o.query_len_support.empty()) support = parse_query_len_support(o.query_len_support);
+  const RoutingConfig config = make_routing_config(*parse_engine_profile(o.profile), *parse_attention_backend(o.backend),
+                                                   threshold, support, o.spec_tokens);
+  const BatchRoute r = route_batch(rows, config, !o.no_reorder);
+  if (o.json) {
+    JsonWriter w;
+    w.begin_object();
+    w.key("profile").value(o.profile);
+    w.key("backend").value(o.backend);
+    w.key("decode_threshold").value(config.decode_threshold);
+    w.key("require_uniform").value(config.require_uniform);
+    w.key("order").int_array(r.order);
+    w.key("modified").value(r.modified);
+    w.key("num_decodes").value(r.num_decodes);
+    w.key("num_prefills").value(r.num_prefills);
+    w.key("num_decode_tokens").value(r.num_decode_tokens);
+    w.key("num_prefill_tokens").value(r.num_prefill_tokens);
+    w.key("num_mqa_tokens").value(r.num_mqa_tokens);
+    w.key("num_mha_tokens").value(r.num_mha_tokens);
+    w.key("reason").value(r.batch_reason);
+    w.key("rows").begin_array();
+    for (const RowRoute& row : r.rows) {
+      w.begin_object();
+      w.key("input_index").value(row.input_index);
+      w.key("q").value(row.q);
+      w.key("nct").value(row.nct);
+      w.key("prompt_len").value(row.prompt_len);
+      w.key("region").value(to_string(row.region));
+      w.key("path").value(to_string(row.path));
+      w.key("fresh_on_decode_path").value(row.fresh_on_decode_path);
+      w.key("reason").value(row.reason);
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    std::cout << w.str();
+    return kExitOk;
+  }
+  std::cout << fmt::format("profile {} ({}), backend {}, T={}, require_uniform={}\n", o.profile,
+                           modeled_vllm_version(config.profile), o.backend, config.decode_threshold,
+                           config.require_uniform ? "true" : "false");
+  std::string order;
+  for (int i : r.order) order += (order.empty() ? "" : ",") + std::to_string(i);
+  std::cout << "order: " << order << (r.modified ? "  (reordered)" : "  (unchanged)") << "\n";
+  std::cout << fmt::format("num_decodes={} num_prefills={} num_decode_tokens={} num_prefill_tokens={}\n", r.num_decodes,
+                           r.num_prefills, r.num_decode_tokens, r.num_prefill_tokens);
+  std::cout << fmt::format("num_mqa={} num_mha={} total_toks={}\n", r.num_mqa_tokens, r.num_mha_tokens,
+                           r.num_actual_tokens());
+  std::cout << "batch: " << r.batch_reason << "\n";
+  for (const RowRoute& row : r.rows)
+    std::cout << fmt::format("  row {} (q={},nct={},P={}) region={} path={}{}\n      {}\n", row.input_index, row.q,
+                             row.nct, row.prompt_len, to_string(row.region), to_string(row.path),
+                             row.fresh_on_decode_path ? " [fresh-on-decode-path]" : "", row.reason);
+  return kExitOk;
+}
 
 }  // namespace
 
@@ -36,7 +132,7 @@ void add_route_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--spec-tokens", o->spec_tokens, "Speculative tokens k")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-reorder", o->no_reorder, "Split the batch in the given order, without reordering");
   cmd->add_flag("--json", o->json, "Print JSON instead of text");
-  cmd->callback([&exit_code] { exit_code = not_implemented("route", "batch routing"); });
+  cmd->callback([o, &exit_code] { exit_code = run_route(*o); });
 }
 
 }  // namespace mlasim::cli

@@ -36,14 +36,17 @@ int run(const RunOptions& o) {
   }
   if (int rc = check_device(o.device); rc != kExitOk) return rc;
   if (!o.logits_dir.empty()) return not_implemented("run", "--logits-dir");
-  if (o.explain) return not_implemented("run", "--explain");
   if (!o.compare_profile.empty()) return not_implemented("run", "--compare-profile");
   if (!o.injects.empty()) return not_implemented("run", "--inject");
   if (!o.dry_run) return not_implemented("run", "the MLA model (run with --dry-run for scheduler and routing only)");
   const Scenario& scenario = loaded.value();
   std::cout << describe_scenario(scenario) << "\n";
   Engine engine(scenario);
-  while (!engine.done()) std::cout << format_step_line(engine.step()) << "\n";
+  while (!engine.done()) {
+    const StepRecord& st = engine.step();
+    std::cout << format_step_line(st) << "\n";
+    if (o.explain) std::cout << format_step_explanation(st);
+  }
   RunRecord record = engine.run();
   std::cout << "\n" << format_request_summary(record);
   std::vector<ExpectationFailure> failures = check_expectations(scenario, record);

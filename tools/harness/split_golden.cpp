@@ -1,0 +1,106 @@
+// The canonical split printer and the golden comparison.
+#include "tools/harness/split_golden.h"
+
+#include <fmt/format.h>
+
+#include <sstream>
+#include <vector>
+
+#include "sim/seeded_tokens.h"
+#include "tools/harness/scenario_printer.h"
+
+namespace mlasim {
+namespace {
+
+std::string joined(const std::vector<std::string>& ids) {
+  std::string out;
+  for (std::size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + ids[i];
+  return out.empty() ? "-" : out;
+}
+
+std::string ints(const std::vector<int>& v) {
+  std::string out;
+  for (int x : v) out += std::to_string(x) + ",";
+  return out;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) out.push_back(line);
+  return out;
+}
+
+std::string header_value(const std::vector<std::string>& lines, const std::string& key) {
+  const std::string prefix = "# " + key + ": ";
+  for (const auto& l : lines)
+    if (l.rfind(prefix, 0) == 0) return l.substr(prefix.size());
+  return "";
+}
+
+}  // namespace
+
+std::string scenario_fingerprint(const Scenario& s) {
+  std::string canon = describe_scenario(s);
+  for (const RequestSpec& r : s.requests)
+    canon += fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}\n", r.id, r.arrival_step, ints(r.prompt), r.max_tokens,
+                         r.min_tokens, r.ignore_eos, ints(r.stop_token_ids), ints(r.output), r.priority,
+                         ints(r.accepted_drafts));
+  // describe_scenario names the source file; the fingerprint must not depend on where it lives.
+  const std::string src = "(" + s.source + ")";
+  if (auto pos = canon.find(src); pos != std::string::npos) canon.erase(pos, src.size());
+  return fmt::format("{:016x}", stable_hash(canon));
+}
+
+std::string format_split_line(const StepRecord& st) {
+  std::string rows;
+  for (const RowRecord& r : st.rows) rows += fmt::format("{}{}:{}[{},{}]", rows.empty() ? "" : " ", r.id, r.path, r.q, r.nct);
+  return fmt::format("step {} | decode {}/{} prefill {}/{} | {} | preempted {} | finished {}", st.step, st.num_decodes,
+                     st.num_decode_tokens, st.num_prefills, st.num_prefill_tokens, rows.empty() ? "-" : rows,
+                     joined(st.preempted), joined(st.finished));
+}
+
+std::string format_split_golden(const Scenario& scenario, const RunRecord& run, const std::string& generator) {
+  std::string out = fmt::format("# mlasim split golden, format {}\n", kSplitGoldenFormat);
+  out += fmt::format("# scenario: {}\n", scenario.name);
+  out += fmt::format("# fingerprint: {}\n", scenario_fingerprint(scenario));
+  out += fmt::format("# generator: {}\n", generator);
+  out += "# step | decode reqs/tokens prefill reqs/tokens | id:path[q,nct] in batch order | preempted | finished\n";
+  for (const StepRecord& st : run.steps) out += format_split_line(st) + "\n";
+  return out;
+}
+
+GoldenComparison compare_split_golden(const std::string& golden_path, const std::string& golden_text,
+                                      const std::string& actual_text) {
+  GoldenComparison c;
+  const std::vector<std::string> golden = lines_of(golden_text), actual = lines_of(actual_text);
+  c.stale = header_value(golden, "fingerprint") != header_value(actual, "fingerprint");
+  // Step lines with their 1-based line numbers in the golden file.
+  std::vector<std::pair<int, std::string>> g, a;
+  for (std::size_t i = 0; i < golden.size(); ++i)
+    if (!golden[i].empty() && golden[i][0] != '#') g.emplace_back(static_cast<int>(i) + 1, golden[i]);
+  for (const auto& l : actual)
+    if (!l.empty() && l[0] != '#') a.emplace_back(0, l);
+  const std::string stale_note =
+      c.stale ? "\n  note: the scenario changed since this golden was written (fingerprint differs); if the new "
+                "split is intended, run `mlasim golden update`"
+              : "";
+  for (std::size_t i = 0; i < std::max(g.size(), a.size()); ++i) {
+    const std::string* exp = i < g.size() ? &g[i].second : nullptr;
+    const std::string* act = i < a.size() ? &a[i].second : nullptr;
+    if (exp && act && *exp == *act) continue;
+    c.match = false;
+    int line = i < g.size() ? g[i].first : (g.empty() ? 1 : g.back().first + 1);
+    c.message = fmt::format("{}:{}: split differs from the golden\n  expected: {}\n  actual:   {}{}", golden_path, line,
+                            exp ? *exp : "(no more steps)", act ? *act : "(no more steps)", stale_note);
+    return c;
+  }
+  return c;
+}
+
+std::string split_golden_path(const std::string& golden_dir, const std::string& scenario_name) {
+  return golden_dir + "/" + scenario_name + "/split.txt";
+}
+
+}  // namespace mlasim

@@ -1,0 +1,37 @@
+// Split goldens (DESIGN.md "Goldens"): golden/<scenario>/split.txt from a canonical printer, one
+// line per step (decode reqs/tokens, prefill reqs/tokens, per row id:path[q,nct] in batch order,
+// preempted and finished), compared exactly, with the first difference reported.
+#pragma once
+
+#include <string>
+
+#include "sim/scenario.h"
+#include "sim/status.h"
+#include "tools/harness/run_record.h"
+
+namespace mlasim {
+
+inline constexpr int kSplitGoldenFormat = 1;
+
+// A 16-hex-digit hash of everything that determines the run (configuration, every request's
+// tokens and parameters), not of comments, descriptions or the expect block.
+std::string scenario_fingerprint(const Scenario& scenario);
+
+std::string format_split_line(const StepRecord& step);
+// Header (format, scenario name and fingerprint, generator version) and one line per step.
+std::string format_split_golden(const Scenario& scenario, const RunRecord& run, const std::string& generator);
+
+struct GoldenComparison {
+  bool match = true;
+  std::string message;  // empty when match; otherwise the first difference, expected vs actual
+  bool stale = false;   // the golden's fingerprint differs from the scenario's
+};
+
+// Compares the step lines (header lines starting with '#' are not compared, except that a
+// fingerprint change is reported as stale). `golden_path` names the file in messages.
+GoldenComparison compare_split_golden(const std::string& golden_path, const std::string& golden_text,
+                                      const std::string& actual_text);
+
+std::string split_golden_path(const std::string& golden_dir, const std::string& scenario_name);
+
+}  // namespace mlasim
