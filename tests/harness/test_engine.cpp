@@ -60,24 +60,35 @@ TEST_CASE("steps with nothing alive are skipped so step numbers follow arrival_s
   CHECK(run.steps[1].new_reqs == std::vector<std::string>{"b"});
 }
 
-TEST_CASE("batch rows follow the persistent batch, not the scheduling order", "[engine]") {
+TEST_CASE("batch rows follow the persistent batch, then the profile's reorder", "[engine]") {
   // a finishes at step 1, leaving a hole at row 0 that the new request c fills at step 2.
-  Scenario s = load("version: 1\nscheduler: {max_num_batched_tokens: 64, max_num_seqs: 4, max_model_len: 64}\n"
-                    "requests:\n  - {id: a, prompt: [3], max_tokens: 2}\n"
-                    "  - {id: b, prompt: [4], max_tokens: 5}\n"
-                    "  - {id: c, prompt: [5], max_tokens: 2, arrival_step: 2}\n");
-  RunRecord run = Engine(s).run();
-  REQUIRE(run.steps.size() >= 3);
+  const std::string text =
+      "version: 1\nscheduler: {max_num_batched_tokens: 64, max_num_seqs: 4, max_model_len: 64}\n"
+      "requests:\n  - {id: a, prompt: [3], max_tokens: 2}\n"
+      "  - {id: b, prompt: [4], max_tokens: 5}\n"
+      "  - {id: c, prompt: [5], max_tokens: 2, arrival_step: 2}\n";
   auto ids = [](const StepRecord& st) {
     std::vector<std::string> out;
     for (const auto& r : st.rows) out.push_back(r.id);
     return out;
   };
+  // SGLang does not reorder: the rows are the persistent batch as the model runner keeps it.
+  Result<Scenario> sglang = load_scenario_text(text, "t.yaml", {"engine.profile=sglang"});
+  REQUIRE(sglang.ok());
+  RunRecord run = Engine(sglang.value()).run();
+  REQUIRE(run.steps.size() >= 3);
   CHECK(ids(run.steps[1]) == std::vector<std::string>{"a", "b"});
   CHECK(run.steps[1].finished == std::vector<std::string>{"a"});
   // Scheduling order is running-first (b, then the new c); the batch puts c into a's old row 0.
   CHECK(run.steps[2].num_scheduled_tokens == std::vector<std::pair<std::string, int>>{{"b", 1}, {"c", 1}});
   CHECK(ids(run.steps[2]) == std::vector<std::string>{"c", "b"});
+  // vllm-current (4 regions): the decode b (region 0) is swapped ahead of the fresh c (region 3).
+  RunRecord current = Engine(load(text)).run();
+  CHECK(ids(current.steps[2]) == std::vector<std::string>{"b", "c"});
+  CHECK(current.steps[2].reorder_modified);
+  CHECK(current.steps[2].rows[1].region == "prefill");
+  CHECK(current.steps[2].rows[1].path == "mqa");  // T = 512 (FlashAttn-MLA): every row decodes
+  CHECK(current.steps[2].rows[1].fresh_on_decode_path);
 }
 
 TEST_CASE("the run JSON is byte-identical across runs and names DESIGN.md's fields", "[engine]") {
