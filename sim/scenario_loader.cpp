@@ -41,57 +41,60 @@ bool is_index(const std::string& s) {
   return !s.empty() && s.size() < 9 && s.find_first_not_of("0123456789") == std::string::npos;
 }
 
+[[noreturn]] void override_error(const std::string& label, int column, const std::string& message,
+                                 const std::string& hint) {
+  Error e;
+  e.file = label;
+  e.line = 1;
+  e.column = column;
+  e.message = message;
+  e.hint = hint;
+  throw LoadError{e};
+}
+
 void apply_override(YAML::Node& root, YamlReader& reader, const std::string& set) {
   const std::string label = "<--set " + set + ">";
-  auto bad = [&](int column, const std::string& msg, const std::string& hint) {
-    Error e;
-    e.file = label;
-    e.line = 1;
-    e.column = column;
-    e.message = msg;
-    e.hint = hint;
-    throw LoadError{e};
-  };
   std::size_t eq = set.find('=');
   if (eq == std::string::npos || eq == 0)
-    bad(1, "expected key=value", "for example --set engine.profile=strict or --set requests.0.max_tokens=4");
+    override_error(label, 1, "expected key=value",
+                   "for example --set engine.profile=strict or --set requests.0.max_tokens=4");
   std::vector<std::string> parts = split_path(set.substr(0, eq));
   std::string normalized;
+  auto parse_value = [&]() {
+    try {
+      return YAML::Load(set.substr(eq + 1));
+    } catch (const YAML::Exception& ex) {
+      override_error(label, static_cast<int>(eq) + 2 + std::max(ex.mark.column, 0), "cannot parse the value: " + ex.msg,
+                     "quote the value for the shell; lists are written [a, b]");
+    }
+  };
   YAML::Node cur = root;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const std::string& part = parts[i];
-    if (part.empty()) bad(1, "empty key segment in \"" + set.substr(0, eq) + "\"", "separate keys with single dots");
+    if (part.empty())
+      override_error(label, 1, "empty key segment in \"" + set.substr(0, eq) + "\"", "separate keys with single dots");
     const bool last = i + 1 == parts.size();
     YAML::Node next;
     if (cur.IsSequence()) {
       if (!is_index(part) || std::stoul(part) >= cur.size())
-        bad(1, normalized + " is a list of " + std::to_string(cur.size()) + " entries; \"" + part + "\" is not an index",
+        override_error(
+            label, 1,
+            normalized + " is a list of " + std::to_string(cur.size()) + " entries; \"" + part + "\" is not an index",
             "address list entries by 0-based index, e.g. requests.0.max_tokens");
       std::size_t idx = std::stoul(part);
       normalized = index_key(normalized, idx);
       if (last) {
-        YAML::Node value;
-        try {
-          value = YAML::Load(set.substr(eq + 1));
-        } catch (const YAML::Exception& ex) {
-          bad(static_cast<int>(eq) + 2 + std::max(ex.mark.column, 0), "cannot parse the value: " + ex.msg, "");
-        }
-        cur[idx] = value;
+        cur[idx] = parse_value();
         break;
       }
       next.reset(cur[idx]);
     } else {
       if (cur.IsDefined() && !cur.IsMap() && !cur.IsNull())
-        bad(1, normalized + " is not a mapping, so it has no key \"" + part + "\"", "");
+        override_error(label, 1, normalized + " is not a mapping, so it has no key \"" + part + "\"",
+                       "see scenarios/README.md for the keys under " + normalized);
       normalized = join_key(normalized, part);
       if (last) {
-        YAML::Node value;
-        try {
-          value = YAML::Load(set.substr(eq + 1));
-        } catch (const YAML::Exception& ex) {
-          bad(static_cast<int>(eq) + 2 + std::max(ex.mark.column, 0), "cannot parse the value: " + ex.msg, "");
-        }
-        cur[part] = value;
+        cur[part] = parse_value();
         break;
       }
       if (!cur[part]) cur[part] = YAML::Node(YAML::NodeType::Map);
@@ -166,8 +169,10 @@ Scenario read_scenario(const YamlReader& r, const YAML::Node& root, const std::s
            "this mlasim reads scenario version 1");
   if (root["name"]) s.name = r.read_string(root["name"], "name");
   if (root["description"]) s.description = r.read_string(root["description"], "description");
-  if (root["model"]) read_model_section(r, root["model"], s.model);
-  else s.model = *model_preset("tiny");
+  if (root["model"])
+    read_model_section(r, root["model"], s.model);
+  else
+    s.model = *model_preset("tiny");
   if (root["scheduler"]) read_scheduler_section(r, root["scheduler"], s.scheduler);
   if (root["engine"]) read_engine_section(r, root["engine"], s.engine);
   if (root["parallel"]) read_parallel_section(r, root["parallel"], s.parallel);

@@ -9,6 +9,7 @@
 
 #include "attention/input_batch.h"
 #include "scheduler_test_util.h"
+#include "sim/seeded_tokens.h"
 
 using namespace mlasim;
 
@@ -16,11 +17,10 @@ namespace {
 
 struct Rng {
   std::uint64_t s;
-  std::uint64_t next() {
-    std::uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
+  std::uint64_t next() {  // the splitmix64 generator
+    const std::uint64_t z = splitmix64(s);
+    s += 0x9E3779B97F4A7C15ULL;
+    return z;
   }
   int uniform(int lo, int hi) { return lo + static_cast<int>(next() % static_cast<std::uint64_t>(hi - lo + 1)); }
   bool coin(int percent) { return uniform(0, 99) < percent; }
