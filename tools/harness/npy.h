@@ -1,0 +1,24 @@
+// NumPy .npy files (format 1.0) of 2-D little-endian float arrays: logits [rows, vocab].
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/status.h"
+
+namespace mlasim {
+
+struct NpyArray {
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::vector<double> data;  // row-major; values as stored (float32 widened exactly)
+};
+
+// The bytes of a float32 ('<f4') C-order array of shape (rows, cols).
+std::string npy_float32_bytes(std::int64_t rows, std::int64_t cols, const std::vector<float>& data);
+// Parses .npy bytes ('<f4' or '<f8', C order, 1-D or 2-D); errors name the file and the header key.
+Result<NpyArray> parse_npy(const std::string& bytes, const std::string& path);
+Result<NpyArray> read_npy(const std::string& path);
+
+}  // namespace mlasim
