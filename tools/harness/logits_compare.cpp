@@ -1,0 +1,83 @@
+// The logits comparison and its tolerance classes.
+#include "tools/harness/logits_compare.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace mlasim {
+
+LogitsTolerance logits_tolerance(const std::string& compute) {
+  if (compute == "fp64")
+    return {"fp64", 1e-10, 1e-10, 1e-18,
+            "both sides in double: the two MLA forms agree to ~1e-15 relative (associativity only), so "
+            "anything above 1e-10 is a real difference"};
+  if (compute == "bf16")
+    return {"bf16", 3e-2, 2.01 / 128, 1e-4,
+            "bf16 storage (unit roundoff 2^-8 = 3.9e-3) compounds over norms, both MLA forms, the MLP and "
+            "lm_head: a few bf16 ulps at O(1) logits; rel 2.01/128 is FlashMLA's decode rule"};
+  return {"fp32", 1e-4, 1e-3, 1e-8,
+          "fp32 accumulation over reductions of up to a few thousand terms gives ~1e-6..1e-5 relative "
+          "error per logit at O(1) magnitudes; the cosine difference scales as the error squared"};
+}
+
+LogitsComparison compare_logits(const std::vector<double>& a, const std::vector<double>& r, long rows, long cols,
+                                const LogitsTolerance& tol) {
+  LogitsComparison c;
+  c.rows = rows;
+  c.cols = cols;
+  if (a.size() != r.size() || static_cast<long>(a.size()) != rows * cols) {
+    c.pass = false;
+    c.shape_error = fmt::format("{} values against a golden of {} ({} rows x {} columns expected)", a.size(), r.size(),
+                                rows, cols);
+    return c;
+  }
+  double dot = 0, norms = 0;
+  for (long i = 0; i < rows; ++i) {
+    long arg_a = -1, arg_r = -1;
+    double best_a = -INFINITY, best_r = -INFINITY, second_r = -INFINITY;
+    for (long j = 0; j < cols; ++j) {
+      const double x = a[static_cast<std::size_t>(i * cols + j)], y = r[static_cast<std::size_t>(i * cols + j)];
+      const bool fx = std::isfinite(x), fy = std::isfinite(y);
+      if (!fx || !fy) {
+        const bool same = (std::isnan(x) && std::isnan(y)) || (!std::isnan(x) && !std::isnan(y) && x == y);
+        if (!same) ++c.num_nonfinite_mismatches;
+        continue;
+      }
+      const double d = std::fabs(x - y), rel = d / (std::fabs(y) + 1e-6);
+      if (d > c.max_abs) c.max_abs = d, c.max_abs_row = i, c.max_abs_col = j;
+      if (rel > c.max_rel) c.max_rel = rel, c.max_rel_row = i, c.max_rel_col = j;
+      if (!(d < tol.abs_tol) && !(rel < tol.rel_tol)) ++c.num_failing;
+      dot += x * y;
+      norms += x * x + y * y;
+      if (x > best_a) best_a = x, arg_a = j;
+      if (y > best_r) second_r = best_r, best_r = y, arg_r = j;
+      else if (y > second_r) second_r = y;
+    }
+    if (arg_a != arg_r && !(best_r - second_r < tol.abs_tol)) {
+      if (c.top1_mismatches++ == 0) c.first_top1_mismatch_row = i;
+    }
+  }
+  c.cos_diff = norms > 0 ? 1.0 - 2.0 * dot / norms : 0.0;
+  c.pass = c.num_nonfinite_mismatches == 0 && c.num_failing == 0 && c.cos_diff <= tol.cos_tol && c.top1_mismatches == 0;
+  return c;
+}
+
+std::string LogitsComparison::summary(const LogitsTolerance& tol, const std::vector<std::string>& labels) const {
+  auto label = [&](long row) {
+    return row >= 0 && row < static_cast<long>(labels.size()) ? labels[static_cast<std::size_t>(row)]
+                                                               : fmt::format("row {}", row);
+  };
+  if (!shape_error.empty()) return "logits shape differs from the golden: " + shape_error;
+  std::string out = fmt::format(
+      "logits {} ({} class): max abs {:.3e} at {} token {}, max rel {:.3e} at {} token {}, cos diff {:.3e} "
+      "(tol abs {:.0e} rel {:.2e} cos {:.0e}), {} of {} elements outside, {} NaN/inf mismatches, {} top-1 "
+      "mismatches",
+      pass ? "match" : "DIFFER", tol.name, max_abs, label(max_abs_row), max_abs_col, max_rel, label(max_rel_row),
+      max_rel_col, cos_diff, tol.abs_tol, tol.rel_tol, tol.cos_tol, num_failing, rows * cols, num_nonfinite_mismatches,
+      top1_mismatches);
+  if (top1_mismatches > 0) out += fmt::format(" (first at {})", label(first_top1_mismatch_row));
+  return out;
+}
+
+}  // namespace mlasim

@@ -1,0 +1,44 @@
+// Comparing logits with a golden (FlashMLA's comparison rule, spec/mla.md §5): NaN/inf positions
+// must match; an element passes if |a - r| < abs_tol or |a - r| / (|r| + 1e-6) < rel_tol; the
+// cosine difference 1 - 2·Σ(a·r) / Σ(a² + r²) (fp64) must be <= cos_tol; and the top-1 token of
+// every row must agree unless the golden's top two are closer than abs_tol (a tie).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace mlasim {
+
+struct LogitsTolerance {
+  std::string name;    // tolerance class, e.g. "fp32"
+  double abs_tol = 0;
+  double rel_tol = 0;
+  double cos_tol = 0;
+  std::string reason;  // why these numbers
+};
+
+// The class for logits computed with `compute` precision ("fp64", "fp32", "bf16") against the
+// fp64 golden.
+LogitsTolerance logits_tolerance(const std::string& compute);
+
+struct LogitsComparison {
+  bool pass = true;
+  long rows = 0, cols = 0;
+  long num_nonfinite_mismatches = 0;  // NaN/inf pattern differences
+  long num_failing = 0;               // elements outside both abs and rel tolerance
+  double max_abs = 0;                 // over finite pairs
+  long max_abs_row = -1, max_abs_col = -1;
+  double max_rel = 0;
+  long max_rel_row = -1, max_rel_col = -1;
+  double cos_diff = 0;
+  long top1_mismatches = 0;           // rows whose argmax differs (ties excluded)
+  long first_top1_mismatch_row = -1;
+  std::string shape_error;            // non-empty when the shapes differ
+  // One line: the verdict and the worst element; `row_label(row)` names a row (step, id, position).
+  std::string summary(const LogitsTolerance& tol, const std::vector<std::string>& row_labels) const;
+};
+
+LogitsComparison compare_logits(const std::vector<double>& actual, const std::vector<double>& golden, long rows,
+                                long cols, const LogitsTolerance& tol);
+
+}  // namespace mlasim
