@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "attention/backend.h"
 #include "sim/check.h"
 #include "sim/teacher_forcing.h"
 
@@ -16,8 +17,11 @@ constexpr int kMaxIdleSteps = 1000;
 
 }  // namespace
 
-Engine::Engine(const Scenario& scenario)
-    : scenario_(scenario), scheduler_(scenario.scheduler, scenario.model), routing_(make_routing_config(scenario)) {
+Engine::Engine(const Scenario& scenario, EngineOptions options)
+    : scenario_(scenario),
+      options_(options),
+      scheduler_(scenario.scheduler, scenario.model),
+      routing_(make_routing_config(scenario)) {
   arrival_order_.resize(scenario.requests.size());
   std::iota(arrival_order_.begin(), arrival_order_.end(), 0);
   std::stable_sort(arrival_order_.begin(), arrival_order_.end(), [&](int a, int b) {
@@ -35,9 +39,7 @@ Engine::Engine(const Scenario& scenario)
   }
 }
 
-bool Engine::done() const {
-  return next_arrival_ == arrival_order_.size() && !scheduler_.has_unfinished_requests();
-}
+bool Engine::done() const { return next_arrival_ == arrival_order_.size() && !scheduler_.has_unfinished_requests(); }
 
 void Engine::admit_arrivals() {
   if (!scheduler_.has_unfinished_requests() && next_arrival_ < arrival_order_.size()) {
@@ -66,6 +68,7 @@ const StepRecord& Engine::step() {
   const std::string problem = metadata_.validate();
   MLASIM_CHECK(problem.empty(), "inconsistent attention metadata at step " + std::to_string(step_) + ": " + problem);
   record_step(out_, route);
+  if (options_.backend) run_model(out_);
   teacher_force(scheduler_, out_, model_output_);
   for (const Request& r : scheduler_.update_from_output(out_, model_output_)) record_finished(r);
   idle_steps_ = out_.total_num_scheduled_tokens == 0 ? idle_steps_ + 1 : 0;
@@ -117,14 +120,73 @@ void Engine::record_step(const SchedulerOutput& out, const BatchRoute& route) {
   }
   const CachedRequestData& c = out.scheduled_cached_reqs;
   for (int i = 0; i < c.num_reqs(); ++i) {
-    if (c.resumed_from_preemption[static_cast<std::size_t>(i)]) s.resumed.push_back(name(c.req_ids[static_cast<std::size_t>(i)]));
+    if (c.resumed_from_preemption[static_cast<std::size_t>(i)])
+      s.resumed.push_back(name(c.req_ids[static_cast<std::size_t>(i)]));
     if (!c.new_block_ids[static_cast<std::size_t>(i)].empty())
-      s.new_block_ids.emplace_back(name(c.req_ids[static_cast<std::size_t>(i)]), c.new_block_ids[static_cast<std::size_t>(i)]);
+      s.new_block_ids.emplace_back(name(c.req_ids[static_cast<std::size_t>(i)]),
+                                   c.new_block_ids[static_cast<std::size_t>(i)]);
   }
   for (ReqId id : out.preempted_req_ids) s.preempted.push_back(name(id));
   for (const auto& [id, drafts] : out.scheduled_spec_decode_tokens) s.spec_decode_tokens.emplace_back(name(id), drafts);
   s.num_free_blocks = scheduler_.num_free_blocks();
   record_.steps.push_back(std::move(s));
+}
+
+void Engine::run_model(const SchedulerOutput& out) {
+  // Token ids per token in reordered row order: the request's known tokens, then its drafts.
+  std::vector<int> token_ids;
+  token_ids.reserve(static_cast<std::size_t>(out.total_num_scheduled_tokens));
+  struct Sample {
+    ReqId id;
+    int row, num_tokens, last_position;
+  };
+  std::vector<Sample> samples;
+  const auto rows = batch_.rows();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const BatchRow& row = rows[i];
+    const Request* r = scheduler_.request(row.req_id);
+    MLASIM_CHECK(r != nullptr, "a scheduled request is not alive");
+    const std::vector<int>* drafts = nullptr;
+    for (const auto& [id, d] : out.scheduled_spec_decode_tokens)
+      if (id == row.req_id) drafts = &d;
+    const int known = r->num_tokens();
+    for (int j = 0; j < row.num_scheduled_tokens; ++j) {
+      const int pos = row.num_computed_tokens + j;
+      if (pos < known) {
+        token_ids.push_back(r->all_token_ids[static_cast<std::size_t>(pos)]);
+      } else {
+        MLASIM_CHECK(drafts && pos - known < static_cast<int>(drafts->size()), "a scheduled position has no token");
+        token_ids.push_back((*drafts)[static_cast<std::size_t>(pos - known)]);
+      }
+    }
+    const int end = row.num_computed_tokens + row.num_scheduled_tokens;
+    if (end >= known) {  // not a partial prefill chunk: samples the last token and every draft
+      const int num_drafts = drafts ? static_cast<int>(drafts->size()) : 0;
+      samples.push_back({row.req_id, static_cast<int>(i), 1 + num_drafts, end - 1});
+    }
+  }
+  // Canonical order: scenario request order, so logits line up whatever the reorder did.
+  std::sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) { return a.id < b.id; });
+  StepInputs in;
+  in.metadata = &metadata_;
+  in.token_ids = token_ids;
+  in.force_prefill_path = options_.force_prefill_path;
+  for (const Sample& sm : samples) {
+    in.sample_rows.push_back(sm.row);
+    in.num_sample_tokens.push_back(sm.num_tokens);
+  }
+  StepOutputs outputs = options_.backend->run_step(in);
+  LogitsRecord& rec = record_.logits;
+  rec.vocab_size = outputs.vocab_size;
+  for (const Sample& sm : samples)
+    for (int k = sm.num_tokens - 1; k >= 0; --k)
+      rec.index.push_back({step_, scenario_.requests[static_cast<std::size_t>(sm.id)].id, sm.last_position - k});
+  std::size_t wanted = 0;
+  for (const Sample& sm : samples) wanted += static_cast<std::size_t>(sm.num_tokens);
+  MLASIM_CHECK(outputs.logits.size() == wanted * static_cast<std::size_t>(outputs.vocab_size),
+               "the backend returned a different number of logit rows than requested");
+  rec.values.insert(rec.values.end(), outputs.logits.begin(), outputs.logits.end());
+  rec.values_f64.insert(rec.values_f64.end(), outputs.logits_f64.begin(), outputs.logits_f64.end());
 }
 
 void Engine::record_finished(const Request& r) {

@@ -14,9 +14,16 @@
 
 namespace mlasim {
 
+class Backend;
+
+struct EngineOptions {
+  Backend* backend = nullptr;       // the model; nullptr = dry run (scheduler + routing only)
+  bool force_prefill_path = false;  // golden mode: every token through the prefill (MHA) form
+};
+
 class Engine {
  public:
-  explicit Engine(const Scenario& scenario);
+  explicit Engine(const Scenario& scenario, EngineOptions options = {});
 
   // True once every request has arrived and finished.
   bool done() const;
@@ -36,8 +43,10 @@ class Engine {
   void admit_arrivals();
   void record_step(const SchedulerOutput& out, const BatchRoute& route);
   void record_finished(const Request& r);
+  void run_model(const SchedulerOutput& out);
 
   const Scenario& scenario_;
+  EngineOptions options_;
   Scheduler scheduler_;
   InputBatch batch_;
   RoutingConfig routing_;

@@ -69,10 +69,29 @@ struct RequestRecord {
   int num_output_tokens() const { return static_cast<int>(token_ids.size()) - num_prompt_tokens; }
 };
 
+// One row of logits: the output at `position` of request `id` in `step`, predicting the token at
+// position + 1 (DESIGN.md logits_index.json).
+struct LogitsRow {
+  int step = 0;
+  std::string id;
+  int position = 0;
+};
+
+// Logits of every sampling row, in a canonical order (step, then scenario request order, then
+// position) so runs under different profiles, devices and TP sizes line up row for row.
+struct LogitsRecord {
+  int vocab_size = 0;
+  std::vector<LogitsRow> index;
+  std::vector<float> values;       // [index.size(), vocab_size]
+  std::vector<double> values_f64;  // the same before rounding, when the backend computes in double
+  bool empty() const { return index.empty(); }
+};
+
 struct RunRecord {
   std::string scenario;  // name
   std::vector<StepRecord> steps;
   std::vector<RequestRecord> requests;  // scenario order
+  LogitsRecord logits;                  // empty for a dry run
 };
 
 }  // namespace mlasim
