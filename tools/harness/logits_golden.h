@@ -1,0 +1,40 @@
+// Logits files (DESIGN.md): logits.npy (float32 [rows, vocab]) + logits_index.json (per row:
+// step, id, position), and for goldens meta.yaml (provenance, reference precision, tolerances
+// and why). Reading checks the files against each other; comparing checks the index exactly,
+// then the values within a tolerance class.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/scenario.h"
+#include "sim/status.h"
+#include "tools/harness/logits_compare.h"
+#include "tools/harness/run_record.h"
+
+namespace mlasim {
+
+// Writes logits.npy and logits_index.json into `dir` (which must exist), atomically each.
+Status write_logits_files(const std::string& dir, const LogitsRecord& logits);
+// Golden: the files above from the fp64 values, plus meta.yaml.
+Status write_logits_golden(const std::string& dir, const Scenario& scenario, const LogitsRecord& logits,
+                           const std::string& generator);
+
+struct LogitsFiles {
+  std::vector<LogitsRow> index;
+  long rows = 0, cols = 0;
+  std::vector<double> values;
+};
+Result<LogitsFiles> read_logits_files(const std::string& dir);
+
+// A fingerprint of the model (dimensions, seed, eps, RoPE): goldens of the same model share it.
+std::string model_fingerprint(const ModelConfig& model);
+
+struct LogitsCheck {
+  bool pass = true;
+  std::string message;  // "logits ..." summary; names the first index difference when rows differ
+};
+LogitsCheck check_logits_against(const LogitsFiles& golden, const LogitsRecord& actual, const LogitsTolerance& tol,
+                                 const std::string& golden_dir);
+
+}  // namespace mlasim
