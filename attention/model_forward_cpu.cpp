@@ -1,0 +1,143 @@
+// Decoder layer forward on the CPU with tensor-parallel partial sums in rank order.
+#include "attention/model_forward_cpu.h"
+
+#include <algorithm>
+
+#include "attention/attention_metadata.h"
+#include "attention/mla_ops.h"
+#include "attention/tp_shard.h"
+
+namespace mlasim {
+namespace {
+
+using ll = long long;
+
+template <typename T>
+std::vector<T> convert(const WeightTensor& t) {
+  return std::vector<T>(t.values.begin(), t.values.end());
+}
+
+template <typename T>
+void rope(const CpuStepPlan& plan, T* x, int token) {
+  const RopeAngles& a = plan.angles[static_cast<size_t>(token)];
+  if (plan.faults.has(Fault::kRopeNeoxInsteadOfInterleaved)) {
+    apply_rope_neox(x, a);
+  } else {
+    apply_rope_interleaved(x, a);
+  }
+}
+
+// sum += partial, element by element (the all-reduce, ranks added in order).
+template <typename T>
+void accumulate(std::vector<T>& sum, const std::vector<T>& partial) {
+  for (size_t i = 0; i < sum.size(); ++i) sum[i] += partial[i];
+}
+
+}  // namespace
+
+template <typename T>
+CpuModel<T> to_cpu_model(const MlaWeights& w) {
+  CpuModel<T> m;
+  m.config = w.config;
+  m.embed_tokens = convert<T>(w.embed_tokens);
+  m.norm = convert<T>(w.norm);
+  m.lm_head = convert<T>(w.lm_head);
+  for (const MlaLayerWeights& l : w.layers) {
+    m.layers.push_back({convert<T>(l.input_layernorm), convert<T>(l.q_proj), convert<T>(l.q_a_proj),
+                        convert<T>(l.q_a_layernorm), convert<T>(l.q_b_proj), convert<T>(l.kv_a_proj_with_mqa),
+                        convert<T>(l.kv_a_layernorm), convert<T>(l.kv_b_proj), convert<T>(l.o_proj),
+                        convert<T>(l.post_attention_layernorm), convert<T>(l.gate_proj), convert<T>(l.up_proj),
+                        convert<T>(l.down_proj)});
+  }
+  m.inv_freq = yarn_inv_freq(w.config);
+  m.scale = softmax_scale(w.config);
+  return m;
+}
+
+template <typename T>
+void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan, std::vector<T>& h, LatentCache<T>& cache) {
+  const ModelConfig& c = model.config;
+  const CpuLayerWeights<T>& w = model.layers[static_cast<size_t>(layer)];
+  const AttentionMetadata& md = *plan.md;
+  const MlaDims dims = mla_dims(c);
+  const int n = md.num_actual_tokens, d = c.hidden_size, H = dims.num_heads, dqk = dims.d_qk(), L = dims.latent_dim();
+  const int r_q = c.q_lora_rank, inter = c.intermediate_size;
+  const auto at = [](int token, int width) { return static_cast<size_t>(token) * static_cast<size_t>(width); };
+
+  // Attention input, the replicated parts: RMSNorm, c_q (r_q > 0), [c_kv | k_pe].
+  std::vector<T> x(at(n, d)), cq(at(n, std::max(r_q, 1))), latent(at(n, L));
+  for (int t = 0; t < n; ++t) {
+    rms_norm(&h[at(t, d)], w.input_layernorm.data(), d, c.rms_norm_eps, &x[at(t, d)]);
+    if (r_q > 0) {
+      linear(w.q_a_proj.data(), d, 0, r_q, 0, d, &x[at(t, d)], &cq[at(t, r_q)]);
+      rms_norm(&cq[at(t, r_q)], w.q_a_layernorm.data(), r_q, c.rms_norm_eps, &cq[at(t, r_q)]);
+    }
+    T* lat = &latent[at(t, L)];
+    linear(w.kv_a_proj_with_mqa.data(), d, 0, L, 0, d, &x[at(t, d)], lat);
+    if (!plan.faults.has(Fault::kKvNormDropped)) rms_norm(lat, w.kv_a_layernorm.data(), dims.r_kv, c.rms_norm_eps, lat);
+    rope(plan, lat + dims.r_kv, t);
+  }
+  // The cache write comes first, for every token (routing.md §4).
+  for (int t = 0; t < n; ++t) {
+    if (!plan.write_cache[static_cast<size_t>(t)]) continue;
+    const T* src = &latent[at(t, L)];
+    std::copy(src, src + L, cache.row(md.slot_mapping[static_cast<size_t>(t)]));
+  }
+
+  // Per rank: its heads' q, attention in both forms, partial o_proj; summed in rank order.
+  std::vector<T> q(at(n, H * dqk)), o(at(n, H * dims.d_v)), attn_sum(at(n, d), T(0)), partial(at(n, d));
+  const int num_reqs = md.num_reqs, ndec = plan.num_decode_form_rows;
+  for (int rank = 0; rank < plan.tp; ++rank) {
+    const TpShard s = tp_shard(c, plan.tp, rank);
+    for (int t = 0; t < n; ++t) {
+      T* qt = &q[at(t, H * dqk)];
+      if (r_q == 0) {
+        linear(w.q_proj.data(), d, s.head_begin * dqk, s.head_end * dqk, 0, d, &x[at(t, d)], qt + s.head_begin * dqk);
+      } else {
+        linear(w.q_b_proj.data(), r_q, s.head_begin * dqk, s.head_end * dqk, 0, r_q, &cq[at(t, r_q)], qt + s.head_begin * dqk);
+      }
+      for (int hh = s.head_begin; hh < s.head_end; ++hh) rope(plan, qt + hh * dqk + dims.d_n, t);
+    }
+    MlaAttentionParams<T> p{dims, s.head_begin, s.head_end, w.kv_b_proj.data(), model.scale, plan.faults};
+    if (ndec > 0) mla_decode_form(p, md, 0, ndec, q.data(), cache, o.data());
+    if (ndec < num_reqs) mla_prefill_form(p, md, ndec, num_reqs, plan.prefill_chunks, q.data(), latent.data(), cache, o.data());
+    const int cols = (s.head_end - s.head_begin) * dims.d_v, col0 = s.head_begin * dims.d_v;
+    for (int t = 0; t < n; ++t)
+      linear(w.o_proj.data(), H * dims.d_v, 0, d, col0, cols, &o[at(t, H * dims.d_v) + static_cast<size_t>(col0)], &partial[at(t, d)]);
+    accumulate(attn_sum, partial);
+  }
+  accumulate(h, attn_sum);
+
+  // MLP: column-parallel gate/up, row-parallel down, summed in rank order.
+  std::vector<T> mlp_sum(at(n, d), T(0)), g(static_cast<size_t>(inter)), u(static_cast<size_t>(inter));
+  for (int t = 0; t < n; ++t) rms_norm(&h[at(t, d)], w.post_attention_layernorm.data(), d, c.rms_norm_eps, &x[at(t, d)]);
+  for (int rank = 0; rank < plan.tp; ++rank) {
+    const TpShard s = tp_shard(c, plan.tp, rank);
+    const int m = s.mlp_end - s.mlp_begin;
+    for (int t = 0; t < n; ++t) {
+      linear(w.gate_proj.data(), d, s.mlp_begin, s.mlp_end, 0, d, &x[at(t, d)], g.data());
+      linear(w.up_proj.data(), d, s.mlp_begin, s.mlp_end, 0, d, &x[at(t, d)], u.data());
+      swiglu(g.data(), u.data(), m, g.data());
+      linear(w.down_proj.data(), inter, 0, d, s.mlp_begin, m, g.data(), &partial[at(t, d)]);
+    }
+    accumulate(mlp_sum, partial);
+  }
+  accumulate(h, mlp_sum);
+}
+
+template <typename T>
+void final_logits(const CpuModel<T>& model, const T* h_t, T* logits) {
+  const int d = model.config.hidden_size;
+  std::vector<T> x(static_cast<size_t>(d));
+  rms_norm(h_t, model.norm.data(), d, model.config.rms_norm_eps, x.data());
+  linear(model.lm_head.data(), d, 0, model.config.vocab_size, 0, d, x.data(), logits);
+}
+
+template CpuModel<float> to_cpu_model<float>(const MlaWeights&);
+template CpuModel<double> to_cpu_model<double>(const MlaWeights&);
+template void layer_forward<float>(const CpuModel<float>&, int, const CpuStepPlan&, std::vector<float>&, LatentCache<float>&);
+template void layer_forward<double>(const CpuModel<double>&, int, const CpuStepPlan&, std::vector<double>&, LatentCache<double>&);
+template void final_logits<float>(const CpuModel<float>&, const float*, float*);
+template void final_logits<double>(const CpuModel<double>&, const double*, double*);
+
+}  // namespace mlasim

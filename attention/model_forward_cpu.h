@@ -1,0 +1,53 @@
+// One step of the MLA model on the CPU (spec/mla.md §2, §9; routing.md §4): the weights converted
+// to the scalar type, one decoder layer with tensor-parallel partial sums, the final norm and
+// lm_head. Used by CpuBackend; templated on the scalar type.
+#pragma once
+
+#include <vector>
+
+#include "attention/faults.h"
+#include "attention/latent_cache.h"
+#include "attention/mla_attention_cpu.h"
+#include "attention/mla_weights.h"
+#include "attention/rope.h"
+
+namespace mlasim {
+
+template <typename T>
+struct CpuLayerWeights {  // MlaLayerWeights in T (same names and layouts)
+  std::vector<T> input_layernorm, q_proj, q_a_proj, q_a_layernorm, q_b_proj, kv_a_proj_with_mqa, kv_a_layernorm,
+      kv_b_proj, o_proj, post_attention_layernorm, gate_proj, up_proj, down_proj;
+};
+
+template <typename T>
+struct CpuModel {
+  ModelConfig config;
+  std::vector<T> embed_tokens, norm, lm_head;
+  std::vector<CpuLayerWeights<T>> layers;
+  std::vector<double> inv_freq;  // yarn_inv_freq(config)
+  double scale = 0.0;            // softmax_scale(config)
+};
+
+template <typename T>
+CpuModel<T> to_cpu_model(const MlaWeights& weights);
+
+// What one step's layers need besides the weights, derived once per step.
+struct CpuStepPlan {
+  const AttentionMetadata* md = nullptr;
+  int tp = 1;
+  FaultSet faults;
+  int num_decode_form_rows = 0;    // rows [0, n) through the decode form (0 when forced to prefill)
+  std::vector<std::vector<ContextChunk>> prefill_chunks;  // per row of [n, num_reqs)
+  std::vector<RopeAngles> angles;  // per token, at its position
+  std::vector<bool> write_cache;   // per token: its latent goes to its slot
+};
+
+// h [N, d] in place: h += MLA(RMSNorm(h)); h += MLP(RMSNorm(h)). Writes the layer's cache first.
+template <typename T>
+void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan, std::vector<T>& h, LatentCache<T>& cache);
+
+// logits[V] = lm_head(RMSNorm(h_t, model.norm)).
+template <typename T>
+void final_logits(const CpuModel<T>& model, const T* h_t, T* logits);
+
+}  // namespace mlasim
