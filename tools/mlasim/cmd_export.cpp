@@ -1,7 +1,34 @@
 // `mlasim export SCENARIO -o DIR`: the scenario's model as a Hugging Face DeepSeek-V3 checkpoint.
+#include <iostream>
+
+#include "attention/mla_weights.h"
+#include "sim/scenario_loader.h"
+#include "tools/harness/model_export.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {
+namespace {
+
+int run_export(const std::string& scenario_path, const std::string& out_dir) {
+  Result<Scenario> loaded = load_scenario_file(scenario_path);
+  if (!loaded) {
+    std::cerr << loaded.error().format() << "\n";
+    return kExitBadInput;
+  }
+  const MlaWeights weights = seeded_weights(loaded.value().model);
+  if (Status st = export_hf_checkpoint(out_dir, weights); !st) {
+    std::cerr << st.error().format() << "\n";
+    return kExitBadInput;
+  }
+  long long numel = 0;
+  const auto tensors = weights.tensors();
+  for (const NamedWeight& w : tensors) numel += w.tensor->numel();
+  std::cout << "wrote " << out_dir << "/config.json and " << out_dir << "/model.safetensors (" << tensors.size()
+            << " tensors, " << numel << " float32 values)\n";
+  return kExitOk;
+}
+
+}  // namespace
 
 void add_export_command(CLI::App& app, int& exit_code) {
   auto scenario = std::make_shared<std::string>();
@@ -13,7 +40,7 @@ void add_export_command(CLI::App& app, int& exit_code) {
       "Example: mlasim export scenarios/seed/lone_one_token_prompt.yaml -o /tmp/tiny-mla");
   cmd->add_option("scenario", *scenario, "Scenario YAML file")->required();
   cmd->add_option("-o,--output", *out_dir, "Output directory")->required();
-  cmd->callback([&exit_code] { exit_code = not_implemented("export", "model export"); });
+  cmd->callback([scenario, out_dir, &exit_code] { exit_code = run_export(*scenario, *out_dir); });
 }
 
 }  // namespace mlasim::cli
