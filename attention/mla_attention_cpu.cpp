@@ -106,7 +106,7 @@ void mla_decode_form(const MlaAttentionParams<T>& p, const AttentionMetadata& md
   const MlaDims& d = p.dims;
   const int H = d.num_heads, nh = p.head_end - p.head_begin, L = d.latent_dim(), dqk = d.d_qk();
   const int dkv = d.d_n + d.d_v;
-  MLASIM_CHECK(cache.row_dim == L, "latent cache row width differs from r_kv + d_r");
+  MLASIM_CHECK(cache.row_dim() == L, "latent cache row width differs from r_kv + d_r");
   const bool transposed = p.faults.has(Fault::kWUkTransposed);
   const T scale = static_cast<T>(p.faults.has(Fault::kDecodeScale1OverSqrt576) ? 1.0 / std::sqrt(static_cast<double>(L))
                                                                                  : p.scale);

@@ -81,7 +81,7 @@ void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan,
   for (int t = 0; t < n; ++t) {
     if (!plan.write_cache[static_cast<size_t>(t)]) continue;
     const T* src = &latent[at(t, L)];
-    std::copy(src, src + L, cache.row(md.slot_mapping[static_cast<size_t>(t)]));
+    std::copy(src, src + L, cache.mutable_row(md.slot_mapping[static_cast<size_t>(t)]));
   }
 
   // Per rank: its heads' q, attention in both forms, partial o_proj; summed in rank order.

@@ -44,7 +44,7 @@ struct FormsFixture {
     cache = LatentCache<double>(64, 4, L, std::numeric_limits<double>::quiet_NaN());
     for (int r = 0; r < step.md.num_reqs; ++r)
       for (int j = 0; j < step.md.seq_lens[static_cast<size_t>(r)]; ++j) {
-        double* row = cache.row(cache.slot_of(step.md.block_table[static_cast<size_t>(r)], j));
+        double* row = cache.mutable_row(cache.slot_of(step.md.block_table[static_cast<size_t>(r)], j));
         for (int i = 0; i < L; ++i) row[i] = rnd();
       }
     latent.resize(static_cast<size_t>(n) * L);
@@ -126,4 +126,18 @@ TEST_CASE("merge_attn_states: log-sum-exp merge, empty sides", "[mla]") {
   merge_attn_states(a, 0.25, b, ninf, 2, o, &lse);
   CHECK(o[1] == 2.0);
   CHECK(lse == 0.25);
+}
+
+TEST_CASE("latent cache: slots through the block table, blocks allocated on first write", "[mla]") {
+  LatentCache<double> c(8192, 16, 576, std::numeric_limits<double>::quiet_NaN());  // vLLM's default pool
+  CHECK(c.num_slots() == 8192 * 16);
+  const std::vector<int> table{7, 3, StepDriver::kUnusedBlockId};
+  CHECK(c.slot_of(table, 0) == 7 * 16);
+  CHECK(c.slot_of(table, 17) == 3 * 16 + 1);
+  CHECK_FALSE(c.block_allocated(3));
+  CHECK(std::isnan(c.row(c.slot_of(table, 17))[0]));
+  c.mutable_row(c.slot_of(table, 17))[5] = 2.5;
+  CHECK(c.block_allocated(3));
+  CHECK(c.row(3 * 16 + 1)[5] == 2.5);
+  CHECK(std::isnan(c.row(3 * 16 + 2)[5]));  // the rest of the block keeps the fill
 }

@@ -70,7 +70,7 @@ Problem make_problem(int heads, int batch, int s_q, int s_k, int block_size) {
   p.cache = LatentCache<double>(num_blocks, block_size, L, std::nan(""));
   for (int r = 0; r < batch; ++r)
     for (int j = 0; j < s_k; ++j) {
-      double* row = p.cache.row(p.cache.slot_of(p.md.block_table[static_cast<size_t>(r)], j));
+      double* row = p.cache.mutable_row(p.cache.slot_of(p.md.block_table[static_cast<size_t>(r)], j));
       for (int i = 0; i < L; ++i) row[i] = rng.uniform(-1, 1) * 0.1732;
     }
   p.latent.resize(static_cast<size_t>(n) * L);
@@ -94,8 +94,10 @@ Typed<T> typed(const Problem& p) {
   t.q.assign(p.q.begin(), p.q.end());
   t.latent.assign(p.latent.begin(), p.latent.end());
   t.kv_b.assign(p.kv_b.begin(), p.kv_b.end());
-  t.cache = LatentCache<T>(p.cache.num_blocks, p.cache.block_size, p.cache.row_dim, T(0));
-  t.cache.data.assign(p.cache.data.begin(), p.cache.data.end());
+  const LatentCache<double>& c = p.cache;
+  t.cache = LatentCache<T>(c.num_blocks(), c.block_size(), c.row_dim(), static_cast<T>(c.fill()));
+  for (int slot = 0; slot < c.num_slots(); ++slot)
+    if (c.block_allocated(slot / c.block_size())) std::copy_n(c.row(slot), c.row_dim(), t.cache.mutable_row(slot));
   t.out.assign(static_cast<size_t>(p.md.num_actual_tokens) * p.dims.num_heads * p.dims.d_v, T(0));
   t.params = {p.dims, 0, p.dims.num_heads, nullptr, 0.1147214, FaultSet{}};
   t.params.kv_b_proj = t.kv_b.data();
