@@ -14,6 +14,7 @@
 #include "tools/harness/expectations.h"
 #include "tools/harness/atomic_file.h"
 #include "tools/harness/json_writer.h"
+#include "tools/harness/logits_golden.h"
 #include "tools/harness/split_golden.h"
 
 namespace mlasim {
@@ -58,6 +59,25 @@ void check_split_golden(const Scenario& s, const RunRecord& record, const CheckO
   if (!cmp.match) c.messages.push_back(cmp.message);
 }
 
+// The logits golden check: the index exactly, then the values within the backend's class.
+void check_logits_golden(const Scenario& s, const RunRecord& record, const CheckOptions& options, ScenarioCheck& c) {
+  const std::string dir = options.golden_dir + "/" + s.name;
+  c.num_checks += 1;
+  if (!fs::exists(dir + "/logits.npy")) {
+    c.messages.push_back(fmt::format("{}/logits.npy: no logits golden; write it with `mlasim golden update {}`", dir, c.path));
+    return;
+  }
+  Result<LogitsFiles> golden = read_logits_files(dir);
+  if (!golden) {
+    c.status = CheckStatus::kBadInput;
+    c.messages.push_back(golden.error().format());
+    return;
+  }
+  LogitsCheck lc = check_logits_against(golden.value(), record.logits,
+                                        logits_tolerance(precision_class(options.replay)), dir);
+  if (!lc.pass) c.messages.push_back(lc.message);
+}
+
 }  // namespace
 
 Result<std::string> update_split_golden(const std::string& scenario_path, const std::string& golden_dir,
@@ -65,7 +85,7 @@ Result<std::string> update_split_golden(const std::string& scenario_path, const 
   Result<Scenario> loaded = load_scenario_file(scenario_path);
   if (!loaded) return loaded.error();
   const Scenario& s = loaded.value();
-  RunRecord record = Engine(s).run();
+  RunRecord record = replay(s, golden_replay_options());
   const std::string path = split_golden_path(golden_dir, s.name);
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
@@ -76,7 +96,9 @@ Result<std::string> update_split_golden(const std::string& scenario_path, const 
     return e;
   }
   if (Status st = write_file_atomically(path, format_split_golden(s, record, generator)); !st) return st.error();
-  return path;
+  const std::string dir = fs::path(path).parent_path().string();
+  if (Status st = write_logits_golden(dir, s, record.logits, generator); !st) return st.error();
+  return dir;
 }
 
 ScenarioCheck check_scenario(const std::string& path, const CheckOptions& options) {
@@ -91,12 +113,12 @@ ScenarioCheck check_scenario(const std::string& path, const CheckOptions& option
   } else {
     const Scenario& s = loaded.value();
     c.name = s.name;
-    Engine engine(s);
-    RunRecord record = engine.run();
+    RunRecord record = replay(s, options.replay);
     c.num_checks = count_expectation_checks(s);
     for (const ExpectationFailure& f : check_expectations(s, record)) c.messages.push_back(f.format());
     check_split_golden(s, record, options, c);
-    if (!c.messages.empty()) c.status = CheckStatus::kFail;
+    if (options.replay.with_model) check_logits_golden(s, record, options, c);
+    if (!c.messages.empty() && c.status == CheckStatus::kPass) c.status = CheckStatus::kFail;
   }
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return c;

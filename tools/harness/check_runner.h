@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/status.h"
+#include "tools/harness/replay.h"
 
 namespace mlasim {
 
@@ -22,10 +23,12 @@ struct ScenarioCheck {
 
 struct CheckOptions {
   std::string golden_dir = "golden";
+  ReplayOptions replay;  // the backend under test (CPU float by default; faults for --inject)
 };
 
-// `mlasim golden update`: replays the scenario file and writes golden/<name>/split.txt
-// atomically (creating the folder). Returns the path written.
+// `mlasim golden update`: replays the scenario file and writes golden/<name>/split.txt, and
+// with the fp64 reference (TP 1, every token on the prefill path) logits.npy, logits_index.json
+// and meta.yaml, each atomically (creating the folder). Returns the folder written.
 Result<std::string> update_split_golden(const std::string& scenario_path, const std::string& golden_dir,
                                         const std::string& generator);
 

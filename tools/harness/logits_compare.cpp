@@ -69,13 +69,15 @@ std::string LogitsComparison::summary(const LogitsTolerance& tol, const std::vec
                                                                : fmt::format("row {}", row);
   };
   if (!shape_error.empty()) return "logits shape differs from the golden: " + shape_error;
+  const std::string worst =
+      max_abs_row < 0 ? std::string("identical finite values")
+                      : fmt::format("max abs {:.3e} at {} token {}, max rel {:.3e} at {} token {}", max_abs,
+                                    label(max_abs_row), max_abs_col, max_rel, label(max_rel_row), max_rel_col);
   std::string out = fmt::format(
-      "logits {} ({} class): max abs {:.3e} at {} token {}, max rel {:.3e} at {} token {}, cos diff {:.3e} "
-      "(tol abs {:.0e} rel {:.2e} cos {:.0e}), {} of {} elements outside, {} NaN/inf mismatches, {} top-1 "
-      "mismatches",
-      pass ? "match" : "DIFFER", tol.name, max_abs, label(max_abs_row), max_abs_col, max_rel, label(max_rel_row),
-      max_rel_col, cos_diff, tol.abs_tol, tol.rel_tol, tol.cos_tol, num_failing, rows * cols, num_nonfinite_mismatches,
-      top1_mismatches);
+      "logits {} ({} class): {}, cos diff {:.3e} (tol abs {:.0e} rel {:.2e} cos {:.0e}), {} of {} elements outside, "
+      "{} NaN/inf mismatches, {} top-1 mismatches",
+      pass ? "match" : "DIFFER", tol.name, worst, cos_diff, tol.abs_tol, tol.rel_tol, tol.cos_tol, num_failing,
+      rows * cols, num_nonfinite_mismatches, top1_mismatches);
   if (top1_mismatches > 0) out += fmt::format(" (first at {})", label(first_top1_mismatch_row));
   return out;
 }

@@ -13,6 +13,20 @@ int not_implemented(const char* command, const char* what) {
   return kExitBadInput;
 }
 
+bool parse_faults(const std::vector<std::string>& names, FaultSet& faults) {
+  for (const std::string& n : names) {
+    std::optional<Fault> f = parse_fault(n);
+    if (!f) {
+      std::cerr << "--inject: unknown fault \"" << n << "\"\n  hint: known faults:";
+      for (Fault known : all_faults()) std::cerr << " " << to_string(known);
+      std::cerr << "\n";
+      return false;
+    }
+    faults.add(*f);
+  }
+  return true;
+}
+
 int check_device(const std::string& device) {
   if (device == "cpu") return kExitOk;
 #ifdef MLASIM_HAVE_CUDA

@@ -14,6 +14,8 @@ struct CheckOptions {
   std::string device = "cpu";
   std::string junit_path;
   std::string json_path;
+  std::vector<std::string> injects;
+  bool dry_run = false;
 };
 
 int run_check(const CheckOptions& o) {
@@ -30,6 +32,9 @@ int run_check(const CheckOptions& o) {
   }
   mlasim::CheckOptions options;
   options.golden_dir = o.golden_dir;
+  options.replay.with_model = !o.dry_run;
+  if (!parse_faults(o.injects, options.replay.faults)) return kExitBadInput;
+  if (o.device == "cuda") return not_implemented("check", "--device cuda (the CUDA backend)");
   std::vector<ScenarioCheck> checks;
   int passed = 0, failed = 0, bad = 0;
   for (const std::string& f : files.value()) {
@@ -59,7 +64,8 @@ void add_check_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "check",
       "Run every scenario under PATH (files or directories) and compare the split (exactly) and the\n"
-      "logits (within the dtype's tolerances) with golden/<name>/, plus each scenario's expect: block.\n"
+      "logits (within the backend's tolerance class) with golden/<name>/, plus each scenario's expect:\n"
+      "block. The CPU backend under test computes in float; goldens are fp64.\n"
       "Prints one line per scenario and a closing `N passed, N failed` line.\n"
       "Exit 0 all pass, 1 a regression, 2 bad input, 77 a GPU was requested and none is present.\n"
       "Example: mlasim check scenarios/ --junit report.xml");
@@ -68,6 +74,8 @@ void add_check_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--device", o->device, "Backend: cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--junit", o->junit_path, "Write a JUnit XML report to FILE");
   cmd->add_option("--json", o->json_path, "Write a JSON report to FILE");
+  cmd->add_option("--inject", o->injects, "Inject a fault into the backend under test (repeatable); see `mlasim run --help`");
+  cmd->add_flag("--dry-run", o->dry_run, "Compare splits and expect: blocks only, without the model and logits");
   cmd->callback([o, &exit_code] { exit_code = run_check(*o); });
 }
 

@@ -1,7 +1,16 @@
 // `mlasim run SCENARIO`: replay one scenario step by step.
 #include <iostream>
 
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "attention/cpu_backend.h"
+#include "attention/mla_weights.h"
 #include "sim/scenario_loader.h"
+#include "tools/harness/logits_golden.h"
+#include "tools/harness/profile_diff.h"
+#include "tools/harness/replay.h"
 #include "tools/harness/atomic_file.h"
 #include "tools/harness/engine.h"
 #include "tools/harness/expectations.h"
@@ -24,7 +33,27 @@ struct RunOptions {
   std::string compare_profile;
   std::vector<std::string> injects;
   std::vector<std::string> sets;
+  std::string golden_dir = "golden";
 };
+
+// Replays under the scenario's profile and `other` in fp64 and prints the differences.
+int compare_profiles(const Scenario& scenario, const std::string& other, const FaultSet& faults) {
+  std::optional<EngineProfile> profile = parse_engine_profile(other);
+  if (!profile) {
+    std::cerr << "--compare-profile: unknown engine profile \"" << other
+              << "\"\n  hint: vllm-2025-early | vllm-0.11 | vllm-3region | vllm-current | strict | sglang\n";
+    return kExitBadInput;
+  }
+  Scenario b = scenario;
+  b.engine.profile = *profile;
+  ReplayOptions options;
+  options.precision = CpuPrecision::kDouble;  // so only the routing, not float rounding, can differ
+  options.faults = faults;
+  const RunRecord ra = replay(scenario, options), rb = replay(b, options);
+  const ProfileDiff d = diff_profiles(ra, rb, to_string(scenario.engine.profile), other, logits_tolerance("fp64"));
+  std::cout << d.text;
+  return kExitOk;
+}
 
 int run(const RunOptions& o) {
   std::vector<std::string> sets = o.sets;
@@ -35,13 +64,31 @@ int run(const RunOptions& o) {
     return kExitBadInput;
   }
   if (int rc = check_device(o.device); rc != kExitOk) return rc;
-  if (!o.logits_dir.empty()) return not_implemented("run", "--logits-dir");
-  if (!o.compare_profile.empty()) return not_implemented("run", "--compare-profile");
-  if (!o.injects.empty()) return not_implemented("run", "--inject");
-  if (!o.dry_run) return not_implemented("run", "the MLA model (run with --dry-run for scheduler and routing only)");
+  if (o.device == "cuda") return not_implemented("run", "--device cuda (the CUDA backend)");
+  FaultSet faults;
+  if (!parse_faults(o.injects, faults)) return kExitBadInput;
+  if (o.dry_run && (!o.logits_dir.empty() || !o.compare_profile.empty() || !faults.empty())) {
+    std::cerr << "mlasim run: --dry-run skips the model, so --logits-dir, --compare-profile and --inject do not apply\n";
+    return kExitBadInput;
+  }
   const Scenario& scenario = loaded.value();
+  if (!o.compare_profile.empty()) return compare_profiles(scenario, o.compare_profile, faults);
+
   std::cout << describe_scenario(scenario) << "\n";
-  Engine engine(scenario);
+  std::optional<MlaWeights> weights;
+  std::unique_ptr<Backend> backend;
+  EngineOptions engine_options;
+  if (!o.dry_run) {
+    weights.emplace(seeded_weights(scenario.model));
+    CpuBackendOptions cpu;
+    cpu.tensor_parallel_size = scenario.parallel.tensor_parallel_size;
+    cpu.num_blocks = scenario.scheduler.num_gpu_blocks;
+    cpu.block_size = scenario.scheduler.block_size;
+    cpu.faults = faults;
+    backend = make_cpu_backend(*weights, cpu, CpuPrecision::kFloat);
+    engine_options.backend = backend.get();
+  }
+  Engine engine(scenario, engine_options);
   while (!engine.done()) {
     const StepRecord& st = engine.step();
     std::cout << format_step_line(st) << "\n";
@@ -49,10 +96,27 @@ int run(const RunOptions& o) {
   }
   RunRecord record = engine.run();
   std::cout << "\n" << format_request_summary(record);
+  int rc = kExitOk;
   std::vector<ExpectationFailure> failures = check_expectations(scenario, record);
   if (int n = count_expectation_checks(scenario); n > 0) {
     if (failures.empty()) std::cout << "expect: all " << n << " checks hold\n";
     for (const auto& f : failures) std::cout << f.format() << "\n";
+  }
+  if (!failures.empty()) rc = kExitRegression;
+  if (backend) {
+    std::cout << "logits: " << record.logits.index.size() << " rows x " << record.logits.vocab_size << " from "
+              << backend->name() << "\n";
+    const std::string golden = o.golden_dir + "/" + scenario.name;
+    if (std::filesystem::exists(golden + "/logits.npy")) {
+      Result<LogitsFiles> files = read_logits_files(golden);
+      if (!files) {
+        std::cerr << files.error().format() << "\n";
+        return kExitBadInput;
+      }
+      LogitsCheck lc = check_logits_against(files.value(), record.logits, logits_tolerance("fp32"), golden);
+      std::cout << "vs " << golden << ": " << lc.message << "\n";
+      if (!lc.pass) rc = kExitRegression;
+    }
   }
   if (!o.json_path.empty()) {
     if (Status st = write_file_atomically(o.json_path, run_record_to_json(record)); !st) {
@@ -60,7 +124,18 @@ int run(const RunOptions& o) {
       return kExitBadInput;
     }
   }
-  return failures.empty() ? kExitOk : kExitRegression;
+  if (!o.logits_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.logits_dir, ec);
+    Status st = ec ? Status(Error{o.logits_dir, 0, 0, "", "cannot create the directory: " + ec.message(), ""})
+                   : write_logits_files(o.logits_dir, record.logits);
+    if (!st) {
+      std::cerr << st.error().format() << "\n";
+      return kExitBadInput;
+    }
+    std::cout << "wrote " << o.logits_dir << "/logits.npy and logits_index.json\n";
+  }
+  return rc;
 }
 
 }  // namespace
@@ -85,8 +160,14 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 8));
   cmd->add_flag("--dry-run", o->dry_run, "Scheduler and routing only; skip the model");
   cmd->add_flag("--explain", o->explain, "Say for each row why it took its path");
-  cmd->add_option("--compare-profile", o->compare_profile, "Run again under engine profile P and diff splits and logits");
-  cmd->add_option("--inject", o->injects, "Inject a known fault into the attention math (repeatable)");
+  cmd->add_option("--compare-profile", o->compare_profile,
+                  "Replay under the scenario's profile and profile P (both fp64) and show where the splits\n"
+                  "differ and whether the logits do");
+  cmd->add_option("--inject", o->injects,
+                  "Inject a known fault into the backend (repeatable): decode_skips_cache_write_for_fresh_rows,\n"
+                  "decode_scale_1_over_sqrt_576, rope_neox_instead_of_interleaved, kv_norm_dropped,\n"
+                  "w_uk_transposed, chunk_lse_merge_wrong");
+  cmd->add_option("--golden-dir", o->golden_dir, "Where to find golden/<name>/ for the logits comparison");
   cmd->add_option("--set", o->sets, "Override a scenario key, e.g. --set engine.profile=strict (repeatable)");
   cmd->callback([o, &exit_code] { exit_code = run(*o); });
 }

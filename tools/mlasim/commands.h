@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "attention/faults.h"
+
 namespace mlasim::cli {
 
 // Exit codes (DESIGN.md): only the CLI maps errors to these.
@@ -18,6 +20,9 @@ void add_version_command(CLI::App& app, int& exit_code);
 
 // Prints "mlasim <command>: <what> is not implemented yet" and returns kExitBadInput.
 int not_implemented(const char* command, const char* what);
+
+// Parses --inject names into `faults`; on an unknown name prints the known ones and returns false.
+bool parse_faults(const std::vector<std::string>& names, FaultSet& faults);
 
 // Returns kExitOk when `device` is usable, else prints why and returns 77 (no GPU) or 2.
 int check_device(const std::string& device);

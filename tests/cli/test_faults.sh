@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Every injected fault makes `mlasim check` fail on exactly the seed scenarios whose math it
+# changes, naming the logits as the cause; scenarios it cannot touch still pass.
+#   decode_skips_cache_write_for_fresh_rows: scenarios with a fresh row on the decode path
+#   chunk_lse_merge_wrong: scenarios with chunked context on the prefill path
+#   the others (scale, RoPE, kv norm, W_UK layout): every scenario (every one has decode or RoPE math)
+set -u
+mlasim=$1
+root=$2
+fail=0
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+cd "$root"
+for scenario in scenarios/seed/*.yaml; do
+  name=$(basename "$scenario" .yaml)
+  "$mlasim" run "$scenario" --dry-run --json "$scratch/$name.json" >/dev/null || { echo "FAIL dry run of $name"; fail=1; }
+done
+for fault in decode_skips_cache_write_for_fresh_rows decode_scale_1_over_sqrt_576 rope_neox_instead_of_interleaved \
+             kv_norm_dropped w_uk_transposed chunk_lse_merge_wrong; do
+  "$mlasim" check scenarios/seed --inject "$fault" >"$scratch/out.txt" 2>&1
+  rc=$?
+  for scenario in scenarios/seed/*.yaml; do
+    name=$(basename "$scenario" .yaml)
+    case $fault in
+      decode_skips_cache_write_for_fresh_rows) grep -q '"fresh_on_decode_path": true' "$scratch/$name.json" && affected=1 || affected=0 ;;
+      chunk_lse_merge_wrong) grep -qE '"num_chunks": [1-9]' "$scratch/$name.json" && affected=1 || affected=0 ;;
+      *) affected=1 ;;
+    esac
+    if [[ $affected -eq 1 ]]; then
+      grep -q "^FAIL $name " "$scratch/out.txt" || { echo "FAIL $fault: $name should fail"; fail=1; }
+      # The cause named is the logits (the split does not depend on the backend).
+      awk -v n="$name" '$0 ~ "^(PASS|FAIL|ERROR) " {cur=$2} cur==n' "$scratch/out.txt" | grep -q "logits DIFFER" ||
+        { echo "FAIL $fault: $name does not name the logits"; fail=1; }
+      if awk -v n="$name" '$0 ~ "^(PASS|FAIL|ERROR) " {cur=$2} cur==n' "$scratch/out.txt" | grep -q "split differs"; then
+        echo "FAIL $fault: $name blames the split"; fail=1
+      fi
+    else
+      grep -q "^PASS $name " "$scratch/out.txt" || { echo "FAIL $fault: $name should pass (the fault cannot touch it)"; fail=1; }
+    fi
+  done
+  [[ $rc -eq 1 ]] || { echo "FAIL $fault: check exited $rc, expected 1"; fail=1; }
+done
+[[ $fail -eq 0 ]] && echo "ok: every fault fails exactly the seed scenarios it affects, naming the logits"
+exit $fail

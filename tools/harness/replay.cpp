@@ -1,0 +1,41 @@
+// Scenario replays with the CPU backend.
+#include "tools/harness/replay.h"
+
+#include <memory>
+#include <optional>
+
+#include "tools/harness/engine.h"
+
+namespace mlasim {
+
+RunRecord replay(const Scenario& scenario, const ReplayOptions& options) {
+  if (!options.with_model) return Engine(scenario).run();
+  std::optional<MlaWeights> seeded;
+  const MlaWeights* weights = options.weights;
+  if (!weights) weights = &seeded.emplace(seeded_weights(scenario.model));
+  CpuBackendOptions cpu;
+  cpu.tensor_parallel_size =
+      options.tensor_parallel_size > 0 ? options.tensor_parallel_size : scenario.parallel.tensor_parallel_size;
+  cpu.num_blocks = scenario.scheduler.num_gpu_blocks;
+  cpu.block_size = scenario.scheduler.block_size;
+  cpu.faults = options.faults;
+  std::unique_ptr<Backend> backend = make_cpu_backend(*weights, cpu, options.precision);
+  EngineOptions engine_options;
+  engine_options.backend = backend.get();
+  engine_options.force_prefill_path = options.force_prefill_path;
+  return Engine(scenario, engine_options).run();
+}
+
+ReplayOptions golden_replay_options() {
+  ReplayOptions o;
+  o.precision = CpuPrecision::kDouble;
+  o.force_prefill_path = true;
+  o.tensor_parallel_size = 1;
+  return o;
+}
+
+const char* precision_class(const ReplayOptions& options) {
+  return options.precision == CpuPrecision::kDouble ? "fp64" : "fp32";
+}
+
+}  // namespace mlasim

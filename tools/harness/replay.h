@@ -1,0 +1,30 @@
+// One replay of a scenario with or without the MLA model: builds the weights and the CPU
+// backend the options ask for, drives the Engine to completion, returns the record.
+#pragma once
+
+#include "attention/cpu_backend.h"
+#include "attention/faults.h"
+#include "attention/mla_weights.h"
+#include "sim/scenario.h"
+#include "tools/harness/run_record.h"
+
+namespace mlasim {
+
+struct ReplayOptions {
+  bool with_model = true;                       // false: dry run (scheduler + routing only)
+  CpuPrecision precision = CpuPrecision::kFloat;
+  bool force_prefill_path = false;              // golden mode
+  int tensor_parallel_size = 0;                 // 0: the scenario's parallel.tensor_parallel_size
+  FaultSet faults;
+  const MlaWeights* weights = nullptr;          // nullptr: the scenario's seeded weights
+};
+
+RunRecord replay(const Scenario& scenario, const ReplayOptions& options);
+
+// The golden reference: fp64, TP 1, every token through the prefill form, no faults.
+ReplayOptions golden_replay_options();
+
+// The tolerance class name ("fp64", "fp32") for a replay's precision.
+const char* precision_class(const ReplayOptions& options);
+
+}  // namespace mlasim
