@@ -6,6 +6,16 @@
 
 #include "attention/cuda/cuda_check.h"
 #include "attention/cuda/device_query.h"
+#include "tests/cuda/gpu_test.h"
+
+namespace mlasim::gpu_test {
+
+std::vector<TestCase>& registry() {
+  static std::vector<TestCase> tests;
+  return tests;
+}
+
+}  // namespace mlasim::gpu_test
 
 namespace {
 
@@ -15,7 +25,7 @@ __global__ void axpy_kernel(int n, float a, const float* x, float* y) {
 }
 
 // The device runs a kernel and returns exact results: the toolchain, arch (sm_90a) and runtime agree.
-bool test_kernel_launch() {
+GPU_TEST(kernel_launch) {
   const int n = 1000;
   std::vector<float> x(n), y(n);
   for (int i = 0; i < n; ++i) x[i] = static_cast<float>(i), y[i] = 1.0f;
@@ -39,7 +49,8 @@ bool test_kernel_launch() {
 
 }  // namespace
 
-int main() {
+// Usage: mlasim_gpu_tests [substring]  (runs the tests whose name contains it)
+int main(int argc, char** argv) {
   std::string why;
   int devices = mlasim::cuda_usable_device_count(&why);
   if (devices == 0) {
@@ -50,15 +61,14 @@ int main() {
   MLASIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("%d device(s); device 0: %s, sm_%d%d, %d SMs\n", devices, prop.name, prop.major, prop.minor,
               prop.multiProcessorCount);
-  struct Test {
-    const char* name;
-    bool (*fn)();
-  };
-  const Test tests[] = {{"kernel_launch", test_kernel_launch}};
+  const std::string filter = argc > 1 ? argv[1] : "";
   int passed = 0, failed = 0;
-  for (const Test& t : tests) {
-    bool ok = t.fn();
-    std::printf("%s %s\n", ok ? "PASS" : "FAIL", t.name);
+  for (const auto& t : mlasim::gpu_test::registry()) {
+    if (!filter.empty() && t.name.find(filter) == std::string::npos) continue;
+    std::printf("RUN  %s\n", t.name.c_str());
+    std::fflush(stdout);
+    const bool ok = t.fn();
+    std::printf("%s %s\n", ok ? "PASS" : "FAIL", t.name.c_str());
     (ok ? passed : failed)++;
   }
   std::printf("%d passed, %d failed\n", passed, failed);
