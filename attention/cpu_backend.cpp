@@ -53,8 +53,10 @@ CpuBackend<T>::CpuBackend(const MlaWeights& weights, const CpuBackendOptions& op
   MLASIM_CHECK(err.empty(), err);
   MLASIM_CHECK(options.num_blocks > 0 && options.block_size > 0, "the CPU backend needs a cache size");
   const int row = weights.config.kv_lora_rank + weights.config.qk_rope_head_dim;
-  for (int l = 0; l < weights.config.num_hidden_layers; ++l)
+  for (int l = 0; l < weights.config.num_hidden_layers; ++l) {
     caches_.emplace_back(options.num_blocks, options.block_size, row, static_cast<T>(options.cache_fill));
+    if (options.memoize_up_projection) up_caches_.emplace_back(options.num_blocks, options.block_size, mla_dims(weights.config));
+  }
 }
 
 template <typename T>
@@ -81,8 +83,10 @@ StepOutputs CpuBackend<T>::run_step(const StepInputs& in) {
     MLASIM_CHECK(id >= 0 && id < V, "token id outside the vocabulary");
     std::copy_n(&model_.embed_tokens[static_cast<size_t>(id) * d], d, &h[static_cast<size_t>(t) * d]);
   }
-  const CpuStepPlan plan = make_plan(in, model_.inv_freq, options_.tensor_parallel_size, options_.faults);
-  for (int l = 0; l < c.num_hidden_layers; ++l) layer_forward(model_, l, plan, h, caches_[static_cast<size_t>(l)]);
+  CpuStepPlan plan = make_plan(in, model_.inv_freq, options_.tensor_parallel_size, options_.faults);
+  plan.bf16_cache = options_.bf16_cache;
+  for (int l = 0; l < c.num_hidden_layers; ++l)
+    layer_forward(model_, l, plan, h, caches_[static_cast<size_t>(l)], up_caches_.empty() ? nullptr : &up_caches_[static_cast<size_t>(l)]);
 
   StepOutputs out;
   out.vocab_size = V;

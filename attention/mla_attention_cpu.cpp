@@ -7,6 +7,7 @@
 
 #include "attention/attention_metadata.h"
 #include "attention/mla_ops.h"
+#include "attention/up_projection_cache.h"
 
 namespace mlasim {
 namespace {
@@ -77,10 +78,6 @@ void attend_mha(const MlaAttentionParams<T>& p, const T* q, int t0, int nq, cons
 }
 
 }  // namespace
-
-MlaDims mla_dims(const ModelConfig& c) {
-  return {c.num_attention_heads, c.kv_lora_rank, c.qk_nope_head_dim, c.qk_rope_head_dim, c.v_head_dim};
-}
 
 template <typename T>
 void merge_attn_states(const T* o_a, T lse_a, const T* o_b, T lse_b, int n, T* o, T* lse, bool swapped) {
@@ -181,7 +178,20 @@ void mla_prefill_form(const MlaAttentionParams<T>& p, const AttentionMetadata& m
         const T* src = cache.row(cache.slot_of(blocks, ch.start + j));
         std::copy(src, src + L, &gathered[static_cast<size_t>(j) * L]);
       }
-      up_project(p, gathered.data(), ch.len, kn, vv);
+      if (p.up_cache) {  // the same projections, remembered per slot and head
+        kn.resize(static_cast<size_t>(ch.len) * nh * d.d_n);
+        vv.resize(static_cast<size_t>(ch.len) * nh * d.d_v);
+        for (int j = 0; j < ch.len; ++j) {
+          const int slot = cache.slot_of(blocks, ch.start + j);
+          for (int hh = 0; hh < nh; ++hh) {
+            const T* kv = p.up_cache->get(slot, p.head_begin + hh, &gathered[static_cast<size_t>(j) * L], p.kv_b_proj);
+            std::copy(kv, kv + d.d_n, &kn[(static_cast<size_t>(j) * nh + hh) * d.d_n]);
+            std::copy(kv + d.d_n, kv + d.d_n + d.d_v, &vv[(static_cast<size_t>(j) * nh + hh) * d.d_v]);
+          }
+        }
+      } else {
+        up_project(p, gathered.data(), ch.len, kn, vv);
+      }
       attend_mha(p, q, t0, nq, gathered.data(), kn, vv, ch.len, ch.len, o_c, lse_c);
       if (!have_ctx) {
         o_ctx = o_c, lse_ctx = lse_c, have_ctx = true;

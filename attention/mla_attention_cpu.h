@@ -8,22 +8,15 @@
 
 #include "attention/faults.h"
 #include "attention/latent_cache.h"
+#include "attention/mla_dims.h"
 #include "sim/model_config.h"
 
 namespace mlasim {
 
 struct AttentionMetadata;
 
-struct MlaDims {
-  int num_heads = 0;  // H
-  int r_kv = 0;       // kv_lora_rank
-  int d_n = 0;        // qk_nope_head_dim
-  int d_r = 0;        // qk_rope_head_dim
-  int d_v = 0;        // v_head_dim
-  int d_qk() const { return d_n + d_r; }
-  int latent_dim() const { return r_kv + d_r; }  // 576 with the real geometry
-};
-MlaDims mla_dims(const ModelConfig& config);
+template <typename T>
+class UpProjectionCache;
 
 template <typename T>
 struct MlaAttentionParams {
@@ -33,6 +26,7 @@ struct MlaAttentionParams {
   double scale = 0.0;                // the model's softmax scale (softmax_scale(config))
   FaultSet faults;                   // decode form: decode_scale_1_over_sqrt_576, w_uk_transposed;
                                      // prefill form: chunk_lse_merge_wrong
+  UpProjectionCache<T>* up_cache = nullptr;  // optional memo of the context's up-projections
 };
 
 // Context positions [start, start + len) of one row, attended non-causally as one chunk.

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "attention/attention_metadata.h"
+#include "attention/bf16.h"
 #include "attention/mla_ops.h"
 #include "attention/tp_shard.h"
 
@@ -55,7 +56,8 @@ CpuModel<T> to_cpu_model(const MlaWeights& w) {
 }
 
 template <typename T>
-void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan, std::vector<T>& h, LatentCache<T>& cache) {
+void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan, std::vector<T>& h, LatentCache<T>& cache,
+                   UpProjectionCache<T>* up_cache) {
   const ModelConfig& c = model.config;
   const CpuLayerWeights<T>& w = model.layers[static_cast<size_t>(layer)];
   const AttentionMetadata& md = *plan.md;
@@ -80,8 +82,11 @@ void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan,
   // The cache write comes first, for every token (routing.md §4).
   for (int t = 0; t < n; ++t) {
     if (!plan.write_cache[static_cast<size_t>(t)]) continue;
+    const int slot = md.slot_mapping[static_cast<size_t>(t)];
     const T* src = &latent[at(t, L)];
-    std::copy(src, src + L, cache.mutable_row(md.slot_mapping[static_cast<size_t>(t)]));
+    T* dst = cache.mutable_row(slot);
+    for (int i = 0; i < L; ++i) dst[i] = plan.bf16_cache ? static_cast<T>(round_to_bf16(static_cast<float>(src[i]))) : src[i];
+    if (up_cache) up_cache->invalidate(slot);
   }
 
   // Per rank: its heads' q, attention in both forms, partial o_proj; summed in rank order.
@@ -98,7 +103,7 @@ void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan,
       }
       for (int hh = s.head_begin; hh < s.head_end; ++hh) rope(plan, qt + hh * dqk + dims.d_n, t);
     }
-    MlaAttentionParams<T> p{dims, s.head_begin, s.head_end, w.kv_b_proj.data(), model.scale, plan.faults};
+    MlaAttentionParams<T> p{dims, s.head_begin, s.head_end, w.kv_b_proj.data(), model.scale, plan.faults, up_cache};
     if (ndec > 0) mla_decode_form(p, md, 0, ndec, q.data(), cache, o.data());
     if (ndec < num_reqs) mla_prefill_form(p, md, ndec, num_reqs, plan.prefill_chunks, q.data(), latent.data(), cache, o.data());
     const int cols = (s.head_end - s.head_begin) * dims.d_v, col0 = s.head_begin * dims.d_v;
@@ -135,8 +140,10 @@ void final_logits(const CpuModel<T>& model, const T* h_t, T* logits) {
 
 template CpuModel<float> to_cpu_model<float>(const MlaWeights&);
 template CpuModel<double> to_cpu_model<double>(const MlaWeights&);
-template void layer_forward<float>(const CpuModel<float>&, int, const CpuStepPlan&, std::vector<float>&, LatentCache<float>&);
-template void layer_forward<double>(const CpuModel<double>&, int, const CpuStepPlan&, std::vector<double>&, LatentCache<double>&);
+template void layer_forward<float>(const CpuModel<float>&, int, const CpuStepPlan&, std::vector<float>&, LatentCache<float>&,
+                                   UpProjectionCache<float>*);
+template void layer_forward<double>(const CpuModel<double>&, int, const CpuStepPlan&, std::vector<double>&,
+                                    LatentCache<double>&, UpProjectionCache<double>*);
 template void final_logits<float>(const CpuModel<float>&, const float*, float*);
 template void final_logits<double>(const CpuModel<double>&, const double*, double*);
 

@@ -10,6 +10,7 @@
 #include "attention/mla_attention_cpu.h"
 #include "attention/mla_weights.h"
 #include "attention/rope.h"
+#include "attention/up_projection_cache.h"
 
 namespace mlasim {
 
@@ -40,11 +41,14 @@ struct CpuStepPlan {
   std::vector<std::vector<ContextChunk>> prefill_chunks;  // per row of [n, num_reqs)
   std::vector<RopeAngles> angles;  // per token, at its position
   std::vector<bool> write_cache;   // per token: its latent goes to its slot
+  bool bf16_cache = false;         // cache entries rounded to bf16 (bf16 storage emulation)
 };
 
-// h [N, d] in place: h += MLA(RMSNorm(h)); h += MLP(RMSNorm(h)). Writes the layer's cache first.
+// h [N, d] in place: h += MLA(RMSNorm(h)); h += MLP(RMSNorm(h)). Writes the layer's cache first
+// (invalidating those slots in `up_cache`, an optional memo of the context's up-projections).
 template <typename T>
-void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan, std::vector<T>& h, LatentCache<T>& cache);
+void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan, std::vector<T>& h, LatentCache<T>& cache,
+                   UpProjectionCache<T>* up_cache = nullptr);
 
 // logits[V] = lm_head(RMSNorm(h_t, model.norm)).
 template <typename T>

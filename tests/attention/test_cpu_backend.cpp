@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "attention/bf16.h"
 #include "attention/cpu_backend.h"
 #include "mla_test_util.h"
 
@@ -147,4 +148,49 @@ TEST_CASE("cpu backend: NaN in unwritten cache rows and unused blocks never reac
   // Same with the forced prefill form (context gathered from the cache).
   CpuBackend<double> poisoned2(tiny_weights(), options(1, std::numeric_limits<double>::quiet_NaN()));
   CHECK(worst(mixed_run(poisoned2, mla_routing(), true), b) < 1e-12);
+}
+
+TEST_CASE("cpu backend: the up-projection memo is exact, also when blocks are reused", "[mla]") {
+  CpuBackendOptions off = options();
+  off.memoize_up_projection = false;
+  for (bool force : {false, true}) {
+    CpuBackend<double> memo(tiny_weights(), options()), plain(tiny_weights(), off);
+    CHECK(mixed_run(memo, mla_routing(), force) == mixed_run(plain, mla_routing(), force));  // bitwise
+  }
+  // A second driver with the same seed hands out the same blocks: request Y overwrites X's slots.
+  CpuBackend<double> reused(tiny_weights(), options()), fresh(tiny_weights(), options());
+  StepDriver x(mla_routing(), 64), y1(mla_routing(), 64), y2(mla_routing(), 64);
+  x.add_request(seeded_sequence(40, 12, 512), 12);
+  x.run(reused, {{0, 8}});
+  x.run(reused, {{0, 4}}, true);
+  std::vector<Logits> a, b;
+  for (StepDriver* y : {&y1, &y2}) y->add_request(seeded_sequence(41, 12, 512), 12);
+  for (int q : {8, 2, 2}) {
+    a.push_back(y1.run(reused, {{0, q}}, true));
+    b.push_back(y2.run(fresh, {{0, q}}, true));
+  }
+  CHECK(a == b);
+}
+
+TEST_CASE("cpu backend: bf16 cache storage rounds entries; forms then differ by bf16 rounding only", "[mla]") {
+  CpuBackendOptions o = options();
+  o.bf16_cache = true;
+  CpuBackend<double> split(tiny_weights(), o), forced(tiny_weights(), o);
+  const std::vector<Logits> a = mixed_run(split, mla_routing());
+  const std::vector<Logits> b = mixed_run(forced, mla_routing(), true);
+  const double w = worst(a, b);
+  CHECK(w > 1e-6);   // the decode form reads rounded latents of its own tokens
+  CHECK(w < 1e-2);   // ... which moves logits by a few bf16 ulps at most (8e-4 measured)
+  const LatentCache<double>& c = split.cache(1);
+  int checked = 0;
+  for (int slot = 0; slot < c.num_slots(); ++slot) {
+    if (!c.block_allocated(slot / c.block_size())) continue;
+    for (int i = 0; i < c.row_dim(); ++i, ++checked) {
+      const double v = c.row(slot)[i];
+      if (std::isnan(v)) continue;  // rows of a block not written yet keep the fill
+      REQUIRE(static_cast<double>(static_cast<float>(v)) == v);
+      REQUIRE(is_bf16_exact(static_cast<float>(v)));
+    }
+  }
+  CHECK(checked > 0);
 }
