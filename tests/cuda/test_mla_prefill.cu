@@ -1,0 +1,709 @@
+// GPU tests of the MLA prefill kernel (attention/cuda/mla_prefill.cu) and merge_attn_states
+// against a double-precision host reference on the same bf16 inputs. Rule: FlashMLA's dense
+// prefill tolerances (tests/cuda/compare.h; spec/mla.md §5), LSE with the decode LSE tolerance,
+// and five repeated runs bitwise identical. Grids follow spec/mla.md §8; data randn/10 in [−1, 1].
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <numbers>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attention/bf16.h"
+#include "attention/cuda/cuda_check.h"
+#include "attention/cuda/merge_attn_states.h"
+#include "attention/cuda/mla_prefill.h"
+#include "sim/seeded_tokens.h"
+#include "tests/cuda/compare.h"
+#include "tests/cuda/gpu_test.h"
+
+namespace {
+
+using mlasim::gpu_test::compare_values;
+using mlasim::gpu_test::CompareResult;
+using mlasim::gpu_test::CompareTol;
+
+constexpr int kDqk = mlasim::kMlaPrefillDqk;
+constexpr int kDv = mlasim::kMlaPrefillDv;
+constexpr float kScaleV3 = 0.1352338f;  // DeepSeek-V3's model softmax scale (spec/mla.md §2)
+constexpr CompareTol kOutTol = mlasim::gpu_test::kPrefillOutTol;
+constexpr CompareTol kLseTol = mlasim::gpu_test::kDecodeLseTol;
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+// ---------------------------------------------------------------------------------------------
+// Host data
+
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed) : s_(seed) {}
+  std::uint64_t next() {
+    const std::uint64_t z = mlasim::splitmix64(s_);
+    s_ += 0x9e3779b97f4a7c15ull;
+    return z;
+  }
+  double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1p-53; }
+  double normal() {
+    const double u1 = uniform(), u2 = uniform();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+  }
+
+ private:
+  std::uint64_t s_;
+};
+
+std::uint16_t bf16_bits(float x) {
+  return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(mlasim::round_to_bf16(x)) >> 16);
+}
+float bf16_value(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
+constexpr std::uint16_t kBf16NaN = 0x7fc0;
+
+// Lengths N(mean, mean/2) rounded, clipped to [1, 3·mean].
+std::vector<int> varlen_lengths(int n, int mean, Rng& rng) {
+  std::vector<int> v(static_cast<size_t>(n));
+  for (int& x : v) {
+    const double d = std::round(mean + 0.5 * mean * rng.normal());
+    x = static_cast<int>(std::clamp(d, 1.0, 3.0 * mean));
+  }
+  return v;
+}
+
+// One varlen prefill problem: per-sequence lengths and bf16-exact inputs (floats).
+struct Problem {
+  std::vector<int> s_q, s_k;
+  int H = 1;
+  bool causal = false;
+  float scale = kScaleV3;
+  std::vector<int> cu_q, cu_k;
+  std::vector<float> q, k, v;  // [total_q, H, 192], [total_k, H, 192], [total_k, H, 128]
+
+  int batch() const { return static_cast<int>(s_q.size()); }
+  int total_q() const { return cu_q.back(); }
+  int total_k() const { return cu_k.back(); }
+  int max_q() const { return s_q.empty() ? 0 : *std::max_element(s_q.begin(), s_q.end()); }
+  int max_k() const { return s_k.empty() ? 0 : *std::max_element(s_k.begin(), s_k.end()); }
+};
+
+void set_cu(Problem& p) {
+  p.cu_q.assign(1, 0);
+  p.cu_k.assign(1, 0);
+  for (size_t b = 0; b < p.s_q.size(); ++b) {
+    p.cu_q.push_back(p.cu_q.back() + p.s_q[b]);
+    p.cu_k.push_back(p.cu_k.back() + p.s_k[b]);
+  }
+}
+
+// randn·std clamped to [−clip, clip], rounded to bf16.
+void fill_randn(std::vector<float>& v, size_t n, Rng& rng, double std, double clip) {
+  v.resize(n);
+  for (float& x : v) x = mlasim::round_to_bf16(static_cast<float>(std::clamp(rng.normal() * std, -clip, clip)));
+}
+
+// Data as FlashMLA's tests: randn/10 clamped to [−1, 1]; `qk_std`/`qk_clip` sharpen the scores.
+Problem make_problem(std::vector<int> s_q, std::vector<int> s_k, int H, bool causal, std::uint64_t seed,
+                     double qk_std = 0.1, double qk_clip = 1.0) {
+  Problem p;
+  p.s_q = std::move(s_q);
+  p.s_k = std::move(s_k);
+  p.H = H;
+  p.causal = causal;
+  set_cu(p);
+  Rng rng(seed);
+  fill_randn(p.q, static_cast<size_t>(p.total_q()) * H * kDqk, rng, qk_std, qk_clip);
+  fill_randn(p.k, static_cast<size_t>(p.total_k()) * H * kDqk, rng, qk_std, qk_clip);
+  fill_randn(p.v, static_cast<size_t>(p.total_k()) * H * kDv, rng, 0.1, 1.0);
+  return p;
+}
+
+// The same queries over key rows [begin[b], begin[b] + len[b]) of each sequence of `full`.
+Problem slice_keys(const Problem& full, const std::vector<int>& begin, const std::vector<int>& len, bool causal) {
+  Problem p;
+  p.s_q = full.s_q;
+  p.s_k = len;
+  p.H = full.H;
+  p.causal = causal;
+  p.scale = full.scale;
+  set_cu(p);
+  p.q = full.q;
+  const size_t kr = static_cast<size_t>(full.H) * kDqk, vr = static_cast<size_t>(full.H) * kDv;
+  for (int b = 0; b < full.batch(); ++b) {
+    const size_t src = static_cast<size_t>(full.cu_k[b] + begin[b]);
+    p.k.insert(p.k.end(), full.k.begin() + src * kr, full.k.begin() + (src + len[b]) * kr);
+    p.v.insert(p.v.end(), full.v.begin() + src * vr, full.v.begin() + (src + len[b]) * vr);
+  }
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Double-precision reference
+
+template <class F>
+void parallel_for(int n, F f) {
+  const int threads = std::max(1, std::min<int>(n, static_cast<int>(std::thread::hardware_concurrency())));
+  std::atomic<int> next{0};
+  std::vector<std::thread> pool;
+  for (int i = 0; i < threads; ++i)
+    pool.emplace_back([&] {
+      for (int item = next++; item < n; item = next++) f(item);
+    });
+  for (auto& t : pool) t.join();
+}
+
+// Keys query i of a (s_q, s_k) sequence sees: bottom-right causal j < s_k − s_q + i + 1.
+int visible_keys(int i, int s_q, int s_k, bool causal) {
+  return causal ? std::clamp(s_k - s_q + i + 1, 0, s_k) : s_k;
+}
+
+double dot_d(const float* a, const float* b, int n) {
+  double acc[4] = {0, 0, 0, 0};
+  for (int d = 0; d < n; d += 4)
+    for (int u = 0; u < 4; ++u) acc[u] += static_cast<double>(a[d + u]) * b[d + u];
+  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+// Reference for the checked (row, head) pairs: out [rows][heads][128], lse [heads][rows].
+// rows are global query token indices. A row with no visible key: out 0, lse −inf.
+struct Reference {
+  std::vector<int> rows, heads;
+  std::vector<double> out, lse;
+};
+
+Reference reference_prefill(const Problem& p, std::vector<int> rows, std::vector<int> heads) {
+  Reference r;
+  r.rows = std::move(rows);
+  r.heads = std::move(heads);
+  const int nr = static_cast<int>(r.rows.size()), nh = static_cast<int>(r.heads.size());
+  r.out.assign(static_cast<size_t>(nr) * nh * kDv, 0.0);
+  r.lse.assign(static_cast<size_t>(nh) * nr, kNegInf);
+  constexpr int kRowsPerItem = 16;
+  const int row_items = (nr + kRowsPerItem - 1) / kRowsPerItem;
+  parallel_for(row_items * nh, [&](int item) {
+    const int hi = item / row_items, h = r.heads[static_cast<size_t>(hi)];
+    std::vector<double> s;
+    for (int ri = (item % row_items) * kRowsPerItem; ri < std::min(nr, (item % row_items + 1) * kRowsPerItem); ++ri) {
+      const int tok = r.rows[static_cast<size_t>(ri)];
+      const int b = static_cast<int>(std::upper_bound(p.cu_q.begin(), p.cu_q.end(), tok) - p.cu_q.begin()) - 1;
+      const int i = tok - p.cu_q[b], s_q = p.s_q[b], s_k = p.s_k[b];
+      const int n = visible_keys(i, s_q, s_k, p.causal);
+      if (n == 0) continue;
+      const float* qr = &p.q[(static_cast<size_t>(tok) * p.H + h) * kDqk];
+      s.resize(static_cast<size_t>(n));
+      double m = kNegInf;
+      for (int j = 0; j < n; ++j) {
+        const float* kr = &p.k[(static_cast<size_t>(p.cu_k[b] + j) * p.H + h) * kDqk];
+        s[j] = static_cast<double>(p.scale) * dot_d(qr, kr, kDqk);
+        m = std::max(m, s[j]);
+      }
+      double sum = 0;
+      double* o = &r.out[(static_cast<size_t>(ri) * nh + hi) * kDv];
+      for (int j = 0; j < n; ++j) {
+        const double e = std::exp(s[j] - m);
+        sum += e;
+        const float* vr = &p.v[(static_cast<size_t>(p.cu_k[b] + j) * p.H + h) * kDv];
+        for (int d = 0; d < kDv; ++d) o[d] += e * vr[d];
+      }
+      for (int d = 0; d < kDv; ++d) o[d] /= sum;
+      r.lse[static_cast<size_t>(hi) * nr + ri] = m + std::log(sum);
+    }
+  });
+  return r;
+}
+
+std::vector<int> iota_vec(int n) {
+  std::vector<int> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
+// Every `every`-th query token plus the last `tail` tokens of each sequence (the causal
+// diagonal's far end), in increasing order.
+std::vector<int> sampled_rows(const Problem& p, int every, int tail) {
+  std::vector<int> rows;
+  for (int b = 0; b < p.batch(); ++b)
+    for (int i = 0; i < p.s_q[b]; ++i)
+      if (i % every == 0 || i >= p.s_q[b] - tail) rows.push_back(p.cu_q[b] + i);
+  return rows;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Device side
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes) : bytes_(bytes) { MLASIM_CUDA_CHECK(cudaMalloc(&ptr_, std::max<size_t>(bytes, 16))); }
+  ~DeviceBuffer() {
+    if (ptr_) cudaFree(ptr_);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = nullptr; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+    return *this;
+  }
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
+  size_t bytes() const { return bytes_; }
+  void upload(const void* src, size_t n) { MLASIM_CUDA_CHECK(cudaMemcpy(ptr_, src, n, cudaMemcpyHostToDevice)); }
+  void download(void* dst, size_t n) const { MLASIM_CUDA_CHECK(cudaMemcpy(dst, ptr_, n, cudaMemcpyDeviceToHost)); }
+  void fill_bytes(int value) { MLASIM_CUDA_CHECK(cudaMemset(ptr_, value, bytes_)); }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+struct RunOptions {
+  bool strided = false;  // q rows padded by 64 NaN elements; v a [T, H, 256] view with NaN in its upper half
+};
+
+// A problem uploaded: inputs with 64 NaN rows past the last key (and NaN padding in strided
+// mode), outputs allocated and poisoned (bf16/fp32 NaN) before every launch.
+struct DevicePrefill {
+  DeviceBuffer q, k, v, cu_q, cu_k, out, lse;
+  mlasim::MlaPrefillParams params;
+};
+
+DeviceBuffer upload_bf16(const std::vector<float>& src, size_t rows, size_t row_elems, size_t dst_row_elems,
+                         size_t pad_rows) {
+  std::vector<std::uint16_t> bits((rows + pad_rows) * dst_row_elems, kBf16NaN);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t e = 0; e < row_elems; ++e) bits[r * dst_row_elems + e] = bf16_bits(src[r * row_elems + e]);
+  DeviceBuffer d(bits.size() * 2);
+  d.upload(bits.data(), bits.size() * 2);
+  return d;
+}
+
+std::unique_ptr<DevicePrefill> upload(const Problem& p, const RunOptions& opt = {}) {
+  auto d = std::make_unique<DevicePrefill>();
+  const size_t H = static_cast<size_t>(p.H), tq = static_cast<size_t>(p.total_q()), tk = static_cast<size_t>(p.total_k());
+  const size_t q_row = H * kDqk + (opt.strided ? 64 : 0);
+  d->q = upload_bf16(p.q, tq, H * kDqk, q_row, 0);
+  d->k = upload_bf16(p.k, tk, H * kDqk, H * kDqk, 64);
+  if (opt.strided) {  // v in the first 128 of each head's 256-wide slot; the other 128 are NaN
+    std::vector<float> wide(tk * H * 256, std::numeric_limits<float>::quiet_NaN());
+    for (size_t t = 0; t < tk; ++t)
+      for (size_t h = 0; h < H; ++h)
+        std::copy_n(&p.v[(t * H + h) * kDv], kDv, &wide[(t * H + h) * 256]);
+    d->v = upload_bf16(wide, tk, H * 256, H * 256, 64);
+  } else {
+    d->v = upload_bf16(p.v, tk, H * kDv, H * kDv, 64);
+  }
+  d->cu_q = DeviceBuffer(p.cu_q.size() * 4);
+  d->cu_q.upload(p.cu_q.data(), p.cu_q.size() * 4);
+  d->cu_k = DeviceBuffer(p.cu_k.size() * 4);
+  d->cu_k.upload(p.cu_k.data(), p.cu_k.size() * 4);
+  d->out = DeviceBuffer(tq * H * kDv * 2);
+  d->lse = DeviceBuffer(H * tq * 4);
+
+  mlasim::MlaPrefillParams& prm = d->params;
+  prm.q = d->q.as<void>();
+  prm.k = d->k.as<void>();
+  prm.v = d->v.as<void>();
+  prm.out = d->out.as<void>();
+  prm.lse = d->lse.as<float>();
+  prm.cu_seqlens_q = d->cu_q.as<int>();
+  prm.cu_seqlens_k = d->cu_k.as<int>();
+  if (opt.strided) {
+    prm.q_row_stride = static_cast<std::int64_t>(q_row);
+    prm.v_row_stride = static_cast<std::int64_t>(H * 256);
+    prm.v_head_stride = 256;
+  }
+  prm.batch = p.batch();
+  prm.num_heads = p.H;
+  prm.total_q = p.total_q();
+  prm.max_seqlen_q = p.max_q();
+  prm.max_seqlen_k = p.max_k();
+  prm.causal = p.causal;
+  prm.softmax_scale = p.scale;
+  return d;
+}
+
+struct PrefillResult {
+  std::vector<std::uint16_t> out;  // [total_q, H, 128] bf16 bits
+  std::vector<float> lse;          // [H, total_q]
+};
+
+void launch(DevicePrefill& d) {
+  d.out.fill_bytes(0xff);  // NaN: a row the kernel fails to write shows up
+  d.lse.fill_bytes(0xff);
+  mlasim::mla_prefill_launch(d.params, nullptr);
+  MLASIM_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+PrefillResult download(const DevicePrefill& d) {
+  PrefillResult r;
+  r.out.resize(d.out.bytes() / 2);
+  r.lse.resize(d.lse.bytes() / 4);
+  d.out.download(r.out.data(), d.out.bytes());
+  d.lse.download(r.lse.data(), d.lse.bytes());
+  return r;
+}
+
+PrefillResult run_prefill(const Problem& p, const RunOptions& opt = {}) {
+  auto d = upload(p, opt);
+  launch(*d);
+  return download(*d);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Compares the kernel's (rows, heads) of `got` with `ref`; prints one line; true when all pass.
+bool compare_with_reference(const char* what, const Problem& p, const PrefillResult& got, const Reference& ref) {
+  const size_t nr = ref.rows.size(), nh = ref.heads.size(), tq = static_cast<size_t>(p.total_q());
+  std::vector<float> out(nr * nh * kDv), lse(nh * nr);
+  for (size_t ri = 0; ri < nr; ++ri)
+    for (size_t hi = 0; hi < nh; ++hi) {
+      const size_t tok = static_cast<size_t>(ref.rows[ri]), h = static_cast<size_t>(ref.heads[hi]);
+      for (int d = 0; d < kDv; ++d) out[(ri * nh + hi) * kDv + d] = bf16_value(got.out[(tok * p.H + h) * kDv + d]);
+      lse[hi * nr + ri] = got.lse[h * tq + tok];
+    }
+  // Every head (checked or not) must be written: no poison NaN left anywhere.
+  size_t nan_out = 0, nan_lse = 0;
+  for (std::uint16_t b : got.out) nan_out += std::isnan(bf16_value(b)) ? 1 : 0;
+  for (float x : got.lse) nan_lse += std::isnan(x) ? 1 : 0;
+  const CompareResult co = compare_values(out.data(), ref.out.data(), out.size(), kOutTol);
+  const CompareResult cl = compare_values(lse.data(), ref.lse.data(), lse.size(), kLseTol);
+  const bool ok = co.pass && cl.pass && nan_out == 0 && nan_lse == 0;
+  std::printf("  %-34s %s rows=%zu heads=%zu  out max_abs %.2e cos %.2e  lse max_abs %.2e%s\n", what,
+              ok ? "ok  " : "FAIL", nr, nh, co.max_abs, co.cos_diff, cl.max_abs,
+              nan_out + nan_lse ? "  (unwritten NaN left)" : "");
+  if (!co.pass) std::printf("    out: %s\n", co.describe(kOutTol).c_str());
+  if (!cl.pass) std::printf("    lse: %s\n", cl.describe(kLseTol).c_str());
+  if (nan_out + nan_lse) std::printf("    %zu out / %zu lse elements still NaN\n", nan_out, nan_lse);
+  return ok;
+}
+
+// Runs p on the GPU, the reference on (rows, heads) (all when empty), compares.
+bool check_problem(const char* what, const Problem& p, std::vector<int> heads = {}, std::vector<int> rows = {},
+                   const RunOptions& opt = {}) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const PrefillResult got = run_prefill(p, opt);
+  if (heads.empty()) heads = iota_vec(p.H);
+  if (rows.empty()) rows = iota_vec(p.total_q());
+  const Reference ref = reference_prefill(p, std::move(rows), std::move(heads));
+  const bool ok = compare_with_reference(what, p, got, ref);
+  std::printf("    (%.2f s incl. reference)\n", seconds_since(t0));
+  return ok;
+}
+
+std::string label(const char* base, bool causal) { return std::string(base) + (causal ? " causal" : " non-causal"); }
+
+// ---------------------------------------------------------------------------------------------
+// Tests: prefill
+
+GPU_TEST(mla_prefill_dense_1024) {
+  bool ok = true;
+  for (bool causal : {true, false}) {
+    const Problem p = make_problem({1024, 1024}, {1024, 1024}, 16, causal, 101);
+    ok &= check_problem(label("b2 s1024 H16", causal).c_str(), p);
+  }
+  return ok;
+}
+
+GPU_TEST(mla_prefill_dense_4096) {
+  bool ok = true;
+  for (bool causal : {true, false}) {
+    const Problem p = make_problem({4096, 4096}, {4096, 4096}, 16, causal, 102);
+    ok &= check_problem(label("b2 s4096 H16 heads{0,15}", causal).c_str(), p, {0, 15});
+  }
+  return ok;
+}
+
+// s = 8192, causal: every 7th row plus the last 128 rows of each sequence, two heads.
+GPU_TEST(mla_prefill_dense_8192) {
+  const Problem p = make_problem({8192, 8192}, {8192, 8192}, 16, true, 103);
+  return check_problem("b2 s8192 H16 causal sampled rows", p, {0, 15}, sampled_rows(p, 7, 128));
+}
+
+// Varlen N(mean, mean/2) clipped ≥ 1: new tokens only (s_q = s_k) and with a context in front.
+GPU_TEST(mla_prefill_varlen) {
+  bool ok = true;
+  Rng rng(104);
+  for (bool causal : {true, false}) {
+    const std::vector<int> s8 = varlen_lengths(8, 1024, rng);
+    ok &= check_problem(label("varlen b8 mean1024 H16", causal).c_str(), make_problem(s8, s8, 16, causal, 105),
+                        {0, 9, 15});
+    const std::vector<int> s2 = varlen_lengths(2, 4096, rng);
+    ok &= check_problem(label("varlen b2 mean4096 H16", causal).c_str(), make_problem(s2, s2, 16, causal, 106), {3});
+  }
+  std::vector<int> sq = varlen_lengths(6, 512, rng), ctx = varlen_lengths(6, 1024, rng), sk(6);
+  for (int b = 0; b < 6; ++b) sk[b] = sq[b] + ctx[b];
+  ok &= check_problem("varlen b6 q~512 ctx~1024 causal", make_problem(sq, sk, 16, true, 107), {0, 15});
+  return ok;
+}
+
+// FlashAttention-3's odd (s_q, s_k) pairs in one varlen batch. Causal (239, 1) and (799, 3) leave
+// rows with no visible key: out 0, lse −inf.
+GPU_TEST(mla_prefill_fa3_odd_pairs) {
+  bool ok = true;
+  for (bool causal : {true, false}) {
+    const Problem p = make_problem({113, 239, 799, 1023}, {203, 1, 3, 1024}, 16, causal, 108);
+    ok &= check_problem(label("(113,203) (239,1) (799,3) (1023,1024)", causal).c_str(), p);
+  }
+  return ok;
+}
+
+GPU_TEST(mla_prefill_odd_kv_lens) {
+  bool ok = true;
+  for (bool causal : {true, false}) {
+    const Problem p = make_problem({1832, 3928}, {5532, 7563}, 16, causal, 109);
+    ok &= check_problem(label("q 1832/3928 kv 5532/7563 head 5", causal).c_str(), p, {5});
+  }
+  return ok;
+}
+
+GPU_TEST(mla_prefill_heads_1_128) {
+  bool ok = true;
+  ok &= check_problem("H1 b2 s 1000/1537 causal", make_problem({1000, 1537}, {1000, 1537}, 1, true, 110));
+  for (bool causal : {true, false})
+    ok &= check_problem(label("H128 b1 s1024 heads{0,77,127}", causal).c_str(),
+                        make_problem({1024}, {1024}, 128, causal, 111), {0, 77, 127});
+  return ok;
+}
+
+// q, k ~ N(0, 1) clamped to ±4: score spread ~2 so the running max moves and rescaling matters.
+GPU_TEST(mla_prefill_sharp_scores) {
+  bool ok = true;
+  for (bool causal : {true, false})
+    ok &= check_problem(label("sharp b2 s 700/1300 H4", causal).c_str(),
+                        make_problem({700, 1300}, {900, 1300}, 4, causal, 112, 1.0, 4.0));
+  return ok;
+}
+
+// q with padded rows, v as a strided [T, H, 256] view; the padding is NaN, so reading it shows.
+GPU_TEST(mla_prefill_strided_views) {
+  RunOptions opt;
+  opt.strided = true;
+  return check_problem("strided q/v b2 s 300/451 H8 causal", make_problem({300, 451}, {300, 451}, 8, true, 113), {},
+                       {}, opt);
+}
+
+// Sequences with s_k = 0 (out 0, lse −inf) and with s_q = 0 (nothing written) between others.
+GPU_TEST(mla_prefill_empty_sequences) {
+  bool ok = true;
+  for (bool causal : {true, false})
+    ok &= check_problem(label("(50,0) (0,70) (65,130) (1,1)", causal).c_str(),
+                        make_problem({50, 0, 65, 1}, {0, 70, 130, 1}, 4, causal, 114));
+  return ok;
+}
+
+// Five runs bitwise identical (outputs and LSE), varlen causal with context.
+GPU_TEST(mla_prefill_bitwise_repeat) {
+  Rng rng(115);
+  std::vector<int> sq = varlen_lengths(4, 1024, rng), sk(4);
+  for (int b = 0; b < 4; ++b) sk[b] = sq[b] + 100 * b;
+  const Problem p = make_problem(sq, sk, 16, true, 116);
+  auto d = upload(p);
+  launch(*d);
+  const PrefillResult first = download(*d);
+  for (int run = 1; run < 5; ++run) {
+    launch(*d);
+    const PrefillResult again = download(*d);
+    if (std::memcmp(again.out.data(), first.out.data(), first.out.size() * 2) != 0 ||
+        std::memcmp(again.lse.data(), first.lse.data(), first.lse.size() * 4) != 0) {
+      std::printf("  run %d differs bitwise from run 0\n", run);
+      return false;
+    }
+  }
+  std::printf("  5 runs bitwise identical (%zu out, %zu lse values)\n", first.out.size(), first.lse.size());
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tests: chunked context (spec/routing.md §4)
+
+void merge_on_device(const DeviceBuffer& out, const DeviceBuffer& out_lse, const DeviceBuffer& pre_out,
+                     const DeviceBuffer& pre_lse, const DeviceBuffer& suf_out, const DeviceBuffer& suf_lse, int tokens,
+                     int heads, int head_size) {
+  mlasim::MergeAttnStatesParams m;
+  m.out = out.as<void>();
+  m.out_lse = out_lse.as<float>();
+  m.prefix_out = pre_out.as<void>();
+  m.prefix_lse = pre_lse.as<float>();
+  m.suffix_out = suf_out.as<void>();
+  m.suffix_lse = suf_lse.as<float>();
+  m.num_tokens = tokens;
+  m.num_heads = heads;
+  m.head_size = head_size;
+  mlasim::merge_attn_states_launch(m, nullptr);
+  MLASIM_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// Rows attended as vLLM does: context in chunks of 1024 positions (non-causal, merged in place
+// chunk after chunk), then merged with the new tokens' causal pass. Equals one bottom-right causal
+// pass over [context ; new] within the prefill tolerance, and the double reference. Row 0's third
+// chunk and all of row 2's chunks are empty (lse −inf → the other side is copied).
+GPU_TEST(mla_prefill_chunked_context) {
+  const std::vector<int> q_new = {300, 517, 64}, ctx = {1500, 2200, 0};
+  constexpr int kChunk = 1024, kChunks = 3, H = 8;
+  std::vector<int> s_k(3);
+  for (int b = 0; b < 3; ++b) s_k[b] = ctx[b] + q_new[b];
+  const Problem full = make_problem(q_new, s_k, H, true, 117);
+  const int T = full.total_q();
+
+  bool ok = true;
+  PrefillResult merged_runs[2];
+  for (int rep = 0; rep < 2; ++rep) {  // twice: the whole pipeline is bitwise repeatable
+    auto new_part = upload(slice_keys(full, ctx, q_new, true));
+    launch(*new_part);
+    std::vector<std::unique_ptr<DevicePrefill>> chunks;
+    for (int c = 0; c < kChunks; ++c) {
+      std::vector<int> begin(3), len(3);
+      for (int b = 0; b < 3; ++b) {
+        begin[b] = std::min(ctx[b], c * kChunk);
+        len[b] = std::min(ctx[b], (c + 1) * kChunk) - begin[b];
+      }
+      chunks.push_back(upload(slice_keys(full, begin, len, false)));
+      launch(*chunks.back());
+    }
+    for (int c = 1; c < kChunks; ++c)  // in place: chunk 0's buffers accumulate
+      merge_on_device(chunks[0]->out, chunks[0]->lse, chunks[0]->out, chunks[0]->lse, chunks[c]->out, chunks[c]->lse, T,
+                      H, kDv);
+    DeviceBuffer out(static_cast<size_t>(T) * H * kDv * 2), lse(static_cast<size_t>(H) * T * 4);
+    out.fill_bytes(0xff);
+    lse.fill_bytes(0xff);
+    merge_on_device(out, lse, chunks[0]->out, chunks[0]->lse, new_part->out, new_part->lse, T, H, kDv);
+    merged_runs[rep].out.resize(out.bytes() / 2);
+    merged_runs[rep].lse.resize(lse.bytes() / 4);
+    out.download(merged_runs[rep].out.data(), out.bytes());
+    lse.download(merged_runs[rep].lse.data(), lse.bytes());
+  }
+  const PrefillResult& merged = merged_runs[0];
+  if (std::memcmp(merged_runs[0].out.data(), merged_runs[1].out.data(), merged.out.size() * 2) != 0 ||
+      std::memcmp(merged_runs[0].lse.data(), merged_runs[1].lse.data(), merged.lse.size() * 4) != 0) {
+    std::printf("  chunked pipeline not bitwise repeatable\n");
+    ok = false;
+  }
+
+  const PrefillResult one_pass = run_prefill(full);
+  std::vector<float> a(merged.out.size()), r(merged.out.size());
+  for (size_t i = 0; i < a.size(); ++i) a[i] = bf16_value(merged.out[i]), r[i] = bf16_value(one_pass.out[i]);
+  const CompareResult c = compare_values(a.data(), r.data(), a.size(), kOutTol);
+  const CompareResult cl = compare_values(merged.lse.data(), one_pass.lse.data(), merged.lse.size(), kLseTol);
+  std::printf("  merged vs one pass: out %s\n  merged vs one pass: lse %s\n", c.describe(kOutTol).c_str(),
+              cl.describe(kLseTol).c_str());
+  ok &= c.pass && cl.pass;
+  const Reference ref = reference_prefill(full, iota_vec(T), iota_vec(H));
+  ok &= compare_with_reference("merged chunks vs reference", full, merged, ref);
+  ok &= compare_with_reference("one pass vs reference", full, one_pass, ref);
+  return ok;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tests: merge_attn_states alone
+
+// Row kinds by (t·H + h) % 8: 0 prefix −inf, 1 suffix +inf (FlashAttention's marker), 2 both
+// empty, 3 prefix NaN, 4.. ordinary (lse in [−3, 9]). Head sizes 128 and 512, out of place and
+// in place (bitwise equal).
+GPU_TEST(merge_attn_states_cases) {
+  bool ok = true;
+  for (int D : {128, 512}) {
+    const int T = 37, H = 5;
+    Rng rng(118 + D);
+    const size_t n = static_cast<size_t>(T) * H * D;
+    std::vector<float> oa, ob;
+    fill_randn(oa, n, rng, 1.0, 4.0);
+    fill_randn(ob, n, rng, 1.0, 4.0);
+    std::vector<float> la(static_cast<size_t>(H) * T), lb(la.size());
+    for (int t = 0; t < T; ++t)
+      for (int h = 0; h < H; ++h) {
+        const size_t li = static_cast<size_t>(h) * T + t;
+        la[li] = static_cast<float>(-3 + 12 * rng.uniform());
+        lb[li] = static_cast<float>(-3 + 12 * rng.uniform());
+        switch ((t * H + h) % 8) {
+          case 0: la[li] = -INFINITY; break;
+          case 1: lb[li] = INFINITY; break;
+          case 2: la[li] = -INFINITY, lb[li] = INFINITY; break;
+          case 3: la[li] = std::numeric_limits<float>::quiet_NaN(); break;
+          default: break;
+        }
+      }
+    // Expected, double from the bf16 inputs.
+    std::vector<double> eo(n), el(la.size());
+    for (int t = 0; t < T; ++t)
+      for (int h = 0; h < H; ++h) {
+        const size_t li = static_cast<size_t>(h) * T + t, base = (static_cast<size_t>(t) * H + h) * D;
+        double a = la[li], b = lb[li];
+        if (a == INFINITY) a = kNegInf;
+        if (b == INFINITY) b = kNegInf;
+        for (int d = 0; d < D; ++d) {
+          double& o = eo[base + d];
+          if (std::isnan(a) || std::isnan(b)) o = NAN;
+          else if (a == kNegInf && b == kNegInf) o = 0;
+          else if (b == kNegInf) o = oa[base + d];
+          else if (a == kNegInf) o = ob[base + d];
+          else {
+            const double m = std::max(a, b), wa = std::exp(a - m), wb = std::exp(b - m);
+            o = (oa[base + d] * wa + ob[base + d] * wb) / (wa + wb);
+          }
+        }
+        if (std::isnan(a) || std::isnan(b)) el[li] = NAN;
+        else if (a == kNegInf && b == kNegInf) el[li] = kNegInf;
+        else {
+          const double m = std::max(a, b);
+          el[li] = m + std::log(std::exp(a - m) + std::exp(b - m));
+        }
+      }
+    DeviceBuffer da = upload_bf16(oa, n, 1, 1, 0), db = upload_bf16(ob, n, 1, 1, 0);
+    DeviceBuffer dla(la.size() * 4), dlb(lb.size() * 4), dout(n * 2), dlse(la.size() * 4);
+    dla.upload(la.data(), la.size() * 4);
+    dlb.upload(lb.data(), lb.size() * 4);
+    dout.fill_bytes(0xff);
+    dlse.fill_bytes(0xff);
+    merge_on_device(dout, dlse, da, dla, db, dlb, T, H, D);
+    std::vector<std::uint16_t> got(n);
+    std::vector<float> got_lse(la.size());
+    dout.download(got.data(), n * 2);
+    dlse.download(got_lse.data(), got_lse.size() * 4);
+    std::vector<float> gf(n);
+    for (size_t i = 0; i < n; ++i) gf[i] = bf16_value(got[i]);
+    const CompareResult co = compare_values(gf.data(), eo.data(), n, kOutTol);
+    const CompareResult cl = compare_values(got_lse.data(), el.data(), el.size(), kLseTol);
+    // One side empty: the other side bitwise.
+    size_t copy_mismatch = 0;
+    for (int t = 0; t < T; ++t)
+      for (int h = 0; h < H; ++h) {
+        const int kind = (t * H + h) % 8;
+        if (kind != 0 && kind != 1) continue;
+        const size_t base = (static_cast<size_t>(t) * H + h) * D;
+        for (int d = 0; d < D; ++d)
+          copy_mismatch += got[base + d] != bf16_bits(kind == 0 ? ob[base + d] : oa[base + d]) ? 1 : 0;
+      }
+    // In place: out = prefix, out_lse = prefix_lse.
+    merge_on_device(da, dla, da, dla, db, dlb, T, H, D);
+    std::vector<std::uint16_t> inplace(n);
+    std::vector<float> inplace_lse(la.size());
+    da.download(inplace.data(), n * 2);
+    dla.download(inplace_lse.data(), inplace_lse.size() * 4);
+    const bool same = std::memcmp(inplace.data(), got.data(), n * 2) == 0 &&
+                      std::memcmp(inplace_lse.data(), got_lse.data(), got_lse.size() * 4) == 0;
+    const bool pass = co.pass && cl.pass && copy_mismatch == 0 && same;
+    std::printf("  head_size %d: %s out max_abs %.2e, lse max_abs %.2e, copy mismatches %zu, in place %s\n", D,
+                pass ? "ok" : "FAIL", co.max_abs, cl.max_abs, copy_mismatch, same ? "bitwise equal" : "DIFFERS");
+    if (!co.pass) std::printf("    out: %s\n", co.describe(kOutTol).c_str());
+    if (!cl.pass) std::printf("    lse: %s\n", cl.describe(kLseTol).c_str());
+    ok &= pass;
+  }
+  return ok;
+}
+
+}  // namespace
