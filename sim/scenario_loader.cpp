@@ -133,6 +133,11 @@ void cross_checks(const YamlReader& r, const YAML::Node& root, Scenario& s) {
            "tensor_parallel_size " + std::to_string(tp) + " does not divide the " +
                std::to_string(m.num_attention_heads) + " attention heads",
            "heads are sharded evenly across ranks: pick a divisor of model.num_attention_heads");
+  if (m.intermediate_size % tp != 0)  // the MLP is column/row-parallel over the ranks (vLLM)
+    r.fail(locate(root, "parallel", "tensor_parallel_size"), "parallel.tensor_parallel_size",
+           "tensor_parallel_size " + std::to_string(tp) + " does not divide the MLP's intermediate_size " +
+               std::to_string(m.intermediate_size),
+           "the MLP is sharded evenly across ranks: pick a divisor of model.intermediate_size");
   if (std::string problem = check_scheduler_config(sc, sc.max_model_len); !problem.empty())
     r.fail(locate(root, "scheduler", ""), "scheduler", problem, "see scenarios/README.md for each key's range");
   const YAML::Node reqs = root["requests"];
