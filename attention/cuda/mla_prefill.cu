@@ -28,6 +28,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 
@@ -51,6 +52,7 @@ constexpr int kKTileElems = kBlockN * kDqk;
 constexpr int kVTileElems = kBlockN * kDv;
 constexpr int kSmemBytes = (kQTileElems + 2 * kKTileElems + 2 * kVTileElems) * 2;
 constexpr float kLog2e = 1.4426950408889634f;
+constexpr int kMaxDevices = 64;
 
 static_assert(kBlockM == kWarps * 16, "each warp owns 16 query rows");
 static_assert(kQkChunks % 8 == 0 && kVChunks % 8 == 0, "the XOR swizzle permutes groups of 8 chunks");
@@ -289,8 +291,17 @@ void mla_prefill_launch(const MlaPrefillParams& in, void* stream) {
   MLASIM_CHECK(err.empty(), "mla_prefill_launch: " + err);
   if (in.batch == 0 || in.max_seqlen_q == 0) return;
   const MlaPrefillParams p = resolve_strides(in);
-  MLASIM_CUDA_CHECK(
-      cudaFuncSetAttribute(mla_prefill_fwd_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+  // Opt in to > 48 KiB of dynamic shared memory once per device (not per launch: it would add host
+  // latency between a stream's previous work and this kernel).
+  int device = 0;
+  MLASIM_CUDA_CHECK(cudaGetDevice(&device));
+  static std::atomic<bool> configured[kMaxDevices];
+  MLASIM_CHECK(device >= 0 && device < kMaxDevices, "mla_prefill_launch: device id out of range");
+  if (!configured[device].load(std::memory_order_acquire)) {
+    MLASIM_CUDA_CHECK(
+        cudaFuncSetAttribute(mla_prefill_fwd_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+    configured[device].store(true, std::memory_order_release);
+  }
   const dim3 grid((p.max_seqlen_q + kBlockM - 1) / kBlockM, p.num_heads, p.batch);
   mla_prefill_fwd_kernel<<<grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream)>>>(p);
   MLASIM_CUDA_CHECK(cudaGetLastError());
