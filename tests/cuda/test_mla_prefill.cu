@@ -67,6 +67,18 @@ std::uint16_t bf16_bits(float x) {
 float bf16_value(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
 constexpr std::uint16_t kBf16NaN = 0x7fc0;
 
+template <class F>
+void parallel_for(int n, F f) {
+  const int threads = std::max(1, std::min<int>(n, static_cast<int>(std::thread::hardware_concurrency())));
+  std::atomic<int> next{0};
+  std::vector<std::thread> pool;
+  for (int i = 0; i < threads; ++i)
+    pool.emplace_back([&] {
+      for (int item = next++; item < n; item = next++) f(item);
+    });
+  for (auto& t : pool) t.join();
+}
+
 // Lengths N(mean, mean/2) rounded, clipped to [1, 3·mean].
 std::vector<int> varlen_lengths(int n, int mean, Rng& rng) {
   std::vector<int> v(static_cast<size_t>(n));
@@ -102,10 +114,22 @@ void set_cu(Problem& p) {
   }
 }
 
-// randn·std clamped to [−clip, clip], rounded to bf16.
-void fill_randn(std::vector<float>& v, size_t n, Rng& rng, double std, double clip) {
+// randn·std clamped to [−clip, clip], rounded to bf16. Counter-based (element i depends only on
+// (seed, i)) so it fills in parallel: test data runs to hundreds of millions of values.
+void fill_randn(std::vector<float>& v, size_t n, std::uint64_t seed, double std, double clip) {
   v.resize(n);
-  for (float& x : v) x = mlasim::round_to_bf16(static_cast<float>(std::clamp(rng.normal() * std, -clip, clip)));
+  constexpr size_t kBlock = size_t{1} << 20;  // even: elements 2i and 2i+1 share one Box-Muller draw
+  parallel_for(static_cast<int>((n + kBlock - 1) / kBlock), [&](int blk) {
+    const size_t end = std::min(n, (static_cast<size_t>(blk) + 1) * kBlock);
+    for (size_t i = static_cast<size_t>(blk) * kBlock; i < end; i += 2) {
+      const std::uint64_t z = mlasim::splitmix64(seed * 0x632be59bd9b4e019ull + i * 0x9e3779b97f4a7c15ull);
+      const double u1 = (static_cast<double>(z >> 32) + 0.5) * 0x1p-32;
+      const double u2 = (static_cast<double>(z & 0xffffffffu) + 0.5) * 0x1p-32;
+      const double r = std::sqrt(-2.0 * std::log(u1)), th = 2.0 * std::numbers::pi * u2;
+      v[i] = mlasim::round_to_bf16(static_cast<float>(std::clamp(r * std::cos(th) * std, -clip, clip)));
+      if (i + 1 < end) v[i + 1] = mlasim::round_to_bf16(static_cast<float>(std::clamp(r * std::sin(th) * std, -clip, clip)));
+    }
+  });
 }
 
 // Data as FlashMLA's tests: randn/10 clamped to [−1, 1]; `qk_std`/`qk_clip` sharpen the scores.
@@ -117,10 +141,9 @@ Problem make_problem(std::vector<int> s_q, std::vector<int> s_k, int H, bool cau
   p.H = H;
   p.causal = causal;
   set_cu(p);
-  Rng rng(seed);
-  fill_randn(p.q, static_cast<size_t>(p.total_q()) * H * kDqk, rng, qk_std, qk_clip);
-  fill_randn(p.k, static_cast<size_t>(p.total_k()) * H * kDqk, rng, qk_std, qk_clip);
-  fill_randn(p.v, static_cast<size_t>(p.total_k()) * H * kDv, rng, 0.1, 1.0);
+  fill_randn(p.q, static_cast<size_t>(p.total_q()) * H * kDqk, 3 * seed, qk_std, qk_clip);
+  fill_randn(p.k, static_cast<size_t>(p.total_k()) * H * kDqk, 3 * seed + 1, qk_std, qk_clip);
+  fill_randn(p.v, static_cast<size_t>(p.total_k()) * H * kDv, 3 * seed + 2, 0.1, 1.0);
   return p;
 }
 
@@ -145,18 +168,6 @@ Problem slice_keys(const Problem& full, const std::vector<int>& begin, const std
 
 // ---------------------------------------------------------------------------------------------
 // Double-precision reference
-
-template <class F>
-void parallel_for(int n, F f) {
-  const int threads = std::max(1, std::min<int>(n, static_cast<int>(std::thread::hardware_concurrency())));
-  std::atomic<int> next{0};
-  std::vector<std::thread> pool;
-  for (int i = 0; i < threads; ++i)
-    pool.emplace_back([&] {
-      for (int item = next++; item < n; item = next++) f(item);
-    });
-  for (auto& t : pool) t.join();
-}
 
 // Keys query i of a (s_q, s_k) sequence sees: bottom-right causal j < s_k − s_q + i + 1.
 int visible_keys(int i, int s_q, int s_k, bool causal) {
@@ -280,8 +291,11 @@ struct DevicePrefill {
 DeviceBuffer upload_bf16(const std::vector<float>& src, size_t rows, size_t row_elems, size_t dst_row_elems,
                          size_t pad_rows) {
   std::vector<std::uint16_t> bits((rows + pad_rows) * dst_row_elems, kBf16NaN);
-  for (size_t r = 0; r < rows; ++r)
-    for (size_t e = 0; e < row_elems; ++e) bits[r * dst_row_elems + e] = bf16_bits(src[r * row_elems + e]);
+  constexpr size_t kRowsPerItem = 256;
+  parallel_for(static_cast<int>((rows + kRowsPerItem - 1) / kRowsPerItem), [&](int item) {
+    for (size_t r = static_cast<size_t>(item) * kRowsPerItem; r < std::min(rows, (static_cast<size_t>(item) + 1) * kRowsPerItem); ++r)
+      for (size_t e = 0; e < row_elems; ++e) bits[r * dst_row_elems + e] = bf16_bits(src[r * row_elems + e]);
+  });
   DeviceBuffer d(bits.size() * 2);
   d.upload(bits.data(), bits.size() * 2);
   return d;
@@ -621,8 +635,8 @@ GPU_TEST(merge_attn_states_cases) {
     Rng rng(118 + D);
     const size_t n = static_cast<size_t>(T) * H * D;
     std::vector<float> oa, ob;
-    fill_randn(oa, n, rng, 1.0, 4.0);
-    fill_randn(ob, n, rng, 1.0, 4.0);
+    fill_randn(oa, n, 2 * (118 + D), 1.0, 4.0);
+    fill_randn(ob, n, 2 * (118 + D) + 1, 1.0, 4.0);
     std::vector<float> la(static_cast<size_t>(H) * T), lb(la.size());
     for (int t = 0; t < T; ++t)
       for (int h = 0; h < H; ++h) {
