@@ -11,6 +11,7 @@
 #include <limits>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "attention/bf16.h"
@@ -55,6 +56,19 @@ class Rng {
 // FlashMLA's test data: randn / 10 clamped to [−1, 1], here rounded to bf16.
 inline std::uint16_t randn_bf16(Rng& rng) {
   return bf16_bits(static_cast<float>(std::clamp(rng.normal() / 10.0, -1.0, 1.0)));
+}
+
+// Runs fn(i) for i in [0, n) on all hardware threads.
+template <typename Fn>
+void parallel_for(long n, Fn fn) {
+  const unsigned nt = std::max(1u, std::min(std::thread::hardware_concurrency(), 64u));
+  std::atomic<long> next{0};
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < nt; ++t)
+    pool.emplace_back([&] {
+      for (long i; (i = next.fetch_add(1)) < n;) fn(i);
+    });
+  for (auto& th : pool) th.join();
 }
 
 struct DecodeCase {
@@ -103,33 +117,33 @@ inline DecodeInputs make_inputs(const DecodeCase& c, int extra_blocks = 3, int e
   for (int i = in.num_blocks - 1; i > 0; --i) std::swap(ids[static_cast<size_t>(i)], ids[static_cast<size_t>(rng.below(i + 1))]);
 
   in.q.resize(static_cast<size_t>(c.batch) * c.s_q * c.num_heads * kD);
-  for (auto& x : in.q) x = randn_bf16(rng);
   in.cache.assign(static_cast<size_t>(in.num_blocks) * bs * kD, kBf16NaN);
   in.block_table.assign(static_cast<size_t>(c.batch) * in.max_blocks_per_seq, kSentinelBlock);
   int next = 0;
-  for (int b = 0; b < c.batch; ++b) {
-    const int len = c.seqlens[static_cast<size_t>(b)];
-    for (int k = 0; k < (len + bs - 1) / bs; ++k)
+  for (int b = 0; b < c.batch; ++b)
+    for (int k = 0; k < (c.seqlens[static_cast<size_t>(b)] + bs - 1) / bs; ++k)
       in.block_table[static_cast<size_t>(b) * in.max_blocks_per_seq + k] = ids[static_cast<size_t>(next++)];
-    for (int j = 0; j < len; ++j) {
-      const size_t slot = static_cast<size_t>(in.block_table[static_cast<size_t>(b) * in.max_blocks_per_seq + j / bs]) * bs + j % bs;
-      for (int d = 0; d < kD; ++d) in.cache[slot * kD + d] = randn_bf16(rng);
-    }
+  // Values: one stream per (request, 64-token chunk) and one per request's q, so generation runs in
+  // parallel and its result does not depend on the thread count.
+  const size_t q_per_req = static_cast<size_t>(c.s_q) * c.num_heads * kD;
+  std::vector<std::pair<int, int>> items;  // (request, first token) ; first token −1: the q rows
+  for (int b = 0; b < c.batch; ++b) {
+    items.emplace_back(b, -1);
+    for (int j = 0; j < c.seqlens[static_cast<size_t>(b)]; j += 64) items.emplace_back(b, j);
   }
+  parallel_for(static_cast<long>(items.size()), [&](long i) {
+    const auto [b, j0] = items[static_cast<size_t>(i)];
+    Rng r((c.seed * 0x9e3779b97f4a7c15ull) ^ (static_cast<std::uint64_t>(b) << 32) ^ static_cast<std::uint64_t>(j0 + 1));
+    if (j0 < 0) {
+      for (size_t k = 0; k < q_per_req; ++k) in.q[static_cast<size_t>(b) * q_per_req + k] = randn_bf16(r);
+      return;
+    }
+    for (int j = j0; j < std::min(j0 + 64, c.seqlens[static_cast<size_t>(b)]); ++j) {
+      const size_t slot = static_cast<size_t>(in.block_table[static_cast<size_t>(b) * in.max_blocks_per_seq + j / bs]) * bs + j % bs;
+      for (int d = 0; d < kD; ++d) in.cache[slot * kD + d] = randn_bf16(r);
+    }
+  });
   return in;
-}
-
-// Runs fn(i) for i in [0, n) on all hardware threads.
-template <typename Fn>
-void parallel_for(long n, Fn fn) {
-  const unsigned nt = std::max(1u, std::min(std::thread::hardware_concurrency(), 64u));
-  std::atomic<long> next{0};
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < nt; ++t)
-    pool.emplace_back([&] {
-      for (long i; (i = next.fetch_add(1)) < n;) fn(i);
-    });
-  for (auto& th : pool) th.join();
 }
 
 struct DecodeReference {
