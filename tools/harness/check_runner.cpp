@@ -74,7 +74,7 @@ void check_logits_golden(const Scenario& s, const RunRecord& record, const Check
     return;
   }
   LogitsCheck lc = check_logits_against(golden.value(), record.logits,
-                                        logits_tolerance(precision_class(options.replay)), dir);
+                                        logits_tolerance(precision_class(s, options.replay)), dir);
   if (!lc.pass) c.messages.push_back(lc.message);
 }
 

@@ -19,6 +19,9 @@ RunRecord replay(const Scenario& scenario, const ReplayOptions& options) {
   cpu.num_blocks = scenario.scheduler.num_gpu_blocks;
   cpu.block_size = scenario.scheduler.block_size;
   cpu.faults = options.faults;
+  // model.dtype bf16: the latent cache holds bf16 values, as an engine's does; compute stays in
+  // the backend's precision. The golden (fp64) never rounds.
+  cpu.bf16_cache = scenario.model.dtype == ModelDtype::kBf16 && options.precision == CpuPrecision::kFloat;
   std::unique_ptr<Backend> backend = make_cpu_backend(*weights, cpu, options.precision);
   EngineOptions engine_options;
   engine_options.backend = backend.get();
@@ -34,8 +37,9 @@ ReplayOptions golden_replay_options() {
   return o;
 }
 
-const char* precision_class(const ReplayOptions& options) {
-  return options.precision == CpuPrecision::kDouble ? "fp64" : "fp32";
+const char* precision_class(const Scenario& scenario, const ReplayOptions& options) {
+  if (options.precision == CpuPrecision::kDouble) return "fp64";
+  return scenario.model.dtype == ModelDtype::kBf16 ? "bf16" : "fp32";
 }
 
 }  // namespace mlasim

@@ -24,7 +24,7 @@ RunRecord replay(const Scenario& scenario, const ReplayOptions& options);
 // The golden reference: fp64, TP 1, every token through the prefill form, no faults.
 ReplayOptions golden_replay_options();
 
-// The tolerance class name ("fp64", "fp32") for a replay's precision.
-const char* precision_class(const ReplayOptions& options);
+// The tolerance class name ("fp64", "fp32", "bf16") for a replay's precision and the scenario's dtype.
+const char* precision_class(const Scenario& scenario, const ReplayOptions& options);
 
 }  // namespace mlasim

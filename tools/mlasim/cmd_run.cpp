@@ -85,6 +85,7 @@ int run(const RunOptions& o) {
     cpu.num_blocks = scenario.scheduler.num_gpu_blocks;
     cpu.block_size = scenario.scheduler.block_size;
     cpu.faults = faults;
+    cpu.bf16_cache = scenario.model.dtype == ModelDtype::kBf16;
     backend = make_cpu_backend(*weights, cpu, CpuPrecision::kFloat);
     engine_options.backend = backend.get();
   }
@@ -113,7 +114,8 @@ int run(const RunOptions& o) {
         std::cerr << files.error().format() << "\n";
         return kExitBadInput;
       }
-      LogitsCheck lc = check_logits_against(files.value(), record.logits, logits_tolerance("fp32"), golden);
+      LogitsCheck lc = check_logits_against(files.value(), record.logits,
+                                            logits_tolerance(precision_class(scenario, ReplayOptions{})), golden);
       std::cout << "vs " << golden << ": " << lc.message << "\n";
       if (!lc.pass) rc = kExitRegression;
     }
