@@ -13,6 +13,13 @@ RunRecord replay(const Scenario& scenario, const ReplayOptions& options) {
   std::optional<MlaWeights> seeded;
   const MlaWeights* weights = options.weights;
   if (!weights) weights = &seeded.emplace(seeded_weights(scenario.model));
+  if (options.make_backend) {
+    std::unique_ptr<Backend> backend = options.make_backend(*weights, scenario, options.faults);
+    EngineOptions engine_options;
+    engine_options.backend = backend.get();
+    engine_options.force_prefill_path = options.force_prefill_path;
+    return Engine(scenario, engine_options).run();
+  }
   CpuBackendOptions cpu;
   cpu.tensor_parallel_size =
       options.tensor_parallel_size > 0 ? options.tensor_parallel_size : scenario.parallel.tensor_parallel_size;
@@ -38,6 +45,7 @@ ReplayOptions golden_replay_options() {
 }
 
 const char* precision_class(const Scenario& scenario, const ReplayOptions& options) {
+  if (options.make_backend && !options.compute_class.empty()) return options.compute_class.c_str();
   if (options.precision == CpuPrecision::kDouble) return "fp64";
   return scenario.model.dtype == ModelDtype::kBf16 ? "bf16" : "fp32";
 }

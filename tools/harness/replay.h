@@ -2,6 +2,10 @@
 // backend the options ask for, drives the Engine to completion, returns the record.
 #pragma once
 
+#include <functional>
+#include <memory>
+
+#include "attention/backend.h"
 #include "attention/cpu_backend.h"
 #include "attention/faults.h"
 #include "attention/mla_weights.h"
@@ -10,6 +14,10 @@
 
 namespace mlasim {
 
+// Builds the backend under test for a scenario from its weights (the CLI passes the CUDA one;
+// the harness itself knows only the CPU backend, so it never depends on attention/cuda).
+using BackendFactory = std::function<std::unique_ptr<Backend>(const MlaWeights&, const Scenario&, const FaultSet&)>;
+
 struct ReplayOptions {
   bool with_model = true;                       // false: dry run (scheduler + routing only)
   CpuPrecision precision = CpuPrecision::kFloat;
@@ -17,6 +25,8 @@ struct ReplayOptions {
   int tensor_parallel_size = 0;                 // 0: the scenario's parallel.tensor_parallel_size
   FaultSet faults;
   const MlaWeights* weights = nullptr;          // nullptr: the scenario's seeded weights
+  BackendFactory make_backend;                  // empty: the CPU backend in `precision`
+  std::string compute_class;                    // tolerance class of make_backend's backend ("bf16")
 };
 
 RunRecord replay(const Scenario& scenario, const ReplayOptions& options);
