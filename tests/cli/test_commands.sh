@@ -54,14 +54,14 @@ grep -q '"total_num_scheduled_tokens": 1' "$scratch/a.json" || { echo "FAIL --js
 # check: a wrong expectation fails with exit 1, naming the line and expected vs actual.
 sed 's/c: 224}, total_num_scheduled_tokens: 1024, new/c: 225}, total_num_scheduled_tokens: 1024, new/' \
   "$root/scenarios/scheduler/chunked_prefill_threshold_budget.yaml" >"$scratch/edited.yaml"
-check "check fails on an edited expectation" 1 "$mlasim" check "$scratch/edited.yaml"
+check "check fails on an edited expectation" 1 "$mlasim" check "$scratch/edited.yaml" --dry-run
 contains "check fails on an edited expectation" "edited.yaml:12:7: expect step 0 num_scheduled_tokens: expected {a: 400, b: 400, c: 225}, got {a: 400, b: 400, c: 224}"
 contains "check fails on an edited expectation" "0 passed, 1 failed"
-check "check passes the original" 0 "$mlasim" check "$root/scenarios/scheduler/chunked_prefill_threshold_budget.yaml" --golden-dir "$root/golden"
+check "check passes the original" 0 "$mlasim" check "$root/scenarios/scheduler/chunked_prefill_threshold_budget.yaml" --golden-dir "$root/golden" --dry-run
 contains "check passes the original" "1 passed, 0 failed"
 check "check on a malformed scenario" 2 "$mlasim" check "$root/tests/data/bad/unknown_profile.yaml"
 check "check on a missing path" 2 "$mlasim" check /nonexistent/dir
-"$mlasim" check "$root/scenarios/scheduler" --golden-dir "$root/golden" --junit "$scratch/report.xml" --json "$scratch/report.json" >/dev/null
+"$mlasim" check "$root/scenarios/scheduler" --dry-run --golden-dir "$root/golden" --junit "$scratch/report.xml" --json "$scratch/report.json" >/dev/null
 grep -q '<testsuite name="mlasim check" tests="' "$scratch/report.xml" || { echo "FAIL --junit report"; fail=1; }
 grep -q '"format": "mlasim-check"' "$scratch/report.json" || { echo "FAIL --json report"; fail=1; }
 
@@ -69,7 +69,7 @@ grep -q '"format": "mlasim-check"' "$scratch/report.json" || { echo "FAIL --json
 mkdir -p "$scratch/golden/preemption_fcfs"
 sed 's/^step 3 | decode 1\/17 prefill 0\/0 | b:mqa\[17,64\]/step 3 | decode 1\/18 prefill 0\/0 | b:mqa[18,64]/' \
   "$root/golden/preemption_fcfs/split.txt" >"$scratch/golden/preemption_fcfs/split.txt"
-check "check fails on an edited golden" 1 "$mlasim" check "$root/scenarios/scheduler/preemption_fcfs.yaml" --golden-dir "$scratch/golden"
+check "check fails on an edited golden" 1 "$mlasim" check "$root/scenarios/scheduler/preemption_fcfs.yaml" --golden-dir "$scratch/golden" --dry-run
 contains "check fails on an edited golden" "$scratch/golden/preemption_fcfs/split.txt:9: split differs from the golden"
 contains "check fails on an edited golden" "  expected: step 3 | decode 1/18 prefill 0/0 | b:mqa[18,64] | preempted - | finished -"
 contains "check fails on an edited golden" "  actual:   step 3 | decode 1/17 prefill 0/0 | b:mqa[17,64] | preempted - | finished -"
