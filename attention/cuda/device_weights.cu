@@ -83,11 +83,8 @@ std::vector<float> slice_cols(const WeightTensor& t, int col_begin, int col_end)
 
 const std::uint16_t* DeviceWeights::bf16(const std::vector<float>& values) {
   std::vector<std::uint16_t> bits(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const float v = values[i];
-    MLASIM_CHECK(is_bf16_exact(v), "a weight is not representable in bf16 (MlaWeights must hold bf16 values)");
-    bits[i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(v) >> 16);
-  }
+  for (std::size_t i = 0; i < values.size(); ++i)  // exact for seeded weights; rounded (nearest even) otherwise
+    bits[i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(round_to_bf16(values[i])) >> 16);
   DeviceBuffer& b = buffers_.emplace_back(device_, bits.size() * sizeof(std::uint16_t));
   b.upload(bits.data(), bits.size() * sizeof(std::uint16_t));
   return b.as<const std::uint16_t>();

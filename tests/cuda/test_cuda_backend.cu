@@ -25,6 +25,7 @@
 #include "attention/cuda/elementwise.h"
 #include "attention/mla_ops.h"
 #include "attention/rope.h"
+#include "attention/tp_shard.h"
 #include "sim/scenario_loader.h"
 #include "tests/attention/mla_test_util.h"
 #include "tests/cuda/gpu_test.h"
@@ -417,6 +418,39 @@ GPU_TEST(communicator_in_device_rank_order) {
     }
   }
   for (auto& s : streams) MLASIM_CUDA_CHECK(cudaStreamDestroy(s));
+  return ok;
+}
+
+GPU_TEST(device_weights_rank_shard) {
+  const MlaWeights w = seeded_weights(test::tiny_config(8));
+  const ModelConfig& c = w.config;
+  const TpShard s = tp_shard(c, 4, 2);  // heads [4, 6), MLP [256, 384)
+  DeviceWeights dw(w, s, 0, false);
+  const MlaLayerWeights& l = w.layers[1];
+  auto down = [](const void* ptr, std::size_t n) {
+    std::vector<u16> v(n);
+    MLASIM_CUDA_CHECK(cudaMemcpy(v.data(), ptr, n * 2, cudaMemcpyDeviceToHost));
+    return v;
+  };
+  auto bits = [](const std::vector<float>& v) {
+    std::vector<u16> b;
+    for (float x : v) b.push_back(bf16_bits(x));
+    return b;
+  };
+  const int nh = 2, m = 128, d = c.hidden_size;
+  bool ok = dw.norm() == nullptr && dw.lm_head() == nullptr;
+  std::vector<float> kvb(l.kv_b_proj.values.begin() + 4 * 256 * 512, l.kv_b_proj.values.begin() + 6 * 256 * 512);
+  ok = equal("kv_b_proj rows", down(dw.layer(1).kv_b_proj, kvb.size()), bits(kvb)) && ok;
+  std::vector<float> o;
+  for (int r = 0; r < d; ++r)
+    for (int k = 0; k < nh * 128; ++k) o.push_back(l.o_proj.values[static_cast<std::size_t>(r) * 4 * 128 * 2 + 4 * 128 + k]);
+  ok = equal("o_proj columns", down(dw.layer(1).o_proj, o.size()), bits(o)) && ok;
+  std::vector<float> dn;
+  for (int r = 0; r < d; ++r)
+    for (int k = 0; k < m; ++k) dn.push_back(l.down_proj.values[static_cast<std::size_t>(r) * 512 + 256 + k]);
+  ok = equal("down_proj columns", down(dw.layer(1).down_proj, dn.size()), bits(dn)) && ok;
+  std::vector<float> q(l.q_proj.values.begin() + 4 * 192 * d, l.q_proj.values.begin() + 6 * 192 * d);
+  ok = equal("q_proj rows", down(dw.layer(1).q_proj, q.size()), bits(q)) && ok;
   return ok;
 }
 
