@@ -113,6 +113,14 @@ ScenarioCheck check_scenario(const std::string& path, const CheckOptions& option
   } else {
     const Scenario& s = loaded.value();
     c.name = s.name;
+    if (options.backend_support_error && options.replay.with_model) {
+      if (std::string why = options.backend_support_error(s, options.replay.faults); !why.empty()) {
+        c.status = CheckStatus::kBadInput;
+        c.messages.push_back(path + ": the backend under test cannot run this scenario: " + why);
+        c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return c;
+      }
+    }
     RunRecord record = replay(s, options.replay);
     c.num_checks = count_expectation_checks(s);
     for (const ExpectationFailure& f : check_expectations(s, record)) c.messages.push_back(f.format());

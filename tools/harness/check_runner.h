@@ -2,6 +2,7 @@
 // goldens), and report per scenario. Reports (JUnit XML, JSON) are built here, written by the CLI.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct ScenarioCheck {
 struct CheckOptions {
   std::string golden_dir = "golden";
   ReplayOptions replay;  // the backend under test (CPU float by default; faults for --inject)
+  // When set: "" if the backend under test can run the scenario, else why not (reported as an
+  // input error for that scenario).
+  std::function<std::string(const Scenario&, const FaultSet&)> backend_support_error;
 };
 
 // `mlasim golden update`: replays the scenario file and writes golden/<name>/split.txt, and

@@ -3,6 +3,7 @@
 
 #include "tools/harness/atomic_file.h"
 #include "tools/harness/check_runner.h"
+#include "tools/mlasim/cli_backend.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {
@@ -34,7 +35,16 @@ int run_check(const CheckOptions& o) {
   options.golden_dir = o.golden_dir;
   options.replay.with_model = !o.dry_run;
   if (!parse_faults(o.injects, options.replay.faults)) return kExitBadInput;
-  if (o.device == "cuda") return not_implemented("check", "--device cuda (the CUDA backend)");
+  if (o.device == "cuda" && !o.dry_run) {
+    const std::string device = o.device;
+    options.replay.make_backend = [device](const MlaWeights& w, const Scenario& s, const FaultSet& f) {
+      return make_backend(device, w, s, f);
+    };
+    options.replay.compute_class = "bf16";
+    options.backend_support_error = [device](const Scenario& s, const FaultSet& f) {
+      return backend_support_error(device, s, f);
+    };
+  }
   std::vector<ScenarioCheck> checks;
   int passed = 0, failed = 0, bad = 0;
   for (const std::string& f : files.value()) {

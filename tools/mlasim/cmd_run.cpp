@@ -17,6 +17,7 @@
 #include "tools/harness/run_json.h"
 #include "tools/harness/scenario_printer.h"
 #include "tools/harness/step_table.h"
+#include "tools/mlasim/cli_backend.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {
@@ -64,7 +65,6 @@ int run(const RunOptions& o) {
     return kExitBadInput;
   }
   if (int rc = check_device(o.device); rc != kExitOk) return rc;
-  if (o.device == "cuda") return not_implemented("run", "--device cuda (the CUDA backend)");
   FaultSet faults;
   if (!parse_faults(o.injects, faults)) return kExitBadInput;
   if (o.dry_run && (!o.logits_dir.empty() || !o.compare_profile.empty() || !faults.empty())) {
@@ -74,19 +74,19 @@ int run(const RunOptions& o) {
   const Scenario& scenario = loaded.value();
   if (!o.compare_profile.empty()) return compare_profiles(scenario, o.compare_profile, faults);
 
+  if (!o.dry_run) {
+    if (std::string why = backend_support_error(o.device, scenario, faults); !why.empty()) {
+      std::cerr << "mlasim run: --device " << o.device << " cannot run this scenario: " << why << "\n";
+      return kExitBadInput;
+    }
+  }
   std::cout << describe_scenario(scenario) << "\n";
   std::optional<MlaWeights> weights;
   std::unique_ptr<Backend> backend;
   EngineOptions engine_options;
   if (!o.dry_run) {
     weights.emplace(seeded_weights(scenario.model));
-    CpuBackendOptions cpu;
-    cpu.tensor_parallel_size = scenario.parallel.tensor_parallel_size;
-    cpu.num_blocks = scenario.scheduler.num_gpu_blocks;
-    cpu.block_size = scenario.scheduler.block_size;
-    cpu.faults = faults;
-    cpu.bf16_cache = scenario.model.dtype == ModelDtype::kBf16;
-    backend = make_cpu_backend(*weights, cpu, CpuPrecision::kFloat);
+    backend = make_backend(o.device, *weights, scenario, faults);
     engine_options.backend = backend.get();
   }
   Engine engine(scenario, engine_options);
@@ -115,7 +115,7 @@ int run(const RunOptions& o) {
         return kExitBadInput;
       }
       LogitsCheck lc = check_logits_against(files.value(), record.logits,
-                                            logits_tolerance(precision_class(scenario, ReplayOptions{})), golden);
+                                            logits_tolerance(tolerance_class(o.device, scenario)), golden);
       std::cout << "vs " << golden << ": " << lc.message << "\n";
       if (!lc.pass) rc = kExitRegression;
     }

@@ -1,0 +1,55 @@
+// Backend selection for the CLI.
+#include "tools/mlasim/cli_backend.h"
+
+#include "attention/cpu_backend.h"
+#ifdef MLASIM_HAVE_CUDA
+#include "attention/cuda/cuda_backend.h"
+#endif
+
+namespace mlasim::cli {
+
+#ifdef MLASIM_HAVE_CUDA
+namespace {
+CudaBackendOptions cuda_options(const Scenario& s, const FaultSet& faults) {
+  CudaBackendOptions o;
+  o.tensor_parallel_size = s.parallel.tensor_parallel_size;
+  o.num_blocks = s.scheduler.num_gpu_blocks;
+  o.block_size = s.scheduler.block_size;
+  o.faults = faults;
+  return o;
+}
+}  // namespace
+#endif
+
+std::string backend_support_error(const std::string& device, const Scenario& scenario, const FaultSet& faults) {
+  if (device == "cpu") return "";
+#ifdef MLASIM_HAVE_CUDA
+  return cuda_backend_support_error(scenario.model, cuda_options(scenario, faults));
+#else
+  (void)scenario, (void)faults;
+  return "this mlasim was built without CUDA";
+#endif
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& device, const MlaWeights& weights, const Scenario& scenario,
+                                      const FaultSet& faults) {
+#ifdef MLASIM_HAVE_CUDA
+  if (device == "cuda") return make_cuda_backend(weights, cuda_options(scenario, faults));
+#else
+  (void)device;  // the CLI refuses --device cuda before getting here
+#endif
+  CpuBackendOptions cpu;
+  cpu.tensor_parallel_size = scenario.parallel.tensor_parallel_size;
+  cpu.num_blocks = scenario.scheduler.num_gpu_blocks;
+  cpu.block_size = scenario.scheduler.block_size;
+  cpu.faults = faults;
+  cpu.bf16_cache = scenario.model.dtype == ModelDtype::kBf16;
+  return make_cpu_backend(weights, cpu, CpuPrecision::kFloat);
+}
+
+std::string tolerance_class(const std::string& device, const Scenario& scenario) {
+  if (device == "cuda") return "bf16";
+  return scenario.model.dtype == ModelDtype::kBf16 ? "bf16" : "fp32";
+}
+
+}  // namespace mlasim::cli

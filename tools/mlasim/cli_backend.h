@@ -1,0 +1,24 @@
+// The backend under test for `run` and `check`: the CPU reference (float) or, when compiled in,
+// the CUDA backend; the only place the CLI reaches into attention/cuda.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "attention/backend.h"
+#include "attention/faults.h"
+#include "attention/mla_weights.h"
+#include "sim/scenario.h"
+
+namespace mlasim::cli {
+
+// "" when `device` can run this scenario with these faults, else why not.
+std::string backend_support_error(const std::string& device, const Scenario& scenario, const FaultSet& faults);
+// The backend for `device` ("cpu": float CPU reference, bf16 cache for bf16 scenarios; "cuda").
+// Call backend_support_error first.
+std::unique_ptr<Backend> make_backend(const std::string& device, const MlaWeights& weights, const Scenario& scenario,
+                                      const FaultSet& faults);
+// The logits tolerance class of `device` for this scenario: "bf16" on CUDA, else by dtype.
+std::string tolerance_class(const std::string& device, const Scenario& scenario);
+
+}  // namespace mlasim::cli
