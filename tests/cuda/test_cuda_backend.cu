@@ -49,6 +49,7 @@ template <typename T>
 DeviceBuffer to_device(const std::vector<T>& v) {
   DeviceBuffer b(0, std::max<std::size_t>(v.size() * sizeof(T), 4));
   b.upload(v.data(), v.size() * sizeof(T));
+  MLASIM_CUDA_CHECK(cudaDeviceSynchronize());  // a pageable upload may still be in flight for other streams
   return b;
 }
 
