@@ -1,0 +1,106 @@
+// Internal to the CUDA backend (shared by its .cu files): the per-step plan built on the host,
+// one tensor-parallel rank's resources, and CudaBackend::Impl.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "attention/attention_metadata.h"
+#include "attention/cuda/cache_write.h"
+#include "attention/cuda/communicator.h"
+#include "attention/cuda/cublas_gemm.h"
+#include "attention/cuda/cuda_backend.h"
+#include "attention/cuda/cuda_check.h"
+#include "attention/cuda/device_query.h"
+#include "attention/cuda/device_weights.h"
+#include "attention/cuda/elementwise.h"
+#include "attention/cuda/merge_attn_states.h"
+#include "attention/cuda/mla_decode.h"
+#include "attention/cuda/mla_prefill.h"
+#include "attention/mla_attention_cpu.h"
+#include "attention/mla_dims.h"
+#include "attention/rope.h"
+#include "attention/tp_shard.h"
+#include "sim/check.h"
+
+namespace mlasim {
+namespace cuda_detail {
+
+using u16 = std::uint16_t;
+constexpr int kRkv = 512, kDr = 64, kDn = 128, kDv = 128, kL = kRkv + kDr, kDqk = kDn + kDr, kDkv = kDn + kDv;
+static_assert(kL == kMlaDecodeKDim && kRkv == kMlaDecodeVDim && kDqk == kMlaPrefillDqk && kDv == kMlaPrefillDv);
+
+int visible_devices(const CudaBackendOptions& o);
+std::vector<int> devices_for(const CudaBackendOptions& o);
+
+// The step as the kernels need it, built on the host once and uploaded to every rank.
+struct StepPlan {
+  int n = 0;              // tokens
+  int ndec = 0;           // rows [0, ndec) through the decode form
+  int n_mqa = 0;          // their tokens [0, n_mqa)
+  int n_pre = 0;          // tokens [n_mqa, n) through the prefill form
+  int np_rows = 0;        // rows [ndec, num_reqs)
+  int max_q = 0;          // longest prefill-form query
+  int max_blocks = 1;     // decode block-table width
+  int num_samples = 0;    // logit rows
+  std::vector<int> ints;  // every int array below, packed
+  std::size_t off_ids = 0, off_slots = 0, off_dec_seqlens = 0, off_dec_bt = 0, off_cu_q = 0, off_samples = 0;
+  struct Round {  // the k-th context chunk of every prefill-form row (none: s_k = 0)
+    std::size_t off_cu_k = 0, off_slots = 0;
+    int total = 0, max_len = 0;
+  };
+  std::vector<Round> rounds;
+  int max_round_total = 0;
+  std::vector<float> rope;  // cos [n, d_r/2], then sin [n, d_r/2]
+
+  std::size_t push(const std::vector<int>& v) {
+    const std::size_t off = ints.size();
+    ints.insert(ints.end(), v.begin(), v.end());
+    ints.resize((ints.size() + 63) / 64 * 64, 0);  // keep every array 256-byte aligned
+    return off;
+  }
+};
+
+// Builds the plan of one step (host only).
+StepPlan make_plan(const StepInputs& in, const ModelConfig& c, const std::vector<double>& inv_freq,
+                   const CudaBackendOptions& o);
+
+// One tensor-parallel rank: its device, stream, cuBLAS handle, weights, caches and step buffers.
+struct Rank {
+  int rank = 0, device = 0, num_sms = 1;
+  cudaStream_t stream = nullptr;
+  std::unique_ptr<CublasGemm> gemm;
+  std::unique_ptr<DeviceWeights> w;
+  std::vector<DeviceBuffer> caches;  // per layer [num_blocks, block_size, 576] bf16
+  // Step buffers (grown on demand between steps).
+  DeviceBuffer ints, rope, h, partial, x_bf, cq, cq_bf, lat, lat_bf, q, q_bf, attn;
+  DeviceBuffer qlat, olat, lse_dec, o_accum, lse_accum, tile_md, num_splits;
+  DeviceBuffer kvb, kbuf, o_new, lse_new, o_ctx, lse_ctx, o_chunk, lse_chunk, ctx_lat;
+  DeviceBuffer g, u, a_bf, hs, xs_bf, logits;
+  int num_sm_parts = 1;
+
+  const int* ip(std::size_t off) const { return ints.as<const int>() + off; }
+  void* s() const { return stream; }
+};
+
+}  // namespace cuda_detail
+
+struct CudaBackend::Impl {
+  ModelConfig config;
+  CudaBackendOptions options;
+  std::vector<double> inv_freq;
+  float scale = 0.f;
+  std::vector<cuda_detail::Rank> ranks;
+  std::unique_ptr<Communicator> comm;
+  std::vector<float> host_logits;
+
+  void prepare(cuda_detail::Rank& rk, const cuda_detail::StepPlan& p);
+  void attention(cuda_detail::Rank& rk, int layer, const cuda_detail::StepPlan& p);
+  void mlp(cuda_detail::Rank& rk, int layer, const cuda_detail::StepPlan& p);
+  void all_reduce_and_add(const cuda_detail::StepPlan& p);
+};
+
+}  // namespace mlasim
