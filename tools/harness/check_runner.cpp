@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -86,19 +88,39 @@ Result<std::string> update_split_golden(const std::string& scenario_path, const 
   if (!loaded) return loaded.error();
   const Scenario& s = loaded.value();
   RunRecord record = replay(s, golden_replay_options());
-  const std::string path = split_golden_path(golden_dir, s.name);
-  std::error_code ec;
-  fs::create_directories(fs::path(path).parent_path(), ec);
-  if (ec) {
+  // The whole folder is written beside the old one and swapped in, so a failure never leaves a
+  // split golden and logits golden from different runs.
+  const fs::path dir = fs::path(split_golden_path(golden_dir, s.name)).parent_path();
+  const fs::path staging = dir.parent_path() / ("." + s.name + ".new." + std::to_string(::getpid()));
+  const fs::path previous = dir.parent_path() / ("." + s.name + ".old." + std::to_string(::getpid()));
+  auto fail = [&](const std::string& what, const std::error_code& ec) -> Result<std::string> {
+    std::error_code ignored;
+    fs::remove_all(staging, ignored);
     Error e;
-    e.file = path;
-    e.message = "cannot create the golden folder: " + ec.message();
+    e.file = dir.string();
+    e.message = what + ": " + ec.message();
+    e.hint = "check that the golden directory is writable";
     return e;
+  };
+  std::error_code ec;
+  fs::create_directories(staging, ec);
+  if (ec) return fail("cannot create the golden folder", ec);
+  if (Status st = write_file_atomically((staging / "split.txt").string(), format_split_golden(s, record, generator));
+      !st)
+    return fail(st.error().message, ec);
+  if (Status st = write_logits_golden(staging.string(), s, record.logits, generator); !st)
+    return fail(st.error().message, ec);
+  const bool had_previous = fs::exists(dir);
+  if (had_previous) fs::rename(dir, previous, ec);
+  if (ec) return fail("cannot move the old golden aside", ec);
+  fs::rename(staging, dir, ec);
+  if (ec) {
+    std::error_code ignored;
+    if (had_previous) fs::rename(previous, dir, ignored);  // put the old golden back
+    return fail("cannot move the new golden into place", ec);
   }
-  if (Status st = write_file_atomically(path, format_split_golden(s, record, generator)); !st) return st.error();
-  const std::string dir = fs::path(path).parent_path().string();
-  if (Status st = write_logits_golden(dir, s, record.logits, generator); !st) return st.error();
-  return dir;
+  if (had_previous) fs::remove_all(previous, ec);
+  return dir.string();
 }
 
 ScenarioCheck check_scenario(const std::string& path, const CheckOptions& options) {
