@@ -75,6 +75,15 @@ contains "check fails on an edited golden" "  expected: step 3 | decode 1/18 pre
 contains "check fails on an edited golden" "  actual:   step 3 | decode 1/17 prefill 0/0 | b:mqa[17,64] | preempted - | finished -"
 contains "check fails on an edited golden" "0 passed, 1 failed"
 
+# golden update: the whole folder appears at once, nothing left beside it, and check passes on it.
+check "golden update" 0 "$mlasim" golden update "$root/scenarios/seed/lone_one_token_prompt.yaml" --golden-dir "$scratch/g2"
+[[ $(ls "$scratch/g2/lone_one_token_prompt" | tr '\n' ' ') == "logits.npy logits_index.json meta.yaml split.txt " ]] ||
+  { echo "FAIL golden update wrote: $(ls "$scratch/g2/lone_one_token_prompt")"; fail=1; }
+[[ $(ls -A "$scratch/g2" | tr '\n' ' ') == "lone_one_token_prompt " ]] || { echo "FAIL golden update left: $(ls -A "$scratch/g2")"; fail=1; }
+check "check against fresh goldens" 0 "$mlasim" check "$root/scenarios/seed/lone_one_token_prompt.yaml" --golden-dir "$scratch/g2"
+check "golden update refuses a bad scenario" 2 "$mlasim" golden update "$root/tests/data/bad/unknown_profile.yaml" --golden-dir "$scratch/g3"
+[[ ! -e "$scratch/g3" ]] || { echo "FAIL golden update wrote for a bad scenario"; fail=1; }
+
 # route: the lone one-token prompt and the spec's reorder example, exact.
 check "route lone 1-token prompt" 0 "$mlasim" route --batch 1:0:1 --backend flashinfer-mla
 contains "route lone 1-token prompt" "num_mqa=1 num_mha=0 total_toks=1"
