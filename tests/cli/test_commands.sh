@@ -41,6 +41,7 @@ contains "bad --set" "<--set engine.profile=nope>:1:16: error: engine.profile: u
 check "run replays the seed scenario" 0 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --dry-run
 contains "run replays the seed scenario" "step    0: num_mqa=1 num_mha=0 total_toks=1"
 contains "run replays the seed scenario" "hello(q=1,nct=0,P=1)=mqa[fresh-on-decode-path]"
+contains "run replays the seed scenario" "fresh prefills on the decode path: 1 (step 0 hello (q=1))"
 
 # --json: byte-identical for the same scenario, written atomically (nothing left beside it).
 scratch=$(mktemp -d)

@@ -52,3 +52,20 @@ std::string format_request_summary(const RunRecord& run) {
 }
 
 }  // namespace mlasim
+
+namespace mlasim {
+
+std::string format_misrouting_summary(const RunRecord& run) {
+  std::string where;
+  int count = 0;
+  for (const StepRecord& st : run.steps)
+    for (const RowRecord& r : st.rows)
+      if (r.fresh_on_decode_path) {
+        if (count++ < 8) where += fmt::format("{}step {} {} (q={})", where.empty() ? "" : ", ", st.step, r.id, r.q);
+      }
+  if (count == 0) return "fresh prefills on the decode path: none\n";
+  if (count > 8) where += ", ...";
+  return fmt::format("fresh prefills on the decode path: {} ({})\n", count, where);
+}
+
+}  // namespace mlasim

@@ -12,5 +12,7 @@ std::string format_step_line(const StepRecord& s);
 // `--explain`: the split rule and, per row, why it took its path.
 std::string format_step_explanation(const StepRecord& s);
 std::string format_request_summary(const RunRecord& run);
+// One line: how many rows with nct == 0 took MLA's decode path, and where (the misrouting).
+std::string format_misrouting_summary(const RunRecord& run);
 
 }  // namespace mlasim

@@ -96,7 +96,7 @@ int run(const RunOptions& o) {
     if (o.explain) std::cout << format_step_explanation(st);
   }
   RunRecord record = engine.run();
-  std::cout << "\n" << format_request_summary(record);
+  std::cout << "\n" << format_request_summary(record) << format_misrouting_summary(record);
   int rc = kExitOk;
   std::vector<ExpectationFailure> failures = check_expectations(scenario, record);
   if (int n = count_expectation_checks(scenario); n > 0) {
