@@ -14,6 +14,19 @@ void id_map(JsonWriter& w, const char* key, const std::vector<std::pair<std::str
 
 }  // namespace
 
+void write_row_json(JsonWriter& w, const RowRecord& r) {
+  w.begin_object();
+  w.key("id").value(r.id);
+  w.key("q").value(r.q);
+  w.key("nct").value(r.nct);
+  w.key("prompt_len").value(r.prompt_len);
+  w.key("region").value(r.region);
+  w.key("path").value(r.path);
+  w.key("fresh_on_decode_path").value(r.fresh_on_decode_path);
+  w.key("reason").value(r.reason);
+  w.end_object();
+}
+
 std::string run_record_to_json(const RunRecord& run) {
   JsonWriter w;
   w.begin_object();
@@ -37,18 +50,7 @@ std::string run_record_to_json(const RunRecord& run) {
     w.key("reorder_modified").value(s.reorder_modified);
     w.key("split_reason").value(s.split_reason);
     w.key("rows").begin_array();
-    for (const RowRecord& r : s.rows) {
-      w.begin_object();
-      w.key("id").value(r.id);
-      w.key("q").value(r.q);
-      w.key("nct").value(r.nct);
-      w.key("prompt_len").value(r.prompt_len);
-      w.key("region").value(r.region);
-      w.key("path").value(r.path);
-      w.key("fresh_on_decode_path").value(r.fresh_on_decode_path);
-      w.key("reason").value(r.reason);
-      w.end_object();
-    }
+    for (const RowRecord& r : s.rows) write_row_json(w, r);
     w.end_array();
     w.key("new").string_array(s.new_reqs);
     w.key("resumed").string_array(s.resumed);

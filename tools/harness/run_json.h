@@ -7,6 +7,10 @@
 
 namespace mlasim {
 
+class JsonWriter;
+
 std::string run_record_to_json(const RunRecord& run);
+// One routed row as an object: id, q, nct, prompt_len, region, path, fresh_on_decode_path, reason.
+void write_row_json(JsonWriter& w, const RowRecord& row);
 
 }  // namespace mlasim

@@ -7,6 +7,7 @@
 #include "attention/route.h"
 #include "attention/routing_config.h"
 #include "tools/harness/json_writer.h"
+#include "tools/harness/run_json.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {
@@ -76,18 +77,9 @@ int run_route(const RouteOptions& o) {
     w.key("num_mha_tokens").value(r.num_mha_tokens);
     w.key("reason").value(r.batch_reason);
     w.key("rows").begin_array();
-    for (const RowRoute& row : r.rows) {
-      w.begin_object();
-      w.key("input_index").value(row.input_index);
-      w.key("q").value(row.q);
-      w.key("nct").value(row.nct);
-      w.key("prompt_len").value(row.prompt_len);
-      w.key("region").value(to_string(row.region));
-      w.key("path").value(to_string(row.path));
-      w.key("fresh_on_decode_path").value(row.fresh_on_decode_path);
-      w.key("reason").value(row.reason);
-      w.end_object();
-    }
+    for (const RowRoute& row : r.rows)  // id: the row's index in the given batch
+      write_row_json(w, {std::to_string(row.input_index), row.q, row.nct, row.prompt_len, to_string(row.region),
+                         to_string(row.path), row.fresh_on_decode_path, row.reason});
     w.end_array();
     w.end_object();
     std::cout << w.str();
