@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -650,7 +651,10 @@ GPU_TEST(cuda_backend_v2_lite_attn_tp_1_2_8_one_gpu) {
 
 GPU_TEST(cuda_backend_scenarios_vs_golden) {
   namespace fs = std::filesystem;
-  const std::string root = MLASIM_SOURCE_DIR;
+  // The repository root: $MLASIM_ROOT, else the working directory when it holds scenarios/ (the
+  // binaries are built here and run from a copy of the tree elsewhere), else the build's source.
+  const char* env_root = std::getenv("MLASIM_ROOT");
+  const std::string root = env_root ? env_root : fs::exists("scenarios/seed") ? "." : MLASIM_SOURCE_DIR;
   std::vector<std::string> files;
   for (const auto& e : fs::recursive_directory_iterator(root + "/scenarios"))
     if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path().string());
