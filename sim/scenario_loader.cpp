@@ -37,6 +37,17 @@ std::vector<std::string> split_path(const std::string& path) {
   return parts;
 }
 
+// Why `name` cannot name a folder golden/<name>/, or "" when it can.
+std::string golden_name_problem(const std::string& name) {
+  if (name.empty()) return "is empty";
+  if (name[0] == '.') return "starts with '.'";
+  for (unsigned char c : name) {
+    if (c == '/' || c == '\\') return "contains a path separator";
+    if (c < 0x20 || c == 0x7f) return "contains a control character";
+  }
+  return "";
+}
+
 bool is_index(const std::string& s) {
   return !s.empty() && s.size() < 9 && s.find_first_not_of("0123456789") == std::string::npos;
 }
@@ -173,6 +184,13 @@ Scenario read_scenario(const YamlReader& r, const YAML::Node& root, const std::s
     r.fail(root["version"], "version", "unsupported scenario version " + std::to_string(version),
            "this mlasim reads scenario version 1");
   if (root["name"]) s.name = r.read_string(root["name"], "name");
+  // The name is a folder under the golden directory, replaced whole by `golden update`.
+  if (std::string why = golden_name_problem(s.name); !why.empty())
+    r.fail(root["name"] ? root["name"] : root, "name",
+           s.name.empty() || why == "contains a control character" ? "the scenario name " + why
+                                                                   : "scenario name \"" + s.name + "\" " + why,
+           "the name is the golden folder golden/<name>/: give a non-empty `name` without '/', '\\', control "
+           "characters or a leading '.'");
   if (root["description"]) s.description = r.read_string(root["description"], "description");
   if (root["model"])
     read_model_section(r, root["model"], s.model);

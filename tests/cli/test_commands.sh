@@ -84,6 +84,10 @@ check "golden update" 0 "$mlasim" golden update "$root/scenarios/seed/lone_one_t
 check "check against fresh goldens" 0 "$mlasim" check "$root/scenarios/seed/lone_one_token_prompt.yaml" --golden-dir "$scratch/g2"
 check "golden update refuses a bad scenario" 2 "$mlasim" golden update "$root/tests/data/bad/unknown_profile.yaml" --golden-dir "$scratch/g3"
 [[ ! -e "$scratch/g3" ]] || { echo "FAIL golden update wrote for a bad scenario"; fail=1; }
+# A scenario name is a folder under the golden dir: an empty one must not replace the whole dir.
+check "golden update refuses an empty name" 2 "$mlasim" golden update "$root/tests/data/bad/name_empty.yaml" --golden-dir "$scratch/g2"
+contains "golden update refuses an empty name" "error: name: the scenario name is empty"
+[[ $(ls -A "$scratch/g2" | tr '\n' ' ') == "lone_one_token_prompt " ]] || { echo "FAIL golden update with an empty name changed: $(ls -A "$scratch/g2")"; fail=1; }
 
 # route: the lone one-token prompt and the spec's reorder example, exact.
 check "route lone 1-token prompt" 0 "$mlasim" route --batch 1:0:1 --backend flashinfer-mla

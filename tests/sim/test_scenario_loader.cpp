@@ -185,3 +185,14 @@ TEST_CASE("the scenario files shipped in scenarios/ all load", "[loader]") {
   }
   CHECK(count >= 1);
 }
+
+TEST_CASE("a scenario name that cannot be a golden folder is an error", "[loader]") {
+  // The default name is the file's stem: a hidden file's stem starts with '.'.
+  Result<Scenario> hidden = load_scenario_text(kMinimal, ".hidden.yaml", {});
+  REQUIRE_FALSE(hidden.ok());
+  CHECK(hidden.error().headline() == ".hidden.yaml:1:1: error: name: scenario name \".hidden\" starts with '.'");
+  CHECK(load_err(kMinimal, {"name=a\\b"}).message == "scenario name \"a\\b\" contains a path separator");
+  CHECK(load_err(std::string(kMinimal) + "name: \"x\\ny\"\n").headline() ==
+        "t.yaml:4:7: error: name: the scenario name contains a control character");
+  CHECK(load_ok(kMinimal, {"name=ünïcode name"}).name == "ünïcode name");
+}
