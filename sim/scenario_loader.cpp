@@ -116,7 +116,8 @@ void apply_override(YAML::Node& root, YamlReader& reader, const std::string& set
   reader.add_override(normalized, OverrideOrigin{label, static_cast<int>(eq) + 2});
 }
 
-void cross_checks(const YamlReader& r, const YAML::Node& root, Scenario& s) {
+// Before the requests are read: their seeded prompts and outputs are bounded by max_model_len.
+void resolve_max_model_len(const YamlReader& r, const YAML::Node& root, Scenario& s) {
   SchedulerConfig& sc = s.scheduler;
   const ModelConfig& m = s.model;
   if (sc.max_model_len == 0) {
@@ -127,6 +128,11 @@ void cross_checks(const YamlReader& r, const YAML::Node& root, Scenario& s) {
                std::to_string(m.max_position_embeddings),
            "lower max_model_len or raise model.max_position_embeddings");
   }
+}
+
+void cross_checks(const YamlReader& r, const YAML::Node& root, Scenario& s) {
+  SchedulerConfig& sc = s.scheduler;
+  const ModelConfig& m = s.model;
   if (!sc.enable_chunked_prefill && sc.max_num_batched_tokens < sc.max_model_len)
     r.fail(locate(root, "scheduler", "max_num_batched_tokens"), "scheduler.max_num_batched_tokens",
            "max_num_batched_tokens (" + std::to_string(sc.max_num_batched_tokens) +
@@ -199,6 +205,7 @@ Scenario read_scenario(const YamlReader& r, const YAML::Node& root, const std::s
   if (root["scheduler"]) read_scheduler_section(r, root["scheduler"], s.scheduler);
   if (root["engine"]) read_engine_section(r, root["engine"], s.engine);
   if (root["parallel"]) read_parallel_section(r, root["parallel"], s.parallel);
+  resolve_max_model_len(r, root, s);
   if (!root["requests"]) r.fail(root, "requests", "missing required key `requests`", "list at least one request");
   read_requests_section(r, root["requests"], s);
   cross_checks(r, root, s);

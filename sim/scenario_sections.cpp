@@ -1,6 +1,7 @@
 // The model, scheduler, engine, parallel and requests sections of a scenario.
 #include "sim/scenario_sections.h"
 
+#include <algorithm>
 #include <map>
 
 #include "sim/seeded_tokens.h"
@@ -178,6 +179,12 @@ RequestSpec read_request(const YamlReader& r, const YAML::Node& node, const std:
              "prompt_len " + std::to_string(len) + " disagrees with the prompt's " +
                  std::to_string(req.prompt.size()) + " tokens",
              "give either `prompt` or `prompt_len`, or make them agree");
+    // Checked here too (the loader checks every prompt later) so no huge seeded prompt is built.
+    if (!node["prompt"] && len >= s.scheduler.max_model_len)
+      r.fail(node["prompt_len"], p + ".prompt_len",
+             "prompt of " + std::to_string(len) + " tokens does not fit max_model_len " +
+                 std::to_string(s.scheduler.max_model_len),
+             "a prompt must leave room for at least one output token");
     if (!node["prompt"]) {
       const std::uint64_t stream = prompt_token_stream(req.id);
       for (int j = 0; j < len; ++j)
@@ -207,8 +214,11 @@ RequestSpec read_request(const YamlReader& r, const YAML::Node& node, const std:
   // Teacher-forced outputs past the listed ones are seeded, never EOS or a stop id, so an
   // unlisted output runs to max_tokens.
   // The same stream continues in Request::forced_output_token past max_tokens (draft tokens).
+  // Only as many as max_model_len leaves room for: a request never outputs more, and a huge
+  // max_tokens must not allocate a huge list.
   const std::uint64_t out_stream = output_token_stream(req.id);
-  for (int j = static_cast<int>(req.output.size()); j < req.max_tokens; ++j)
+  const int room = s.scheduler.max_model_len - static_cast<int>(req.prompt.size());
+  for (int j = static_cast<int>(req.output.size()); j < std::min(req.max_tokens, room); ++j)
     req.output.push_back(seeded_token(s.model.seed, out_stream, static_cast<std::uint64_t>(j), vocab,
                                       req.stop_token_ids, s.model.eos_token_id));
   if (node["priority"]) req.priority = r.read_int(node["priority"], p + ".priority", -(1LL << 31) + 1);

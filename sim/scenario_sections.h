@@ -10,7 +10,7 @@ void read_model_section(const YamlReader& r, const YAML::Node& node, ModelConfig
 void read_scheduler_section(const YamlReader& r, const YAML::Node& node, SchedulerConfig& out);
 void read_engine_section(const YamlReader& r, const YAML::Node& node, EngineConfig& out);
 void read_parallel_section(const YamlReader& r, const YAML::Node& node, ParallelConfig& out);
-// Needs the model (vocabulary, EOS, seed) and scheduler (spec tokens) already read.
+// Needs the model (vocabulary, EOS, seed) and scheduler (spec tokens, max_model_len resolved) already read.
 void read_requests_section(const YamlReader& r, const YAML::Node& node, Scenario& s);
 // Needs the requests already read (ids are checked against them).
 void read_expect_section(const YamlReader& r, const YAML::Node& node, Scenario& s);

@@ -196,3 +196,10 @@ TEST_CASE("a scenario name that cannot be a golden folder is an error", "[loader
         "t.yaml:4:7: error: name: the scenario name contains a control character");
   CHECK(load_ok(kMinimal, {"name=ünïcode name"}).name == "ünïcode name");
 }
+
+TEST_CASE("a huge max_tokens seeds only the outputs max_model_len leaves room for", "[loader]") {
+  Scenario s = load_ok("version: 1\nscheduler: {max_model_len: 64}\nrequests:\n"
+                       "  - {id: a, prompt: [5, 6, 7], max_tokens: 2147483647}\n");
+  CHECK(s.requests[0].max_tokens == 2147483647);
+  CHECK(s.requests[0].output.size() == 61u);
+}
