@@ -97,6 +97,17 @@ contains "route reorder example" "order: 2,1,0  (reordered)"
 check "route strict" 0 "$mlasim" route --batch 1:0:1 --backend flashinfer-mla --profile strict
 contains "route strict" "num_mqa=0 num_mha=1 total_toks=1"
 check "route bad batch" 2 "$mlasim" route --batch 1:0
+check "route trailing comma" 2 "$mlasim" route --batch 1:0:1,2:0:2,
+contains "route trailing comma" "--batch: entry 2 is empty (a doubled or trailing comma?)"
+check "route doubled comma" 2 "$mlasim" route --batch 1:0:1,,2:0:2
+contains "route doubled comma" "--batch: entry 1 is empty"
+check "route token total past int" 2 "$mlasim" route --batch 2147483647:0:1,1:0:1
+contains "route token total past int" "--batch: the rows up to entry 1 schedule 2147483648 tokens"
+check "route --threshold 0" 2 "$mlasim" route --batch 1:0:1 --threshold 0
+contains "route --threshold 0" "--threshold: Value 0 not in range 1 to 2147483647"
+check "route --spec-tokens past int" 2 "$mlasim" route --batch 1:0:1 --spec-tokens 2147483647
+check "route 1000 rows" 0 "$mlasim" route --batch "$(for i in $(seq 1000); do printf '1:%d:5,' $((i % 9)); done)1:0:1" --json
+contains "route 1000 rows" '"num_mqa_tokens": 1001'
 check "route json" 0 "$mlasim" route --batch 5:0:5 --backend triton-mla --json
 contains "route json" '"num_mha_tokens": 5'
 

@@ -1,7 +1,9 @@
 // `mlasim route --batch ...`: reorder and split one explicit batch.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include "attention/route.h"
@@ -26,10 +28,18 @@ struct RouteOptions {
 
 // Parses "q:nct:P,q:nct:P"; on error prints a message naming the entry and returns false.
 bool parse_batch(const std::string& text, std::vector<RowInput>& rows) {
-  std::stringstream in(text);
-  std::string entry;
   int index = 0;
-  while (std::getline(in, entry, ',')) {
+  long long total_q = 0;
+  // Every comma separates two entries, so an empty or trailing entry is an error, not skipped.
+  for (std::size_t start = 0; !text.empty() && start <= text.size(); ++index) {
+    std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string entry = text.substr(start, end - start);
+    start = end + 1;
+    if (entry.find_first_not_of(' ') == std::string::npos) {
+      std::cerr << "--batch: entry " << index << " is empty (a doubled or trailing comma?)\n"
+                << "  hint: separate q:nct:P rows with single commas, e.g. --batch 1:20:10,1:0:1\n";
+      return false;
+    }
     RowInput r;
     char c1 = 0, c2 = 0;
     std::stringstream e(entry);
@@ -40,8 +50,14 @@ bool parse_batch(const std::string& text, std::vector<RowInput>& rows) {
                 << "\" is not q:nct:P with q >= 0, nct >= 0, P >= 1\n  hint: e.g. --batch 1:20:10,1:0:1\n";
       return false;
     }
+    total_q += r.q;
+    if (total_q > std::numeric_limits<int>::max()) {
+      std::cerr << "--batch: the rows up to entry " << index << " schedule " << total_q
+                << " tokens, more than a batch can count (" << std::numeric_limits<int>::max()
+                << ")\n  hint: use smaller q values\n";
+      return false;
+    }
     rows.push_back(r);
-    ++index;
   }
   if (rows.empty()) {
     std::cerr << "--batch: no rows\n  hint: e.g. --batch 1:0:1\n";
@@ -118,10 +134,12 @@ void add_route_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"vllm-2025-early", "vllm-0.11", "vllm-3region", "vllm-current", "strict", "sglang"}));
   cmd->add_option("--backend", o->backend, "Attention backend")
       ->check(CLI::IsMember({"flashmla", "flashattn-mla", "flashinfer-mla", "cutlass-mla", "triton-mla", "rocm-aiter-mla"}));
-  cmd->add_option("--threshold", o->threshold, "Override the decode threshold T")->check(CLI::PositiveNumber);
+  cmd->add_option("--threshold", o->threshold, "Override the decode threshold T")->check(CLI::Range(1, std::numeric_limits<int>::max()));
   cmd->add_option("--query-len-support", o->query_len_support, "Override: single, uniform or varlen")
       ->check(CLI::IsMember({"single", "uniform", "varlen"}));
-  cmd->add_option("--spec-tokens", o->spec_tokens, "Speculative tokens k")->check(CLI::NonNegativeNumber);
+  // 1 + k must stay an int (the decode threshold with speculation).
+  cmd->add_option("--spec-tokens", o->spec_tokens, "Speculative tokens k")
+      ->check(CLI::Range(0, std::numeric_limits<int>::max() - 1));
   cmd->add_flag("--no-reorder", o->no_reorder, "Split the batch in the given order, without reordering");
   cmd->add_flag("--json", o->json, "Print JSON instead of text");
   cmd->callback([o, &exit_code] { exit_code = run_route(*o); });
