@@ -257,6 +257,14 @@ Result<Scenario> load_scenario_text(const std::string& text, const std::string& 
 }
 
 Result<Scenario> load_scenario_file(const std::string& path, const std::vector<std::string>& sets) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {  // reads as an empty file otherwise
+    Error e;
+    e.file = path;
+    e.message = "is a directory, not a scenario file";
+    e.hint = "give one .yaml file; `mlasim check DIR` runs every scenario under a directory";
+    return e;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     Error e;

@@ -143,13 +143,17 @@ TEST_CASE("max_model_len defaults to the model's and may not exceed it", "[loade
   CHECK(e.key_path == "scheduler.max_model_len");
 }
 
-TEST_CASE("an empty file and a missing file are clear errors", "[loader]") {
+TEST_CASE("an empty file, a missing file and a directory are clear errors", "[loader]") {
   Error e = load_err("");
   CHECK(e.headline() == "t.yaml:1:1: error: the scenario is empty");
   Result<Scenario> r = load_scenario_file("/nonexistent/x.yaml");
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().headline() == "/nonexistent/x.yaml: error: cannot read the scenario file");
   CHECK(r.error().hint == "no such file; check the path");
+  Result<Scenario> dir = load_scenario_file(std::string(MLASIM_SOURCE_DIR) + "/scenarios");
+  REQUIRE_FALSE(dir.ok());
+  CHECK(dir.error().message == "is a directory, not a scenario file");
+  CHECK(dir.error().hint == "give one .yaml file; `mlasim check DIR` runs every scenario under a directory");
 }
 
 TEST_CASE("expectations are read with their locations", "[loader]") {
