@@ -87,11 +87,18 @@ void apply_override(YAML::Node& root, YamlReader& reader, const std::string& set
     const bool last = i + 1 == parts.size();
     YAML::Node next;
     if (cur.IsSequence()) {
-      if (!is_index(part) || std::stoul(part) >= cur.size())
+      if (!is_index(part))
         override_error(
             label, 1,
             normalized + " is a list of " + std::to_string(cur.size()) + " entries; \"" + part + "\" is not an index",
             "address list entries by 0-based index, e.g. requests.0.max_tokens");
+      if (std::stoul(part) >= cur.size())
+        override_error(label, 1,
+                       normalized + " is a list of " + std::to_string(cur.size()) + " entries; index " + part +
+                           " is past its end",
+                       (cur.size() == 0 ? std::string("the list is empty")
+                                        : "indexes are 0-based: use 0 to " + std::to_string(cur.size() - 1)) +
+                           "; --set cannot add list entries, edit the scenario file for that");
       std::size_t idx = std::stoul(part);
       normalized = index_key(normalized, idx);
       if (last) {

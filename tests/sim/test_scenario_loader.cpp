@@ -127,7 +127,11 @@ TEST_CASE("override (--set) errors point at the override", "[loader]") {
   CHECK(e.headline() == "<--set scheduler.max_num_seqs=0>:1:24: error: scheduler.max_num_seqs: must be positive (got 0)");
   Error e2 = load_err(kMinimal, {"requests.3.max_tokens=4"});
   CHECK(e2.file == "<--set requests.3.max_tokens=4>");
-  CHECK(e2.message.find("not an index") != std::string::npos);
+  CHECK(e2.message == "requests is a list of 1 entries; index 3 is past its end");
+  CHECK(e2.hint == "indexes are 0-based: use 0 to 0; --set cannot add list entries, edit the scenario file for that");
+  CHECK(load_err(std::string(kMinimal) + "expect: {steps: []}\n", {"expect.steps.0.step=0"}).hint ==
+        "the list is empty; --set cannot add list entries, edit the scenario file for that");
+  CHECK(load_err(kMinimal, {"requests.x.max_tokens=4"}).message == "requests is a list of 1 entries; \"x\" is not an index");
   Error e3 = load_err(kMinimal, {"engine.profil=strict"});
   CHECK(e3.key_path == "engine.profil");
   CHECK(e3.message == "unknown key");
