@@ -165,6 +165,12 @@ RequestSpec read_request(const YamlReader& r, const YAML::Node& node, const std:
   if (!node["id"]) r.fail(node, p, "missing required key `id`", "give every request a unique id");
   req.id = r.read_string(node["id"], p + ".id");
   if (req.id.empty()) r.fail(node["id"], p + ".id", "must not be empty");
+  // Ids are written one step per line in split goldens and step tables.
+  for (unsigned char c : req.id)
+    if (c < 0x20 || c == 0x7f)
+      r.fail(node["id"], p + ".id", "contains a control character",
+             "split goldens list rows one step per line: write the id without newlines, tabs or other control "
+             "characters");
   if (node["arrival_step"]) req.arrival_step = r.read_int(node["arrival_step"], p + ".arrival_step", 0);
   if (node["prompt"]) {
     req.prompt = r.read_int_list(node["prompt"], p + ".prompt", 0, 1LL << 31);
