@@ -23,6 +23,7 @@ for cmd in run check route export version; do
 done
 check "help golden update" 0 "$mlasim" golden update --help
 contains "help golden update" "Example: mlasim golden update"
+contains "help golden update" "(split.txt, logits.npy, logits_index.json, meta.yaml)"
 
 check version 0 "$mlasim" version
 contains version "mlasim "

@@ -52,8 +52,9 @@ void add_golden_command(CLI::App& app, int& exit_code) {
   cmd->require_subcommand(1);
   CLI::App* update = cmd->add_subcommand(
       "update",
-      "Regenerate golden/<name>/split.txt for each SCENARIO (files or directories) from a replay,\n"
-      "atomically (write beside, then rename), stamping the generator version and commit. Every\n"
+      "Regenerate golden/<name>/ (split.txt, logits.npy, logits_index.json, meta.yaml) for each\n"
+      "SCENARIO (files or directories) from one fp64 CPU reference replay, atomically (the folder is\n"
+      "written beside the old one, then swapped in), stamping the generator version and commit. Every\n"
       "scenario is loaded first: a bad one means nothing is written.\n"
       "Example: mlasim golden update scenarios/seed/lone_one_token_prompt.yaml");
   update->add_option("scenarios", *scenarios, "Scenario files or directories")->required();
