@@ -87,8 +87,8 @@ void read_scheduler_section(const YamlReader& r, const YAML::Node& node, Schedul
                {"max_num_batched_tokens", "max_num_seqs", "max_model_len", "enable_chunked_prefill",
                 "long_prefill_token_threshold", "block_size", "num_gpu_blocks", "enable_prefix_caching", "policy",
                 "num_speculative_tokens"});
-  auto i = [&](const char* key, int& field, int min) {
-    if (node[key]) field = r.read_int(node[key], join_key(p, key), min);
+  auto i = [&](const char* key, int& field, int min, long long max = 1LL << 31) {
+    if (node[key]) field = r.read_int(node[key], join_key(p, key), min, max);
   };
   auto b = [&](const char* key, bool& field) {
     if (node[key]) field = r.read_bool(node[key], join_key(p, key));
@@ -99,12 +99,14 @@ void read_scheduler_section(const YamlReader& r, const YAML::Node& node, Schedul
   b("enable_chunked_prefill", out.enable_chunked_prefill);
   i("long_prefill_token_threshold", out.long_prefill_token_threshold, 0);
   i("block_size", out.block_size, 1);
-  i("num_gpu_blocks", out.num_gpu_blocks, 2);
+  // mlasim keeps per-block state for the whole pool; 2^24 blocks (2^28 tokens at B = 16) is far
+  // past any real GPU's KV cache and keeps a simulation within memory.
+  i("num_gpu_blocks", out.num_gpu_blocks, 2, 1LL << 24);
   b("enable_prefix_caching", out.enable_prefix_caching);
   if (node["policy"])
     out.policy = read_enum<SchedulingPolicy>(r, node["policy"], p + ".policy", parse_policy, {"fcfs", "priority"},
                                              "scheduling policy");
-  i("num_speculative_tokens", out.num_speculative_tokens, 0);
+  i("num_speculative_tokens", out.num_speculative_tokens, 0, 64);  // vLLM drafters propose a handful
 }
 
 void read_engine_section(const YamlReader& r, const YAML::Node& node, EngineConfig& out) {

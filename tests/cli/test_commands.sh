@@ -62,6 +62,9 @@ contains "check fails on an edited expectation" "0 passed, 1 failed"
 check "check passes the original" 0 "$mlasim" check "$root/scenarios/scheduler/chunked_prefill_threshold_budget.yaml" --golden-dir "$root/golden" --dry-run
 contains "check passes the original" "1 passed, 0 failed"
 check "check on a malformed scenario" 2 "$mlasim" check "$root/tests/data/bad/unknown_profile.yaml"
+check "check --junit into a missing directory fails before running" 2 "$mlasim" check "$root/scenarios/seed/lone_one_token_prompt.yaml" --junit "$scratch/no/such/dir/r.xml"
+contains "check --junit into a missing directory fails before running" "--junit: the directory $scratch/no/such/dir does not exist"
+check "run --json into a missing directory" 2 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --dry-run --json "$scratch/nope/x.json"
 check "check on a missing path" 2 "$mlasim" check /nonexistent/dir
 "$mlasim" check "$root/scenarios/scheduler" --dry-run --golden-dir "$root/golden" --junit "$scratch/report.xml" --json "$scratch/report.json" >/dev/null
 grep -q '<testsuite name="mlasim check" tests="' "$scratch/report.xml" || { echo "FAIL --junit report"; fail=1; }

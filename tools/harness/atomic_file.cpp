@@ -38,7 +38,11 @@ Status write_file_atomically(const std::string& path, const std::string& content
     p += n;
     left -= static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+  const bool synced = ::fsync(fd) == 0;
+  const int sync_errno = errno;
+  const bool closed = ::close(fd) == 0;  // always closed, also when fsync failed
+  if (!synced || !closed) {
+    if (!synced) errno = sync_errno;
     Error e = io_error(path, "flush failed");
     ::unlink(tmp.c_str());
     return e;

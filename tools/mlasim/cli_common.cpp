@@ -1,4 +1,5 @@
 // Helpers shared by the subcommands: unimplemented features and device selection.
+#include <filesystem>
 #include <iostream>
 
 #include "tools/mlasim/commands.h"
@@ -25,6 +26,16 @@ bool parse_faults(const std::vector<std::string>& names, FaultSet& faults) {
     faults.add(*f);
   }
   return true;
+}
+
+bool output_path_ok(const char* flag, const std::string& path) {
+  if (path.empty()) return true;
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (parent.empty() || std::filesystem::is_directory(parent, ec)) return true;
+  std::cerr << path << ": error: " << flag << ": the directory " << parent.string()
+            << " does not exist\n  hint: create it first, or write the file elsewhere\n";
+  return false;
 }
 
 int check_device(const std::string& device) {

@@ -21,6 +21,7 @@ struct CheckOptions {
 
 int run_check(const CheckOptions& o) {
   if (int rc = check_device(o.device); rc != kExitOk) return rc;
+  if (!output_path_ok("--junit", o.junit_path) || !output_path_ok("--json", o.json_path)) return kExitBadInput;
   std::vector<std::string> paths = o.paths.empty() ? std::vector<std::string>{"scenarios"} : o.paths;
   Result<std::vector<std::string>> files = collect_scenarios(paths);
   if (!files) {

@@ -65,6 +65,7 @@ int run(const RunOptions& o) {
     return kExitBadInput;
   }
   if (int rc = check_device(o.device); rc != kExitOk) return rc;
+  if (!output_path_ok("--json", o.json_path)) return kExitBadInput;
   FaultSet faults;
   if (!parse_faults(o.injects, faults)) return kExitBadInput;
   if (o.dry_run && (!o.logits_dir.empty() || !o.compare_profile.empty() || !faults.empty())) {

@@ -24,6 +24,10 @@ int not_implemented(const char* command, const char* what);
 // Parses --inject names into `faults`; on an unknown name prints the known ones and returns false.
 bool parse_faults(const std::vector<std::string>& names, FaultSet& faults);
 
+// True when `path` (an output file of `flag`) is "" or sits in an existing directory; else prints
+// why and returns false, so a long run never ends with an unwritable report.
+bool output_path_ok(const char* flag, const std::string& path);
+
 // Returns kExitOk when `device` is usable, else prints why and returns 77 (no GPU) or 2.
 int check_device(const std::string& device);
 
