@@ -66,7 +66,8 @@ std::string split_reason(const SplitResult& s, int row, int max_q, int q0, int t
 
 void finish_rows(BatchRoute& br) {
   for (RowRoute& rr : br.rows) {
-    rr.fresh_on_decode_path = rr.nct == 0 && rr.path == MlaPath::kMqa;
+    // A padded row (q = 0) carries no token, so it cannot be a prefill on the decode path.
+    rr.fresh_on_decode_path = rr.q > 0 && rr.nct == 0 && rr.path == MlaPath::kMqa;
     rr.reason += std::string(" -> ") + to_string(rr.path);
   }
 }
