@@ -193,15 +193,8 @@ void CudaBackend::Impl::mlp(Rank& rk, int layer, const StepPlan& p) {
   const DeviceLayerWeights& w = rk.w->layer(layer);
   const int n = p.n, d = c.hidden_size, m = rk.w->mlp_width();
   MLASIM_CUDA_CHECK(cudaSetDevice(rk.device));
-  RmsNormParams norm;
-  norm.x = rk.h.as<const float>();
-  norm.w = w.post_attention_layernorm;
-  norm.rows = n;
-  norm.cols = d;
-  norm.eps = static_cast<float>(c.rms_norm_eps);
-  norm.y = rk.x_bf.get();
-  norm.y_type = ElemType::kBf16;
-  rms_norm(norm, rk.s());
+  rms_norm_to_bf16(rk.h.as<const float>(), w.post_attention_layernorm, n, d, static_cast<float>(c.rms_norm_eps),
+                   rk.x_bf.get(), rk.s());
   LinearParams gp;
   gp.rows = n, gp.out = m, gp.in = d, gp.x = rk.x_bf.get(), gp.w = w.gate_proj, gp.y = rk.g.get();
   rk.gemm->linear(gp);
@@ -251,15 +244,8 @@ StepOutputs CudaBackend::run_step(const StepInputs& in) {
   if (ns > 0) {
     MLASIM_CUDA_CHECK(cudaSetDevice(r0.device));
     gather_rows(r0.h.get(), d, r0.ip(plan.off_samples), ns, d, 4, r0.hs.get(), d, r0.s());
-    RmsNormParams norm;
-    norm.x = r0.hs.as<const float>();
-    norm.w = r0.w->norm();
-    norm.rows = ns;
-    norm.cols = d;
-    norm.eps = static_cast<float>(m.config.rms_norm_eps);
-    norm.y = r0.xs_bf.get();
-    norm.y_type = ElemType::kBf16;
-    rms_norm(norm, r0.s());
+    rms_norm_to_bf16(r0.hs.as<const float>(), r0.w->norm(), ns, d, static_cast<float>(m.config.rms_norm_eps),
+                     r0.xs_bf.get(), r0.s());
     LinearParams lm;
     lm.rows = ns, lm.out = V, lm.in = d, lm.x = r0.xs_bf.get(), lm.w = r0.w->lm_head(), lm.y = r0.logits.get();
     r0.gemm->linear(lm);

@@ -18,15 +18,7 @@ void CudaBackend::Impl::attention(Rank& rk, int layer, const StepPlan& p) {
   MLASIM_CUDA_CHECK(cudaSetDevice(rk.device));
 
   // x = RMSNorm(h) (bf16), q (fp32 -> RoPE -> bf16), [c_kv | k_pe] (fp32 -> norm, RoPE -> bf16).
-  RmsNormParams norm;
-  norm.x = rk.h.as<const float>();
-  norm.w = w.input_layernorm;
-  norm.rows = n;
-  norm.cols = d;
-  norm.eps = eps;
-  norm.y = rk.x_bf.get();
-  norm.y_type = ElemType::kBf16;
-  rms_norm(norm, rk.s());
+  rms_norm_to_bf16(rk.h.as<const float>(), w.input_layernorm, n, d, eps, rk.x_bf.get(), rk.s());
   LinearParams lp;
   lp.rows = n;
   if (rq == 0) {
@@ -35,15 +27,7 @@ void CudaBackend::Impl::attention(Rank& rk, int layer, const StepPlan& p) {
   } else {
     lp.out = rq, lp.in = d, lp.x = rk.x_bf.get(), lp.w = w.q_a_proj, lp.y = rk.cq.get();
     rk.gemm->linear(lp);
-    RmsNormParams qn;
-    qn.x = rk.cq.as<const float>();
-    qn.w = w.q_a_layernorm;
-    qn.rows = n;
-    qn.cols = rq;
-    qn.eps = eps;
-    qn.y = rk.cq_bf.get();
-    qn.y_type = ElemType::kBf16;
-    rms_norm(qn, rk.s());
+    rms_norm_to_bf16(rk.cq.as<const float>(), w.q_a_layernorm, n, rq, eps, rk.cq_bf.get(), rk.s());
     LinearParams qb;
     qb.rows = n, qb.out = nh * kDqk, qb.in = rq, qb.x = rk.cq_bf.get(), qb.w = w.q_b_proj, qb.y = rk.q.get();
     rk.gemm->linear(qb);

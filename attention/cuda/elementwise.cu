@@ -250,4 +250,16 @@ void concat_k_for_prefill(const bf16_bits_t* kv, const bf16_bits_t* latent, int 
   copy_columns_bf16(pe, stream);
 }
 
+void rms_norm_to_bf16(const float* x, const float* w, int rows, int cols, float eps, void* y, void* stream) {
+  RmsNormParams p;
+  p.x = x;
+  p.w = w;
+  p.rows = rows;
+  p.cols = cols;
+  p.eps = eps;
+  p.y = y;
+  p.y_type = ElemType::kBf16;
+  rms_norm(p, stream);
+}
+
 }  // namespace mlasim

@@ -31,6 +31,8 @@ struct RmsNormParams {
   ElemType y_type = ElemType::kF32;
 };
 void rms_norm(const RmsNormParams& p, void* stream);
+// The common case: contiguous fp32 x [rows, cols] normalised into contiguous bf16 y.
+void rms_norm_to_bf16(const float* x, const float* w, int rows, int cols, float eps, void* y, void* stream);
 
 // In place on fp32 x: for r < rows, h < heads, the rope_dim values at
 // x + r·row_stride + h·head_stride + offset are rotated by the angles of row r:
