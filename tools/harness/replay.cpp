@@ -13,23 +13,21 @@ RunRecord replay(const Scenario& scenario, const ReplayOptions& options) {
   std::optional<MlaWeights> seeded;
   const MlaWeights* weights = options.weights;
   if (!weights) weights = &seeded.emplace(seeded_weights(scenario.model));
+  std::unique_ptr<Backend> backend;
   if (options.make_backend) {
-    std::unique_ptr<Backend> backend = options.make_backend(*weights, scenario, options.faults);
-    EngineOptions engine_options;
-    engine_options.backend = backend.get();
-    engine_options.force_prefill_path = options.force_prefill_path;
-    return Engine(scenario, engine_options).run();
+    backend = options.make_backend(*weights, scenario, options.faults);
+  } else {
+    CpuBackendOptions cpu;
+    cpu.tensor_parallel_size =
+        options.tensor_parallel_size > 0 ? options.tensor_parallel_size : scenario.parallel.tensor_parallel_size;
+    cpu.num_blocks = scenario.scheduler.num_gpu_blocks;
+    cpu.block_size = scenario.scheduler.block_size;
+    cpu.faults = options.faults;
+    // model.dtype bf16: the latent cache holds bf16 values, as an engine's does; compute stays in
+    // the backend's precision. The golden (fp64) never rounds.
+    cpu.bf16_cache = scenario.model.dtype == ModelDtype::kBf16 && options.precision == CpuPrecision::kFloat;
+    backend = make_cpu_backend(*weights, cpu, options.precision);
   }
-  CpuBackendOptions cpu;
-  cpu.tensor_parallel_size =
-      options.tensor_parallel_size > 0 ? options.tensor_parallel_size : scenario.parallel.tensor_parallel_size;
-  cpu.num_blocks = scenario.scheduler.num_gpu_blocks;
-  cpu.block_size = scenario.scheduler.block_size;
-  cpu.faults = options.faults;
-  // model.dtype bf16: the latent cache holds bf16 values, as an engine's does; compute stays in
-  // the backend's precision. The golden (fp64) never rounds.
-  cpu.bf16_cache = scenario.model.dtype == ModelDtype::kBf16 && options.precision == CpuPrecision::kFloat;
-  std::unique_ptr<Backend> backend = make_cpu_backend(*weights, cpu, options.precision);
   EngineOptions engine_options;
   engine_options.backend = backend.get();
   engine_options.force_prefill_path = options.force_prefill_path;
