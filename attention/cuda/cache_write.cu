@@ -6,6 +6,7 @@
 
 #include "attention/cuda/cache_write.h"
 #include "attention/cuda/cuda_check.h"
+#include "attention/cuda/launch.cuh"
 #include "sim/check.h"
 
 namespace mlasim {
@@ -52,9 +53,9 @@ void cache_write(const CacheWriteParams& p) {
   const unsigned grid = static_cast<unsigned>((p.num_tokens + kWarpsPerCta - 1) / kWarpsPerCta);
   const auto stream = static_cast<cudaStream_t>(p.stream);
   if (vec)
-    cache_write_kernel<uint4><<<grid, kWarpsPerCta * 32, 0, stream>>>(p);
+    MLASIM_LAUNCH(grid, kWarpsPerCta * 32, 0, stream, cache_write_kernel<uint4>)(p);
   else
-    cache_write_kernel<uint16_t><<<grid, kWarpsPerCta * 32, 0, stream>>>(p);
+    MLASIM_LAUNCH(grid, kWarpsPerCta * 32, 0, stream, cache_write_kernel<uint16_t>)(p);
   MLASIM_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "attention/cuda/cuda_check.h"
+#include "attention/cuda/launch.cuh"
 #include "attention/tp_shard.h"
 #include "sim/check.h"
 
@@ -144,7 +145,7 @@ void Communicator::all_reduce_sum(const std::vector<float*>& buffers, std::size_
     a.n = n;
     a.count = count;
     const std::size_t blocks = (count + 255) / 256;
-    ordered_sum_kernel<<<static_cast<unsigned>(blocks < 4096 ? blocks : 4096), 256, 0, s0>>>(a);
+    MLASIM_LAUNCH(static_cast<unsigned>(blocks < 4096 ? blocks : 4096), 256, 0, s0, ordered_sum_kernel)(a);
     MLASIM_CUDA_CHECK(cudaGetLastError());
     MLASIM_CUDA_CHECK(cudaEventRecord(impl_->events[0], s0));
     for (int r = 1; r < n; ++r)  // and every rank waits for the sum

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include "attention/cuda/cuda_check.h"
+#include "attention/cuda/launch.cuh"
 #include "sim/check.h"
 
 namespace mlasim {
@@ -131,7 +132,7 @@ void embedding_gather(const int* ids, int n, const bf16_bits_t* table, int vocab
   MLASIM_CHECK(n >= 0 && vocab > 0 && d > 0, "embedding_gather: bad shape");
   if (n == 0) return;
   MLASIM_CHECK(ids && table && out, "embedding_gather: null pointer");
-  embedding_gather_kernel<<<static_cast<unsigned>(n), kThreads, 0, as_stream(stream)>>>(ids, table, vocab, d, out);
+  MLASIM_LAUNCH(static_cast<unsigned>(n), kThreads, 0, as_stream(stream), embedding_gather_kernel)(ids, table, vocab, d, out);
   MLASIM_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -143,7 +144,7 @@ void rms_norm(const RmsNormParams& in, void* stream) {
   if (p.ldx == 0) p.ldx = p.cols;
   if (p.ldy == 0) p.ldy = p.cols;
   MLASIM_CHECK(p.ldx >= p.cols && p.ldy >= p.cols, "rms_norm: row stride below the row width");
-  rms_norm_kernel<<<static_cast<unsigned>(p.rows), kThreads, 0, as_stream(stream)>>>(p);
+  MLASIM_LAUNCH(static_cast<unsigned>(p.rows), kThreads, 0, as_stream(stream), rms_norm_kernel)(p);
   MLASIM_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -152,7 +153,7 @@ void apply_rope(const RopeParams& p, void* stream) {
   if (p.rows == 0) return;
   MLASIM_CHECK(p.x && p.cos && p.sin, "apply_rope: null pointer");
   const long long total = static_cast<long long>(p.rows) * p.heads * (p.rope_dim / 2);
-  rope_kernel<<<grid_for(total), kThreads, 0, as_stream(stream)>>>(p);
+  MLASIM_LAUNCH(grid_for(total), kThreads, 0, as_stream(stream), rope_kernel)(p);
   MLASIM_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -164,7 +165,7 @@ void swiglu_to_bf16(const float* gate, long long ld_gate, const float* up, long 
   if (ld_gate == 0) ld_gate = cols;
   if (ld_up == 0) ld_up = cols;
   if (ld_out == 0) ld_out = cols;
-  swiglu_kernel<<<grid_for(static_cast<long long>(rows) * cols), kThreads, 0, as_stream(stream)>>>(gate, ld_gate, up, ld_up,
+  MLASIM_LAUNCH(grid_for(static_cast<long long>(rows) * cols), kThreads, 0, as_stream(stream), swiglu_kernel)(gate, ld_gate, up, ld_up,
                                                                                                  rows, cols, out, ld_out);
   MLASIM_CUDA_CHECK(cudaGetLastError());
 }
@@ -172,21 +173,21 @@ void swiglu_to_bf16(const float* gate, long long ld_gate, const float* up, long 
 void add_inplace(float* y, const float* x, long long n, void* stream) {
   if (n <= 0) return;
   MLASIM_CHECK(y && x, "add_inplace: null pointer");
-  add_kernel<<<grid_for(n), kThreads, 0, as_stream(stream)>>>(y, x, n);
+  MLASIM_LAUNCH(grid_for(n), kThreads, 0, as_stream(stream), add_kernel)(y, x, n);
   MLASIM_CUDA_CHECK(cudaGetLastError());
 }
 
 void f32_to_bf16(const float* x, bf16_bits_t* y, long long n, void* stream) {
   if (n <= 0) return;
   MLASIM_CHECK(x && y, "f32_to_bf16: null pointer");
-  f32_to_bf16_kernel<<<grid_for(n), kThreads, 0, as_stream(stream)>>>(x, y, n);
+  MLASIM_LAUNCH(grid_for(n), kThreads, 0, as_stream(stream), f32_to_bf16_kernel)(x, y, n);
   MLASIM_CUDA_CHECK(cudaGetLastError());
 }
 
 void bf16_to_f32(const bf16_bits_t* x, float* y, long long n, void* stream) {
   if (n <= 0) return;
   MLASIM_CHECK(x && y, "bf16_to_f32: null pointer");
-  bf16_to_f32_kernel<<<grid_for(n), kThreads, 0, as_stream(stream)>>>(x, y, n);
+  MLASIM_LAUNCH(grid_for(n), kThreads, 0, as_stream(stream), bf16_to_f32_kernel)(x, y, n);
   MLASIM_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -196,10 +197,10 @@ void gather_rows(const void* src, long long ld_src, const int* idx, int n, int w
   if (n == 0 || width == 0) return;
   MLASIM_CHECK(src && idx && dst && ld_src >= width && ld_dst >= width, "gather_rows: null pointer or short stride");
   if (elem_bytes == 2) {
-    gather_rows_kernel<std::uint16_t><<<static_cast<unsigned>(n), kThreads, 0, as_stream(stream)>>>(
+    MLASIM_LAUNCH(static_cast<unsigned>(n), kThreads, 0, as_stream(stream), gather_rows_kernel<std::uint16_t>)(
         static_cast<const std::uint16_t*>(src), ld_src, idx, width, static_cast<std::uint16_t*>(dst), ld_dst);
   } else {
-    gather_rows_kernel<std::uint32_t><<<static_cast<unsigned>(n), kThreads, 0, as_stream(stream)>>>(
+    MLASIM_LAUNCH(static_cast<unsigned>(n), kThreads, 0, as_stream(stream), gather_rows_kernel<std::uint32_t>)(
         static_cast<const std::uint32_t*>(src), ld_src, idx, width, static_cast<std::uint32_t*>(dst), ld_dst);
   }
   MLASIM_CUDA_CHECK(cudaGetLastError());
@@ -209,7 +210,7 @@ void copy_columns_bf16(const CopyColumnsParams& p, void* stream) {
   MLASIM_CHECK(p.rows >= 0 && p.heads >= 1 && p.width >= 0, "copy_columns_bf16: bad shape");
   if (p.rows == 0 || p.width == 0) return;
   MLASIM_CHECK(p.src && p.dst, "copy_columns_bf16: null pointer");
-  copy_columns_kernel<<<grid_for(static_cast<long long>(p.rows) * p.heads * p.width), kThreads, 0, as_stream(stream)>>>(p);
+  MLASIM_LAUNCH(grid_for(static_cast<long long>(p.rows) * p.heads * p.width), kThreads, 0, as_stream(stream), copy_columns_kernel)(p);
   MLASIM_CUDA_CHECK(cudaGetLastError());
 }
 

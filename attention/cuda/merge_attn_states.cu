@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "attention/cuda/cuda_check.h"
+#include "attention/cuda/launch.cuh"
 #include "sim/check.h"
 
 namespace mlasim {
@@ -118,7 +119,7 @@ void merge_attn_states_launch(const MergeAttnStatesParams& in, void* stream) {
   while ((8 << packs_log2) < p.head_size) ++packs_log2;
   const std::int64_t threads = (static_cast<std::int64_t>(p.num_tokens) * p.num_heads) << packs_log2;
   const auto blocks = static_cast<unsigned>((threads + kThreads - 1) / kThreads);
-  merge_detail::merge_attn_states_kernel<<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(p, packs_log2);
+  MLASIM_LAUNCH(blocks, kThreads, 0, static_cast<cudaStream_t>(stream), merge_detail::merge_attn_states_kernel)(p, packs_log2);
   MLASIM_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -32,13 +32,14 @@
 
 #include "attention/cuda/cuda_check.h"
 #include "attention/cuda/mla_decode.h"
-#include "attention/cuda/mla_decode_ptx.cuh"
+#include "attention/cuda/launch.cuh"
+#include "attention/cuda/ptx.cuh"
 #include "sim/check.h"
 
 namespace mlasim {
 namespace {
 
-using namespace mla_ptx;
+using namespace ptx;
 
 constexpr int D = kMlaDecodeKDim, DV = kMlaDecodeVDim, BM = kMlaDecodeTileRows, BN = kMlaDecodeTileTokens;
 constexpr int kThreads = 256;
@@ -96,7 +97,7 @@ __device__ __forceinline__ void load_kv_tile(uint32_t dst, const __nv_bfloat16* 
 }
 
 __global__ void __launch_bounds__(kThreads, 1) mla_decode_split_kernel(const MlaDecodeParams p) {
-  extern __shared__ __align__(128) unsigned char smem[];
+  MLASIM_DYNAMIC_SMEM(smem);
   const int* meta = p.tile_scheduler_metadata + blockIdx.x * kMlaDecodeMetadataInts;
   const int begin_req = meta[0], begin_tok = meta[1], end_req = meta[2], end_tok = meta[3], begin_split = meta[4];
   if (begin_req > end_req) return;  // a part with no work (uniform over the CTA)
@@ -108,9 +109,9 @@ __global__ void __launch_bounds__(kThreads, 1) mla_decode_split_kernel(const Mla
   const bool active = row0 + rg * 16 < q_rows;
   const int bar_id = 1 + rg;
 
-  const uint32_t sQ = smem_addr(smem + kSmemQ);
-  const uint32_t sK0 = smem_addr(smem + kSmemK);
-  const uint32_t sP = smem_addr(smem + kSmemP);
+  const uint32_t sQ = smem_u32(smem + kSmemQ);
+  const uint32_t sK0 = smem_u32(smem + kSmemK);
+  const uint32_t sP = smem_u32(smem + kSmemP);
   unsigned char* const p_bytes = smem + kSmemP;
   float* const red = reinterpret_cast<float*>(smem + kSmemRed);  // [2][64]
 
@@ -359,10 +360,10 @@ void mla_decode_fwd(const MlaDecodeParams& p) {
 
   MLASIM_CUDA_CHECK(cudaFuncSetAttribute(mla_decode_split_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
   const dim3 grid(static_cast<unsigned>(p.num_sm_parts), static_cast<unsigned>((q_rows + BM - 1) / BM));
-  mla_decode_split_kernel<<<grid, kThreads, kSmemBytes, stream>>>(p);
+  MLASIM_LAUNCH(grid, kThreads, kSmemBytes, stream, mla_decode_split_kernel)(p);
   MLASIM_CUDA_CHECK(cudaGetLastError());
   const dim3 cgrid(static_cast<unsigned>(p.batch), static_cast<unsigned>((q_rows + kCombineRowsPerCta - 1) / kCombineRowsPerCta));
-  mla_decode_combine_kernel<<<cgrid, kCombineRowsPerCta * 32, 0, stream>>>(p);
+  MLASIM_LAUNCH(cgrid, kCombineRowsPerCta * 32, 0, stream, mla_decode_combine_kernel)(p);
   MLASIM_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include "attention/cuda/cuda_check.h"
+#include "attention/cuda/launch.cuh"
 #include "attention/cuda/mla_decode.h"
 #include "attention/cuda/mla_decode_schedule.cuh"
 #include "sim/check.h"
@@ -35,7 +36,7 @@ void mla_decode_get_metadata(const MlaDecodeMetadataParams& p) {
   MLASIM_CHECK(p.batch >= 0 && p.num_sm_parts >= 1, "mla_decode_get_metadata: bad batch / num_sm_parts");
   MLASIM_CHECK(p.tile_scheduler_metadata && p.num_splits && (p.batch == 0 || p.cache_seqlens),
                "mla_decode_get_metadata: null pointer");
-  mla_decode_metadata_kernel<<<1, 32, 0, static_cast<cudaStream_t>(p.stream)>>>(p);
+  MLASIM_LAUNCH(1, 32, 0, static_cast<cudaStream_t>(p.stream), mla_decode_metadata_kernel)(p);
   MLASIM_CUDA_CHECK(cudaGetLastError());
 }
 

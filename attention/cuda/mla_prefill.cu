@@ -33,11 +33,13 @@
 #include <cstdint>
 
 #include "attention/cuda/cuda_check.h"
-#include "attention/cuda/mla_prefill_mma.cuh"
+#include "attention/cuda/launch.cuh"
+#include "attention/cuda/ptx.cuh"
 #include "sim/check.h"
 
 namespace mlasim {
 namespace prefill_detail {
+using namespace ptx;
 
 constexpr int kBlockM = 64;  // query rows per CTA
 constexpr int kBlockN = 64;  // keys per K/V tile
@@ -80,7 +82,7 @@ __device__ __forceinline__ void load_tile(__nv_bfloat16* dst, const __nv_bfloat1
 
 // p: strides already resolved (non-zero).
 __global__ void __launch_bounds__(kThreads, 2) mla_prefill_fwd_kernel(const MlaPrefillParams p) {
-  extern __shared__ __align__(128) unsigned char smem_raw[];
+  MLASIM_DYNAMIC_SMEM(smem_raw);
   __nv_bfloat16* sQ = reinterpret_cast<__nv_bfloat16*>(smem_raw);
   __nv_bfloat16* sK = sQ + kQTileElems;      // 2 buffers
   __nv_bfloat16* sV = sK + 2 * kKTileElems;  // 2 buffers
@@ -303,7 +305,7 @@ void mla_prefill_launch(const MlaPrefillParams& in, void* stream) {
     configured[device].store(true, std::memory_order_release);
   }
   const dim3 grid((p.max_seqlen_q + kBlockM - 1) / kBlockM, p.num_heads, p.batch);
-  mla_prefill_fwd_kernel<<<grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream)>>>(p);
+  MLASIM_LAUNCH(grid, kThreads, kSmemBytes, static_cast<cudaStream_t>(stream), mla_prefill_fwd_kernel)(p);
   MLASIM_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "attention/cuda/cuda_check.h"
+#include "attention/cuda/launch.cuh"
 #include "attention/cuda/device_query.h"
 #include "tests/cuda/gpu_test.h"
 
@@ -34,7 +35,7 @@ GPU_TEST(kernel_launch) {
   MLASIM_CUDA_CHECK(cudaMalloc(&dy, n * sizeof(float)));
   MLASIM_CUDA_CHECK(cudaMemcpy(dx, x.data(), n * sizeof(float), cudaMemcpyHostToDevice));
   MLASIM_CUDA_CHECK(cudaMemcpy(dy, y.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-  axpy_kernel<<<(n + 255) / 256, 256>>>(n, 2.0f, dx, dy);
+  MLASIM_LAUNCH((n + 255) / 256, 256, 0, nullptr, axpy_kernel)(n, 2.0f, dx, dy);
   MLASIM_CUDA_CHECK(cudaGetLastError());
   MLASIM_CUDA_CHECK(cudaMemcpy(y.data(), dy, n * sizeof(float), cudaMemcpyDeviceToHost));
   MLASIM_CUDA_CHECK(cudaFree(dx));
