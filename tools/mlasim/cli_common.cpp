@@ -1,4 +1,4 @@
-// Helpers shared by the subcommands: unimplemented features and device selection.
+// Helpers shared by the subcommands: fault names, device selection, report paths.
 #include <filesystem>
 #include <iostream>
 
@@ -8,11 +8,6 @@
 #endif
 
 namespace mlasim::cli {
-
-int not_implemented(const char* command, const char* what) {
-  std::cerr << "mlasim " << command << ": " << what << " is not implemented yet\n";
-  return kExitBadInput;
-}
 
 bool parse_faults(const std::vector<std::string>& names, FaultSet& faults) {
   for (const std::string& n : names) {

@@ -18,9 +18,6 @@ void add_golden_command(CLI::App& app, int& exit_code);
 void add_export_command(CLI::App& app, int& exit_code);
 void add_version_command(CLI::App& app, int& exit_code);
 
-// Prints "mlasim <command>: <what> is not implemented yet" and returns kExitBadInput.
-int not_implemented(const char* command, const char* what);
-
 // Parses --inject names into `faults`; on an unknown name prints the known ones and returns false.
 bool parse_faults(const std::vector<std::string>& names, FaultSet& faults);
 
