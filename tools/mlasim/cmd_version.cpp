@@ -11,7 +11,9 @@ void add_version_command(CLI::App& app, int& exit_code) {
   cmd->callback([&exit_code] {
     std::cout << "mlasim " << MLASIM_VERSION << "\n";
     std::cout << "commit: " << MLASIM_GIT_COMMIT << "\n";
-#ifdef MLASIM_HAVE_CUDA
+#if defined(MLASIM_CUDA_EMULATION)
+    std::cout << "cuda: yes (mlasim's SIMT emulator on the CPU: results, not timings)\n";
+#elif defined(MLASIM_HAVE_CUDA)
     std::cout << "cuda: yes\n";
 #else
     std::cout << "cuda: no\n";
