@@ -236,24 +236,54 @@ __global__ void missing_barrier_kernel(float* out) {
 }
 __global__ void cp_async_oob_kernel(const std::uint32_t* src) {
   MLASIM_DYNAMIC_SMEM(smem);
-  cp_async_16(smem_u32(smem), src + 64, 16);  // one chunk past a 256-byte allocation
+  cp_async_16(smem_u32(smem), src + 128, 16);  // one chunk past a 512-byte allocation
   cp_async_commit();
   cp_async_wait<0>();
 }
-__global__ void global_oob_kernel(const float* src, float* out) { out[0] = src[64 + threadIdx.x]; }  // 256 B allocation
+__global__ void global_oob_kernel(const float* src, float* out) { out[0] = src[128 + threadIdx.x]; }  // 512 B allocation
+// Warp 0 fills 32 chunks with cp.async; warp 1 reads them with ldmatrix without a __syncthreads.
+__global__ void race_raw_kernel(const std::uint32_t* src, std::uint32_t* out) {
+  MLASIM_DYNAMIC_SMEM(smem);
+  const int t = threadIdx.x, lane = t % 32;
+  if (t < 32) {
+    cp_async_16(smem_u32(smem + 16 * lane), src + 4 * lane, 16);
+    cp_async_commit();
+    cp_async_wait<0>();
+  } else {
+    std::uint32_t r[4];
+    ldmatrix_x4(r, smem_u32(smem + 16 * lane));
+    out[lane] = r[0];
+  }
+}
+// Warp 0 reads 32 chunks with ldmatrix; warp 1 overwrites one with cp.async without a __syncthreads.
+__global__ void race_war_kernel(const std::uint32_t* src, std::uint32_t* out) {
+  MLASIM_DYNAMIC_SMEM(smem);
+  const int t = threadIdx.x, lane = t % 32;
+  if (t < 32) {
+    std::uint32_t r[4];
+    ldmatrix_x4(r, smem_u32(smem + 16 * lane));
+    out[lane] = r[0];
+  } else if (lane == 0) {
+    cp_async_16(smem_u32(smem), src, 16);
+    cp_async_commit();
+    cp_async_wait<0>();
+  }
+}
 __global__ void trap_kernel() {
   if (threadIdx.x == 5) __trap();
 }
 
 int run_case(const std::string& name) {
   float* d = nullptr;
-  cudaMalloc(&d, 256);
+  cudaMalloc(&d, 512);
   if (name == "exited_lane") MLASIM_LAUNCH(1, 32, 0, nullptr, exited_lane_kernel)(d);
   else if (name == "divergent") MLASIM_LAUNCH(1, 32, 0, nullptr, divergent_kernel)(d);
   else if (name == "missing_barrier") MLASIM_LAUNCH(1, 128, 0, nullptr, missing_barrier_kernel)(d);
   else if (name == "cp_async_oob") MLASIM_LAUNCH(1, 32, 16, nullptr, cp_async_oob_kernel)(reinterpret_cast<std::uint32_t*>(d));
   else if (name == "global_oob") MLASIM_LAUNCH(1, 32, 0, nullptr, global_oob_kernel)(d, d);
   else if (name == "trap") MLASIM_LAUNCH(1, 32, 0, nullptr, trap_kernel)();
+  else if (name == "race_raw") MLASIM_LAUNCH(1, 64, 512, nullptr, race_raw_kernel)(reinterpret_cast<std::uint32_t*>(d), reinterpret_cast<std::uint32_t*>(d));
+  else if (name == "race_war") MLASIM_LAUNCH(1, 64, 512, nullptr, race_war_kernel)(reinterpret_cast<std::uint32_t*>(d), reinterpret_cast<std::uint32_t*>(d));
   else {
     std::printf("unknown case %s\n", name.c_str());
     return 2;

@@ -75,6 +75,14 @@ struct WarpState {
   alignas(16) unsigned char out[32][16];
 };
 
+// Racecheck state of one 16-byte chunk of shared memory, for the accesses the emulator sees
+// (cp.async writes, ldmatrix reads); an epoch ends at every block-wide barrier.
+struct Chunk {
+  std::uint32_t write_epoch = 0, read_epoch = 0;
+  int writer_warp = -1, reader_warp = -1;  // reader -2: several warps
+  int in_flight = 0;                        // cp.async copies issued, not landed
+};
+
 struct LaunchInfo {
   const char* name = "";
   KernelBody body = nullptr;
@@ -95,6 +103,8 @@ struct Worker {
   FiberContext sched;
   Thread* cur = nullptr;
   int live = 0;
+  std::vector<Chunk> chunks;
+  std::uint32_t epoch = 1;
   const LaunchInfo* launch = nullptr;
   uint3 block{};
   std::vector<unsigned char> altstack;
@@ -159,8 +169,12 @@ void install_segv_reporter(Worker& w) {
   sigaltstack(&ss, nullptr);
 }
 
-void perform(Worker& w, const std::vector<CpCopy>& g) {
+void perform(Worker& w, const std::vector<CpCopy>& g, int warp) {
   for (const CpCopy& c : g) {
+    Chunk& ch = w.chunks[c.dst / 16];
+    --ch.in_flight;
+    ch.write_epoch = w.epoch;
+    ch.writer_warp = warp;
     if (c.bytes > 0) std::memcpy(w.smem + c.dst, c.src, static_cast<std::size_t>(c.bytes));
     if (c.bytes < 16) std::memset(w.smem + c.dst + c.bytes, 0, static_cast<std::size_t>(16 - c.bytes));
   }
@@ -214,6 +228,7 @@ void release_barrier0_if_complete(Worker& w) {
   if (b.arrived > 0 && b.arrived >= w.live) {
     b.arrived = 0;
     ++b.gen;
+    ++w.epoch;
   }
 }
 
@@ -222,8 +237,8 @@ void thread_entry(void* arg) {
   Worker& w = *tw;
   w.launch->body(w.launch->ctx);
   // Copies still in flight land (nobody can observe them any more).
-  for (auto& g : t->groups) perform(w, g);
-  perform(w, t->pending);
+  for (auto& g : t->groups) perform(w, g, t->linear / 32);
+  perform(w, t->pending, t->linear / 32);
   t->groups.clear();
   t->pending.clear();
   t->done = true;
@@ -258,6 +273,8 @@ void run_block(Worker& w, uint3 bid) {
   w.block = bid;
   blockIdx = bid;
   std::memset(w.smem, 0xff, w.smem_bytes);  // uninitialised shared memory reads as NaN
+  w.chunks.assign(w.smem_bytes / 16 + 1, Chunk{});
+  w.epoch = 1;
   for (Barrier& b : w.barriers) b = Barrier{};
   for (std::size_t i = 0; i < w.warps.size(); ++i) {
     WarpState& ws = w.warps[i];
@@ -440,6 +457,7 @@ void syncthreads() {
   if (++b.arrived >= w.live) {
     b.arrived = 0;
     ++b.gen;
+    ++w.epoch;
     return;
   }
   block_on(w, Wait::kBarrier, 0, gen);
@@ -519,6 +537,17 @@ void cp_async_16(std::uint32_t dst, const void* src, int src_bytes) {
                   src_bytes);
     fail(msg);
   }
+  Chunk& ch = w.chunks[dst / 16];
+  const int warp = w.cur->linear / 32;
+  if (ch.read_epoch == w.epoch && ch.reader_warp != warp) {
+    char msg[220];
+    std::snprintf(msg, sizeof msg,
+                  "racecheck: cp.async into shared byte %u, which warp %d read with ldmatrix since the last "
+                  "__syncthreads (write after read)",
+                  dst, ch.reader_warp >= 0 ? ch.reader_warp : -1);
+    fail(msg);
+  }
+  ++ch.in_flight;
   w.cur->pending.push_back({dst, src, src_bytes});
 }
 
@@ -532,7 +561,7 @@ void cp_async_wait(int n) {
   Worker& w = cur_worker("cp.async.wait_group");
   auto& groups = w.cur->groups;
   while (static_cast<int>(groups.size()) > n) {
-    perform(w, groups.front());
+    perform(w, groups.front(), w.cur->linear / 32);
     groups.pop_front();
   }
 }
@@ -543,10 +572,23 @@ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t addr, bool trans) {
                   [&w, trans](WarpState& ws) {
                     // rows[j][i][c]: matrix j, row i (given by lane 8j + i), element c.
                     std::uint16_t rows[4][8][8];
+                    const int warp = w.cur->linear / 32;
                     for (int l = 0; l < 32; ++l) {
                       std::uint32_t a;
                       std::memcpy(&a, ws.in[l], sizeof a);
                       std::memcpy(rows[l / 8][l % 8], smem_operand(w, a, "ldmatrix row address"), 16);
+                      Chunk& ch = w.chunks[a / 16];
+                      if (ch.in_flight > 0 || (ch.write_epoch == w.epoch && ch.writer_warp != warp)) {
+                        char msg[220];
+                        std::snprintf(msg, sizeof msg,
+                                      "racecheck: ldmatrix reads shared byte %u %s (read after write)", a,
+                                      ch.in_flight > 0 ? "while a cp.async into it is still in flight"
+                                                       : "that another warp's cp.async filled after the last "
+                                                         "__syncthreads");
+                        fail(msg);
+                      }
+                      ch.reader_warp = ch.read_epoch == w.epoch && ch.reader_warp != warp ? -2 : warp;
+                      ch.read_epoch = w.epoch;
                     }
                     for (int l = 0; l < 32; ++l) {
                       const int g = l / 4, c = 2 * (l % 4);

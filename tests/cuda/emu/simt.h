@@ -14,6 +14,11 @@
 // Fibers hand over to each other in thread order; MLASIM_EMU_ORDER=reverse walks the threads backwards
 // instead, so a read that a missing barrier leaves unordered after another warp's write sees the old
 // value in one of the two orders (the GPU tests run both).
+// Racecheck for the shared-memory accesses the emulator sees (cp.async writes, ldmatrix reads), per
+// 16-byte chunk, with epochs ended by block-wide barriers: an ldmatrix of a chunk with a cp.async in
+// flight or filled by another warp in the same epoch (read after write), and a cp.async into a chunk
+// another warp read in the same epoch (write after read), are reported. Plain loads and stores of
+// shared memory are not seen.
 // A barrier or collective that can never complete (a lane exited, lanes in different collectives,
 // counts that disagree) is reported as a deadlock naming the kernel, block and threads; so are
 // cp.async / ldmatrix addresses outside the block's shared memory or outside every device
