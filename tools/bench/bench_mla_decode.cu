@@ -2,7 +2,8 @@
 // against the double reference, then times b = 128, s_q ∈ {1, 2}, s_k ∈ {4096, 8192, 32768},
 // H ∈ {16, 128} with L2 flushed between runs (median of many), and prints TB/s and TFLOP/s next to
 // ceilings measured in the same run (device-to-device copy bandwidth, cuBLAS bf16 GEMM rate).
-// Usage: bench_mla_decode [--quick]   Exit: 0 ok, 1 validation failed, 77 no usable GPU.
+// Usage: bench_mla_decode [--quick | --smoke]   Exit: 0 ok, 1 validation failed, 77 no usable GPU.
+// --smoke: every step on tiny sizes (meaningless figures), for the SIMT emulator's CI run.
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -15,6 +16,7 @@
 
 #include "attention/cuda/cuda_check.h"
 #include "attention/cuda/device_query.h"
+#include "attention/cuda/launch.cuh"
 #include "attention/cuda/mla_decode.h"
 #include "tests/cuda/compare.h"
 #include "tests/cuda/mla_decode_ref.h"
@@ -24,7 +26,15 @@ namespace {
 using namespace mlasim;
 using namespace mlasim::mla_decode_ref;
 
-constexpr std::size_t kL2FlushBytes = 256u << 20;  // > H200's 60 MB L2
+// Problem sizes: the real ones, or tiny ones (--smoke) that run every step under the SIMT emulator.
+struct Sizes {
+  std::size_t flush_bytes = 256u << 20;  // > H200's 60 MB L2
+  std::size_t copy_bytes = std::size_t{2} << 30;
+  int gemm_n = 8192;
+  int batch = 128;
+  std::vector<int> s_ks = {4096, 8192, 32768};
+};
+Sizes g_sizes;
 
 // Deterministic bf16 values ≈ uniform(−0.17, 0.17) (std ≈ 0.1, like randn/10) from a hash of the index.
 __global__ void fill_bf16_kernel(__nv_bfloat16* x, std::size_t n, std::uint32_t seed) {
@@ -37,7 +47,7 @@ __global__ void fill_bf16_kernel(__nv_bfloat16* x, std::size_t n, std::uint32_t 
 }
 
 void fill_bf16(void* x, std::size_t n, std::uint32_t seed) {
-  fill_bf16_kernel<<<1024, 256>>>(static_cast<__nv_bfloat16*>(x), n, seed);
+  MLASIM_LAUNCH(1024, 256, 0, nullptr, fill_bf16_kernel)(static_cast<__nv_bfloat16*>(x), n, seed);
   MLASIM_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -53,7 +63,7 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Median milliseconds of fn() over `reps` runs, each after an L2 flush (a memset of a 256 MB buffer).
+// Median milliseconds of fn() over `reps` runs, each after an L2 flush (a memset of the flush buffer).
 template <typename Fn>
 double time_ms(Fn fn, int reps, void* flush) {
   cudaEvent_t a, b;
@@ -62,7 +72,7 @@ double time_ms(Fn fn, int reps, void* flush) {
   fn();  // warm-up
   std::vector<double> ms;
   for (int i = 0; i < reps; ++i) {
-    if (flush) MLASIM_CUDA_CHECK(cudaMemsetAsync(flush, i & 0xff, kL2FlushBytes));
+    if (flush) MLASIM_CUDA_CHECK(cudaMemsetAsync(flush, i & 0xff, g_sizes.flush_bytes));
     MLASIM_CUDA_CHECK(cudaEventRecord(a));
     fn();
     MLASIM_CUDA_CHECK(cudaEventRecord(b));
@@ -169,7 +179,7 @@ bool validate(int num_sms) {
 }
 
 double copy_bandwidth_tbs(void* flush) {
-  const std::size_t bytes = std::size_t{2} << 30;
+  const std::size_t bytes = g_sizes.copy_bytes;
   void* src = dev_alloc<char>(bytes);
   void* dst = dev_alloc<char>(bytes);
   MLASIM_CUDA_CHECK(cudaMemset(src, 1, bytes));
@@ -180,7 +190,7 @@ double copy_bandwidth_tbs(void* flush) {
 }
 
 double gemm_tflops(void* flush) {
-  const int n = 8192;
+  const int n = g_sizes.gemm_n;
   const std::size_t elems = static_cast<std::size_t>(n) * n;
   void* a = dev_alloc<std::uint16_t>(elems);
   void* b = dev_alloc<std::uint16_t>(elems);
@@ -207,6 +217,8 @@ double gemm_tflops(void* flush) {
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const bool smoke = argc > 1 && std::strcmp(argv[1], "--smoke") == 0;
+  if (smoke) g_sizes = Sizes{std::size_t{1} << 20, std::size_t{16} << 20, 128, 2, {256}};
   std::string why;
   if (mlasim::cuda_usable_device_count(&why) == 0) {
     std::printf("bench_mla_decode: no usable CUDA device (%s); nothing to measure\n", why.c_str());
@@ -221,19 +233,21 @@ int main(int argc, char** argv) {
     std::printf("bench_mla_decode: validation FAILED, not timing\n");
     return 1;
   }
-  void* flush = dev_alloc<char>(kL2FlushBytes);
+  void* flush = dev_alloc<char>(g_sizes.flush_bytes);
   const double copy_tbs = copy_bandwidth_tbs(flush);
   const double gemm_tf = gemm_tflops(flush);
-  std::printf("ceilings: device-to-device copy %.2f TB/s (read + write), cuBLAS bf16 GEMM 8192^3 %.0f TFLOP/s\n", copy_tbs,
-              gemm_tf);
-  std::printf("%-34s %10s %10s %8s %9s %8s %10s %10s\n", "case (b=128, page 64, causal)", "decode us", "meta us", "TB/s",
-              "%copy", "TFLOP/s", "%gemm", "ideal us");
+  std::printf("ceilings: device-to-device copy %.2f TB/s (read + write), cuBLAS bf16 GEMM %d^3 %.0f TFLOP/s\n", copy_tbs,
+              g_sizes.gemm_n, gemm_tf);
+  const int batch = g_sizes.batch, reps = smoke ? 1 : quick ? 5 : 30;
+  char head[64];
+  std::snprintf(head, sizeof head, "case (b=%d, page 64, causal)", batch);
+  std::printf("%-34s %10s %10s %8s %9s %8s %10s %10s\n", head, "decode us", "meta us", "TB/s", "%copy", "TFLOP/s", "%gemm",
+              "ideal us");
 
-  const int batch = 128, reps = quick ? 5 : 30;
-  for (int s_k : {4096, 8192, 32768})
+  for (int s_k : g_sizes.s_ks)
     for (int heads : {16, 128})
       for (int s_q : {1, 2}) {
-        if (quick && s_k != 4096) continue;
+        if (quick && s_k != g_sizes.s_ks.front()) continue;
         const std::vector<int> lens(static_cast<std::size_t>(batch), s_k);
         Problem pr(batch, s_q, heads, lens, num_sms, nullptr, static_cast<std::uint32_t>(s_k + heads + s_q));
         const double ms = time_ms([&] { mla_decode_fwd(pr.p); }, reps, flush);

@@ -3,7 +3,7 @@
 // rule, then times L ∈ {1024, 4096, 8192} × H ∈ {16, 128} with CUDA events (L2 flushed before
 // every run, median of the runs) and prints TFLOP/s by spec/mla.md §7 next to a cuBLAS bf16 GEMM
 // rate and a device-to-device copy bandwidth measured in the same run. Exits 77 without a GPU.
-// Usage: bench_mla_prefill [runs=20]
+// Usage: bench_mla_prefill [runs=20 | --smoke]   (--smoke: every step on tiny sizes, for the SIMT emulator)
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -21,6 +21,7 @@
 #include "attention/bf16.h"
 #include "attention/cuda/cuda_check.h"
 #include "attention/cuda/device_query.h"
+#include "attention/cuda/launch.cuh"
 #include "attention/cuda/mla_prefill.h"
 #include "sim/seeded_tokens.h"
 #include "tests/cuda/compare.h"
@@ -29,6 +30,16 @@ namespace {
 
 constexpr int kDqk = mlasim::kMlaPrefillDqk, kDv = mlasim::kMlaPrefillDv;
 constexpr float kScale = 0.1352338f;  // DeepSeek-V3
+
+// Problem sizes: the real ones, or tiny ones (--smoke) that run every step under the SIMT emulator.
+struct Sizes {
+  std::size_t min_flush_bytes = 64u << 20;
+  std::size_t copy_bytes = std::size_t{1} << 30;
+  int gemm_n = 8192;
+  std::vector<int> heads = {16, 128};
+  std::vector<int> lengths = {1024, 4096, 8192};
+};
+Sizes g_sizes;
 
 // Uniform in [-a, a] from a counter hash (timing data only; validation uses host data).
 __global__ void fill_uniform_bf16(__nv_bfloat16* p, std::int64_t n, std::uint64_t seed, float a) {
@@ -68,7 +79,7 @@ struct L2Flush {
     int dev = 0, l2 = 0;
     MLASIM_CUDA_CHECK(cudaGetDevice(&dev));
     MLASIM_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-    bytes = std::max<size_t>(2 * static_cast<size_t>(l2), 64u << 20);
+    bytes = std::max<size_t>(2 * static_cast<size_t>(l2), g_sizes.min_flush_bytes);
     MLASIM_CUDA_CHECK(cudaMalloc(&buf, bytes));
   }
   ~L2Flush() { cudaFree(buf); }
@@ -95,14 +106,14 @@ double median_ms(int runs, const L2Flush& flush, F f) {
 
 // cuBLAS bf16 GEMM (fp32 compute) TFLOP/s at M = N = K = 8192.
 double gemm_tflops(int runs, const L2Flush& flush) {
-  const int n = 8192;
+  const int n = g_sizes.gemm_n;
   const size_t elems = static_cast<size_t>(n) * n;
   __nv_bfloat16 *a = nullptr, *b = nullptr, *c = nullptr;
   MLASIM_CUDA_CHECK(cudaMalloc(&a, elems * 2));
   MLASIM_CUDA_CHECK(cudaMalloc(&b, elems * 2));
   MLASIM_CUDA_CHECK(cudaMalloc(&c, elems * 2));
-  fill_uniform_bf16<<<1024, 256>>>(a, static_cast<std::int64_t>(elems), 1, 0.1f);
-  fill_uniform_bf16<<<1024, 256>>>(b, static_cast<std::int64_t>(elems), 2, 0.1f);
+  MLASIM_LAUNCH(1024, 256, 0, nullptr, fill_uniform_bf16)(a, static_cast<std::int64_t>(elems), 1, 0.1f);
+  MLASIM_LAUNCH(1024, 256, 0, nullptr, fill_uniform_bf16)(b, static_cast<std::int64_t>(elems), 2, 0.1f);
   MLASIM_CUDA_CHECK(cudaGetLastError());
   cublasHandle_t h = nullptr;
   MLASIM_CUBLAS_CHECK(cublasCreate(&h));
@@ -120,7 +131,7 @@ double gemm_tflops(int runs, const L2Flush& flush) {
 
 // Device-to-device copy of 1 GiB; bandwidth counts the bytes read plus the bytes written.
 double copy_tbps(int runs, const L2Flush& flush) {
-  const size_t bytes = size_t{1} << 30;
+  const size_t bytes = g_sizes.copy_bytes;
   void *src = nullptr, *dst = nullptr;
   MLASIM_CUDA_CHECK(cudaMalloc(&src, bytes));
   MLASIM_CUDA_CHECK(cudaMalloc(&dst, bytes));
@@ -233,7 +244,9 @@ int main(int argc, char** argv) {
     std::printf("bench_mla_prefill: no usable CUDA device (%s)\n", why.c_str());
     return 77;
   }
-  const int runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 20;
+  const bool smoke = argc > 1 && std::string(argv[1]) == "--smoke";
+  if (smoke) g_sizes = Sizes{std::size_t{1} << 20, std::size_t{16} << 20, 128, {2}, {128}};
+  const int runs = smoke ? 1 : argc > 1 ? std::max(1, std::atoi(argv[1])) : 20;
   cudaDeviceProp prop{};
   MLASIM_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s, sm_%d%d, %d SMs, L2 %d MiB\n", prop.name, prop.major, prop.minor, prop.multiProcessorCount,
@@ -245,13 +258,13 @@ int main(int argc, char** argv) {
   const L2Flush flush;
   const double gemm = gemm_tflops(std::min(runs, 10), flush);
   const double copy = copy_tbps(std::min(runs, 10), flush);
-  std::printf("ceilings measured now: cuBLAS bf16 GEMM 8192^3 (fp32 compute) %.1f TFLOP/s; D2D copy %.2f TB/s (read+write)\n",
-              gemm, copy);
+  std::printf("ceilings measured now: cuBLAS bf16 GEMM %d^3 (fp32 compute) %.1f TFLOP/s; D2D copy %.2f TB/s (read+write)\n",
+              g_sizes.gemm_n, gemm, copy);
   std::printf("%6s %5s %10s %10s %8s %8s %12s\n", "L", "H", "median ms", "TFLOP/s", "/GEMM", "GB/s", "of copy");
 
-  const bool have_torch = std::system("python3 -c 'import torch' >/dev/null 2>&1") == 0;
-  for (int H : {16, 128})
-    for (int L : {1024, 4096, 8192}) {
+  const bool have_torch = !smoke && std::system("python3 -c 'import torch' >/dev/null 2>&1") == 0;
+  for (int H : g_sizes.heads)
+    for (int L : g_sizes.lengths) {
       const size_t qk = static_cast<size_t>(L) * H * kDqk, vo = static_cast<size_t>(L) * H * kDv;
       __nv_bfloat16 *q = nullptr, *k = nullptr, *v = nullptr, *out = nullptr;
       float* lse = nullptr;
@@ -264,9 +277,9 @@ int main(int argc, char** argv) {
       MLASIM_CUDA_CHECK(cudaMalloc(&cu, 2 * sizeof(int)));
       const int cu_host[2] = {0, L};
       MLASIM_CUDA_CHECK(cudaMemcpy(cu, cu_host, sizeof cu_host, cudaMemcpyHostToDevice));
-      fill_uniform_bf16<<<1024, 256>>>(q, static_cast<std::int64_t>(qk), 11, 0.17f);
-      fill_uniform_bf16<<<1024, 256>>>(k, static_cast<std::int64_t>(qk), 12, 0.17f);
-      fill_uniform_bf16<<<1024, 256>>>(v, static_cast<std::int64_t>(vo), 13, 0.17f);
+      MLASIM_LAUNCH(1024, 256, 0, nullptr, fill_uniform_bf16)(q, static_cast<std::int64_t>(qk), 11, 0.17f);
+      MLASIM_LAUNCH(1024, 256, 0, nullptr, fill_uniform_bf16)(k, static_cast<std::int64_t>(qk), 12, 0.17f);
+      MLASIM_LAUNCH(1024, 256, 0, nullptr, fill_uniform_bf16)(v, static_cast<std::int64_t>(vo), 13, 0.17f);
       MLASIM_CUDA_CHECK(cudaGetLastError());
       mlasim::MlaPrefillParams p;
       p.q = q, p.k = k, p.v = v, p.out = out, p.lse = lse, p.cu_seqlens_q = cu, p.cu_seqlens_k = cu;

@@ -228,6 +228,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
     case cudaDevAttrMaxThreadsPerBlock: *value = 1024; break;
     case cudaDevAttrMaxSharedMemoryPerBlock: *value = 48 * 1024; break;
     case cudaDevAttrMultiProcessorCount: *value = sm_count(); break;
+    case cudaDevAttrL2CacheSize: *value = 60 << 20; break;
     case cudaDevAttrComputeCapabilityMajor: *value = 9; break;
     case cudaDevAttrComputeCapabilityMinor: *value = 0; break;
     case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = 232448; break;
