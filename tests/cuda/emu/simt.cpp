@@ -187,9 +187,6 @@ bool runnable(const Worker& w, const Thread& t) {
   return true;
 }
 
-// The current fiber cannot go on (it waits or finished): hand the worker straight to the next
-// runnable fiber in round-robin order, or back to the scheduler when there is none (block done, or
-// deadlock). Returns when some fiber hands control back to this one.
 bool reverse_order() {
   static const bool rev = [] {
     const char* e = std::getenv("MLASIM_EMU_ORDER");
@@ -198,6 +195,9 @@ bool reverse_order() {
   return rev;
 }
 
+// The current fiber cannot go on (it waits or finished): hand the worker straight to the next
+// runnable fiber in round-robin order, or back to the scheduler when there is none (block done, or
+// deadlock). Returns when some fiber hands control back to this one.
 void hand_off(Worker& w) {
   Thread* const self = w.cur;
   const int n = w.launch->nthreads;
@@ -223,13 +223,14 @@ void block_on(Worker& w, Wait kind, int obj, std::uint64_t gen) {
   hand_off(w);
 }
 
-void release_barrier0_if_complete(Worker& w) {
+// __syncthreads completes when every live thread arrived; it also ends a racecheck epoch.
+bool release_barrier0_if_complete(Worker& w) {
   Barrier& b = w.barriers[0];
-  if (b.arrived > 0 && b.arrived >= w.live) {
-    b.arrived = 0;
-    ++b.gen;
-    ++w.epoch;
-  }
+  if (b.arrived == 0 || b.arrived < w.live) return false;
+  b.arrived = 0;
+  ++b.gen;
+  ++w.epoch;
+  return true;
 }
 
 void thread_entry(void* arg) {
@@ -454,13 +455,8 @@ void syncthreads() {
   Worker& w = cur_worker("__syncthreads");
   Barrier& b = w.barriers[0];
   const std::uint64_t gen = b.gen;
-  if (++b.arrived >= w.live) {
-    b.arrived = 0;
-    ++b.gen;
-    ++w.epoch;
-    return;
-  }
-  block_on(w, Wait::kBarrier, 0, gen);
+  ++b.arrived;
+  if (!release_barrier0_if_complete(w)) block_on(w, Wait::kBarrier, 0, gen);
 }
 
 void named_barrier(int id, int count) {
