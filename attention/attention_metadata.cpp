@@ -1,4 +1,4 @@
-// Building and checking AttentionMetadata (spec/routing.md §4).
+// Building and checking AttentionMetadata (docs/spec/routing.md §4).
 #include "attention/attention_metadata.h"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // The attention metadata of one step (vLLM CommonAttentionMetadata + MLA's prefill/decode
-// metadata, spec/routing.md §4), in reordered row order, built from a BatchRoute and the rows'
+// metadata, docs/spec/routing.md §4), in reordered row order, built from a BatchRoute and the rows'
 // block tables. Plain data; validate() checks every internal consistency.
 #pragma once
 

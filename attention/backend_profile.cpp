@@ -1,4 +1,4 @@
-// The backend table of spec/routing.md §3.
+// The backend table of docs/spec/routing.md §3.
 #include "attention/backend_profile.h"
 
 #include <algorithm>

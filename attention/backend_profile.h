@@ -1,4 +1,4 @@
-// Attention backends' decode thresholds and query-length support (spec/routing.md §3).
+// Attention backends' decode thresholds and query-length support (docs/spec/routing.md §3).
 #pragma once
 
 #include "sim/scenario.h"

@@ -1,4 +1,4 @@
-// Chunked-context workspace size and per-chunk lengths (spec/routing.md §4).
+// Chunked-context workspace size and per-chunk lengths (docs/spec/routing.md §4).
 #include "attention/chunked_context.h"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Chunked-context metadata of MLA's prefill path (vllm MLACommonMetadataBuilder,
-// spec/routing.md §4): the cached context of prefill rows is gathered into a workspace of W
+// docs/spec/routing.md §4): the cached context of prefill rows is gathered into a workspace of W
 // tokens chunk by chunk, each chunk attended non-causally and merged by log-sum-exp.
 #pragma once
 

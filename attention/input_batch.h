@@ -1,5 +1,5 @@
 // The model runner's persistent batch (vllm/v1/worker/gpu_input_batch.py + gpu_model_runner.py
-// _update_states, spec/scheduler.md §8): rows persist across steps; removals leave holes,
+// _update_states, docs/spec/scheduler.md §8): rows persist across steps; removals leave holes,
 // additions fill the smallest hole, condense moves the highest live row into the lowest hole.
 #pragma once
 
@@ -33,7 +33,7 @@ class InputBatch {
   std::span<const BatchRow> rows() const { return rows_; }
   std::vector<ReqId> req_ids() const;          // ReqId per row, in row order
   std::optional<int> row_of(ReqId id) const;   // row index, if in the batch
-  // Swaps two rows (the reorder of routing.md); persists to later steps.
+  // Swaps two rows (the reorder of docs/spec/routing.md); persists to later steps.
   void swap_rows(int i, int j);
 
  private:

@@ -1,4 +1,4 @@
-// The paged latent cache of one layer (spec/mla.md §4): [num_blocks, block_size, r_kv + d_r] rows
+// The paged latent cache of one layer (docs/spec/mla.md §4): [num_blocks, block_size, r_kv + d_r] rows
 // of [c_kv (post-norm) | k_pe (post-RoPE)]; V is the first r_kv columns of the same rows. Blocks
 // are allocated on first write (a default pool of 8192 blocks would be ~1 GB in double); a row
 // of a block never written reads as the fill value (NaN poisons it in tests).

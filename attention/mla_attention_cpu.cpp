@@ -1,4 +1,4 @@
-// The two MLA attention forms on the CPU and merge_attn_states (spec/mla.md §2, routing.md §4).
+// The two MLA attention forms on the CPU and merge_attn_states (docs/spec/mla.md §2, docs/spec/routing.md §4).
 #include "attention/mla_attention_cpu.h"
 
 #include <algorithm>

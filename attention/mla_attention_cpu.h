@@ -1,4 +1,4 @@
-// MLA attention on the CPU in both forms (spec/mla.md §2, spec/routing.md §4): the absorbed decode
+// MLA attention on the CPU in both forms (docs/spec/mla.md §2, docs/spec/routing.md §4): the absorbed decode
 // form over the paged latent cache and the prefill form (up-projected keys/values, new tokens
 // causal, cached context chunk by chunk, merged by log-sum-exp). Templated on the scalar type.
 #pragma once

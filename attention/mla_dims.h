@@ -1,4 +1,4 @@
-// The MLA glossary dimensions of one model (spec/mla.md §1) as a plain struct.
+// The MLA glossary dimensions of one model (docs/spec/mla.md §1) as a plain struct.
 #pragma once
 
 #include "sim/model_config.h"

@@ -1,4 +1,4 @@
-// The MLA model's weights (spec/mla.md §3, §9) under Hugging Face DeepSeek-V3 names: seeded
+// The MLA model's weights (docs/spec/mla.md §3, §9) under Hugging Face DeepSeek-V3 names: seeded
 // random values exactly representable in bf16, or tensors read back by name (e.g. from a file).
 #pragma once
 

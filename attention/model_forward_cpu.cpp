@@ -79,7 +79,7 @@ void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan,
     if (!plan.faults.has(Fault::kKvNormDropped)) rms_norm(lat, w.kv_a_layernorm.data(), dims.r_kv, c.rms_norm_eps, lat);
     rope(plan, lat + dims.r_kv, t);
   }
-  // The cache write comes first, for every token (routing.md §4).
+  // The cache write comes first, for every token (docs/spec/routing.md §4).
   for (int t = 0; t < n; ++t) {
     if (!plan.write_cache[static_cast<size_t>(t)]) continue;
     const int slot = md.slot_mapping[static_cast<size_t>(t)];

@@ -1,4 +1,4 @@
-// One step of the MLA model on the CPU (spec/mla.md §2, §9; routing.md §4): the weights converted
+// One step of the MLA model on the CPU (docs/spec/mla.md §2, §9; docs/spec/routing.md §4): the weights converted
 // to the scalar type, one decoder layer with tensor-parallel partial sums, the final norm and
 // lm_head. Used by CpuBackend; templated on the scalar type.
 #pragma once

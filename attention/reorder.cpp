@@ -1,4 +1,4 @@
-// Batch reorder versions of spec/routing.md §1.
+// Batch reorder versions of docs/spec/routing.md §1.
 #include "attention/reorder.h"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // The model runner's batch reorder (vllm/v1/attention/backends/utils.py
-// reorder_batch_to_split_decodes_and_prefills, spec/routing.md §1) in its historical versions.
+// reorder_batch_to_split_decodes_and_prefills, docs/spec/routing.md §1) in its historical versions.
 // Produces the permutation and the swaps, so a caller can apply them to the persistent batch.
 #pragma once
 
@@ -59,7 +59,7 @@ ReorderResult reorder_rows(std::span<const RowInput> rows, const RoutingConfig& 
 std::vector<RowInput> row_inputs(const InputBatch& batch);
 
 // Applies the reorder of config's profile to the persistent batch in place (the swaps persist to
-// later steps, spec/scheduler.md §8). Returns whether any row moved.
+// later steps, docs/spec/scheduler.md §8). Returns whether any row moved.
 bool reorder_input_batch(InputBatch& batch, const RoutingConfig& config);
 
 }  // namespace mlasim

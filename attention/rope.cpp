@@ -1,4 +1,4 @@
-// YaRN frequencies, rotations and the softmax scale (spec/mla.md §2).
+// YaRN frequencies, rotations and the softmax scale (docs/spec/mla.md §2).
 #include "attention/rope.h"
 
 #include <algorithm>

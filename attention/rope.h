@@ -1,4 +1,4 @@
-// Rotary position embedding of MLA (spec/mla.md §2): YaRN frequencies, the interleaved rotation
+// Rotary position embedding of MLA (docs/spec/mla.md §2): YaRN frequencies, the interleaved rotation
 // of DeepSeek's reference and vLLM (pairs x[2i], x[2i+1]), the NeoX half rotation (only to model a
 // fault), and the model's softmax scale with the YaRN mscale.
 #pragma once

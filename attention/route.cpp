@@ -41,27 +41,30 @@ std::string split_reason(const SplitResult& s, int row, int max_q, int q0, int t
   switch (s.rule) {
     case SplitRule::kEmpty: return "split: empty batch";
     case SplitRule::kMaxQueryLen:
-      return "split: max_q " + num(max_q) + " <= T=" + num(t) + " so every row is a decode (rule 1)";
+      return "split: every row is a decode: max query length " + num(max_q) + " <= threshold " + num(t);
     case SplitRule::kFirstRowAboveT:
-      return "split: q[0]=" + num(q0) + " > T=" + num(t) + " so every row is a prefill (rule 2)";
+      return "split: every row is a prefill: the first row's query length " + num(q0) + " > threshold " + num(t);
     case SplitRule::kUniformPadded:
-      return "split: every q equals q[0]=" + num(q0) + " or is 0 (require_uniform) so every row is a decode (rule 3)";
-    case SplitRule::kNoPrefill: return "split: no row flagged prefill so every row is a decode (rule 5)";
+      return "split: every row is a decode: every query length equals the first row's " + num(q0) +
+             " or is 0 (uniform query lengths required)";
+    case SplitRule::kNoPrefill: return "split: every row is a decode: no row is a prefill";
     case SplitRule::kFirstPrefill: break;
   }
   const int f = s.num_decodes;
-  if (row < f) return "split: before the first prefill row " + num(f) + " so a decode (rule 5)";
-  if (row > f) return "split: after the first prefill row " + num(f) + " so a prefill whatever its q (rule 5)";
+  if (row < f) return "split: a decode: before the first prefill row " + num(f);
+  if (row > f) return "split: a prefill: after the first prefill row " + num(f) + ", whatever its query length";
   switch (s.first_prefill_cause) {
-    case PrefillCause::kQueryAboveT: return "split: first prefill row, q=" + num(r.q) + " > T=" + num(t) + " (rule 3/5)";
+    case PrefillCause::kQueryAboveT:
+      return "split: the first prefill row: query length " + num(r.q) + " > threshold " + num(t);
     case PrefillCause::kQueryDiffersFromFirst:
-      return "split: first prefill row, q=" + num(r.q) + " != q[0]=" + num(q0) + " under require_uniform (rule 3/5)";
+      return "split: the first prefill row: query length " + num(r.q) + " != the first row's " + num(q0) +
+             " (uniform query lengths required)";
     case PrefillCause::kIsPrefilling:
-      return "split: first prefill row, is_prefilling (nct=" + num(r.nct) + " < P=" + num(r.prompt_len) +
-             ") with treat_short_extends_as_decodes=false (rule 4/5)";
+      return "split: the first prefill row: still prefilling (nct=" + num(r.nct) + " < P=" + num(r.prompt_len) +
+             ") and short extends are not treated as decodes";
     case PrefillCause::kNone: break;
   }
-  return "split: first prefill row (rule 5)";
+  return "split: the first prefill row";
 }
 
 void finish_rows(BatchRoute& br) {
@@ -157,7 +160,7 @@ BatchRoute route_batch(std::span<const RowInput> input, const RoutingConfig& c, 
   const int max_q = n > 0 ? *std::max_element(q.begin(), q.end()) : 0;
   const int q0 = n > 0 ? q[0] : 0;
   br.batch_reason = n > 0 ? split_reason(s, 0, max_q, q0, t, rows[0]) : "split: empty batch";
-  if (s.rule == SplitRule::kFirstPrefill) br.batch_reason = "split: rows [0, " + num(s.num_decodes) + ") decodes, the rest prefills (rule 5)";
+  if (s.rule == SplitRule::kFirstPrefill) br.batch_reason = "split: rows [0, " + num(s.num_decodes) + ") are decodes, the rest prefills";
   for (int i = 0; i < n; ++i) {
     const std::size_t k = static_cast<std::size_t>(i);
     RowRoute& rt = br.rows[k];

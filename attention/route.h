@@ -1,5 +1,5 @@
 // One step's routing: reorder (§1) + split (§2) + MLA's forward split (§4) or SGLang's per-batch
-// dispatch (§6), with a per-row explanation (spec/routing.md).
+// dispatch (§6), with a per-row explanation (docs/spec/routing.md).
 #pragma once
 
 #include <span>

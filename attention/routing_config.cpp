@@ -1,4 +1,4 @@
-// RoutingConfig from a profile + backend (+ overrides), or from a scenario (spec/routing.md §3, §7).
+// RoutingConfig from a profile + backend (+ overrides), or from a scenario (docs/spec/routing.md §3, §7).
 #include "attention/routing_config.h"
 
 #include <algorithm>

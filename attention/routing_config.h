@@ -1,4 +1,4 @@
-// What the routing of a step depends on (spec/routing.md §3, §7): the engine profile, the
+// What the routing of a step depends on (docs/spec/routing.md §3, §7): the engine profile, the
 // attention backend's decode threshold T and query-length support, speculation, sparse MLA,
 // and the sizes the chunked-context workspace is derived from.
 #pragma once

@@ -1,4 +1,4 @@
-// SGLang's batch-level MHA/MLA dispatch (spec/routing.md §6).
+// SGLang's batch-level MHA/MLA dispatch (docs/spec/routing.md §6).
 #include "attention/sglang_dispatch.h"
 
 namespace mlasim {

@@ -1,5 +1,5 @@
 // SGLang's per-batch choice between MHA ("forward_normal", non-absorbed) and absorbed MLA for
-// DeepSeek models (python/sglang/srt/models/deepseek_v2.py attention dispatch, spec/routing.md §6).
+// DeepSeek models (python/sglang/srt/models/deepseek_v2.py attention dispatch, docs/spec/routing.md §6).
 #pragma once
 
 #include <span>

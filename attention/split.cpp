@@ -1,4 +1,4 @@
-// The decode/prefill split of spec/routing.md §2, rule by rule.
+// The decode/prefill split of docs/spec/routing.md §2, rule by rule.
 #include "attention/split.h"
 
 #include <algorithm>
@@ -12,11 +12,11 @@ namespace mlasim {
 const char* to_string(SplitRule r) {
   switch (r) {
     case SplitRule::kEmpty: return "empty";
-    case SplitRule::kMaxQueryLen: return "rule 1";
-    case SplitRule::kFirstRowAboveT: return "rule 2";
-    case SplitRule::kUniformPadded: return "rule 3";
-    case SplitRule::kNoPrefill: return "rule 5 (no prefill)";
-    case SplitRule::kFirstPrefill: return "rule 5";
+    case SplitRule::kMaxQueryLen: return "max query length <= threshold";
+    case SplitRule::kFirstRowAboveT: return "first row above threshold";
+    case SplitRule::kUniformPadded: return "uniform query lengths";
+    case SplitRule::kNoPrefill: return "no prefill row";
+    case SplitRule::kFirstPrefill: return "first prefill row";
   }
   return "?";
 }

@@ -1,4 +1,4 @@
-// split_decodes_and_prefills (vllm/v1/attention/backends/utils.py, spec/routing.md §2): how many
+// split_decodes_and_prefills (vllm/v1/attention/backends/utils.py, docs/spec/routing.md §2): how many
 // leading rows of the reordered batch the decode path takes, looking only at query lengths (and
 // at is_prefilling when short extends are not treated as decodes).
 #pragma once

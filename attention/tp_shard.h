@@ -1,4 +1,4 @@
-// Tensor-parallel sharding of the MLA model (spec/mla.md §3, vLLM): heads and MLP columns split
+// Tensor-parallel sharding of the MLA model (docs/spec/mla.md §3, vLLM): heads and MLP columns split
 // evenly over ranks; kv_a, q_a and the latent cache replicated; partial o_proj / down_proj
 // outputs summed in rank order.
 #pragma once

@@ -1,5 +1,5 @@
 // KV cache manager (vllm/v1/core/kv_cache_manager.py, one full-attention group): prefix-cache
-// lookup, allocate_slots (spec/scheduler.md §3-4), freeing. Block tables live on the Request.
+// lookup, allocate_slots (docs/spec/scheduler.md §3-4), freeing. Block tables live on the Request.
 #pragma once
 
 #include <span>

@@ -1,4 +1,4 @@
-// The model presets of spec/mla.md §9: real MLA attention geometry, shrunk everything else.
+// The model presets of docs/spec/mla.md §9: real MLA attention geometry, shrunk everything else.
 #include "sim/model_config.h"
 
 namespace mlasim {

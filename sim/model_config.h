@@ -1,4 +1,4 @@
-// MLA model dimensions (spec/mla.md §1, §9) and the named presets a scenario starts from.
+// MLA model dimensions (docs/spec/mla.md §1, §9) and the named presets a scenario starts from.
 // Names follow Hugging Face's DeepSeek-V3 config.json keys.
 #pragma once
 

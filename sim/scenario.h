@@ -1,4 +1,4 @@
-// A scenario (schema version 1, DESIGN.md "Scenario YAML") as plain structs. Every default is
+// A scenario (schema version 1, docs/design.md "Scenario YAML") as plain structs. Every default is
 // vLLM's where vLLM has one; scenarios/README.md documents each key.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Scheduler::schedule(): phase A (running), phase B (waiting), output, nct advance
-// (spec/scheduler.md §2, §5, §7).
+// (docs/spec/scheduler.md §2, §5, §7).
 #include "sim/scheduler.h"
 
 #include <algorithm>

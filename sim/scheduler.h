@@ -1,4 +1,4 @@
-// The vLLM V1 scheduler (vllm/v1/core/sched/scheduler.py) as spec/scheduler.md §1-6 states it:
+// The vLLM V1 scheduler (vllm/v1/core/sched/scheduler.py) as docs/spec/scheduler.md §1-6 states it:
 // schedule() -> SchedulerOutput, update_from_output() with teacher-forced samples. Synchronous
 // and deterministic; owns the alive requests and drops each one once it has finished.
 #pragma once

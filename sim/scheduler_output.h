@@ -1,4 +1,4 @@
-// What one schedule() call decided (vllm/v1/core/sched/output.py, spec/scheduler.md §7) and what
+// What one schedule() call decided (vllm/v1/core/sched/output.py, docs/spec/scheduler.md §7) and what
 // the model runner returned (vllm/v1/outputs.py). Plain data with vLLM's field names; ids are
 // integer ReqIds and dicts are vectors in scheduling order, so nothing depends on hash order.
 // Scheduler::schedule(SchedulerOutput&) resizes (not clears) the vectors so inner vectors keep

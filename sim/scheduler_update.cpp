@@ -1,4 +1,4 @@
-// Scheduler: construction, add_request, update_from_output (spec/scheduler.md §6), validation,
+// Scheduler: construction, add_request, update_from_output (docs/spec/scheduler.md §6), validation,
 // invariants.
 #include <algorithm>
 #include <string>

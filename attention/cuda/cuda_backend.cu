@@ -5,7 +5,7 @@
 //
 // Precision: the residual stream h and every GEMM output that feeds a norm, RoPE or a residual are
 // fp32; GEMM inputs, q, the latents, the cache and the attention inputs/outputs are bf16; GEMMs
-// and kernels accumulate in fp32 (spec/mla.md §5's "bf16 storage, fp32 accumulation").
+// and kernels accumulate in fp32 (docs/spec/mla.md §5's "bf16 storage, fp32 accumulation").
 //
 // Decode form, per token: query token i of a decode-path row with q tokens and seq_len s is its own
 // batch entry of mla_decode with s_q = 1 and cache_seqlens = s − q + i + 1 over the row's block

@@ -1,4 +1,4 @@
-// The CUDA model backend (DESIGN.md layer 3): the whole MLA model on 1..8 tensor-parallel ranks,
+// The CUDA model backend (docs/design.md layer 3): the whole MLA model on 1..8 tensor-parallel ranks,
 // each rank on device rank % num_devices with its own stream, cuBLAS handle, bf16 weight shard and
 // per-layer paged latent caches [num_blocks, block_size, 576] bf16 (zero-initialised). The same
 // routing as the CPU reference: tokens [0, num_mqa) through the absorbed decode form (mla_decode),

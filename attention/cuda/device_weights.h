@@ -1,4 +1,4 @@
-// The model's weights on one device for one tensor-parallel rank (spec/mla.md §3): Linear weights
+// The model's weights on one device for one tensor-parallel rank (docs/spec/mla.md §3): Linear weights
 // and embeddings as bf16 (exact for seeded weights; other values rounded to nearest even), norm weights as
 // fp32; per-head weights (q_proj / q_b_proj rows, kv_b_proj rows) and o_proj columns cut to the
 // rank's heads, gate/up rows and down_proj columns to its MLP slice, the rest replicated.

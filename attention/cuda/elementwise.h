@@ -1,4 +1,4 @@
-// Small element-wise kernels of the CUDA model forward (spec/mla.md §2, §9): embedding gather,
+// Small element-wise kernels of the CUDA model forward (docs/spec/mla.md §2, §9): embedding gather,
 // RMSNorm, interleaved (or NeoX) RoPE with precomputed YaRN angles, SwiGLU, residual add,
 // bf16 <-> fp32 conversion, row gathers, and the column copies that build the decode query
 // [q_lat | q_pe] and the prefill keys [k_nope | k_pe]. Host-only header: pointers are device

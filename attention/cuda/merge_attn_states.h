@@ -1,5 +1,5 @@
 // merge_attn_states on CUDA: combine two partial attention results over disjoint key sets by
-// their log-sum-exps (chunked-context prefill, spec/routing.md §4). Host-only header.
+// their log-sum-exps (chunked-context prefill, docs/spec/routing.md §4). Host-only header.
 #pragma once
 
 #include <cstdint>

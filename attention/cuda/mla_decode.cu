@@ -1,4 +1,4 @@
-// Dense MLA decode, absorbed MQA form (spec/mla.md §2.4, §6): split-KV main kernel + combine kernel.
+// Dense MLA decode, absorbed MQA form (docs/spec/mla.md §2.4, §6): split-KV main kernel + combine kernel.
 // bf16 storage, fp32 accumulation, mma.sync m16n8k16 tensor cores, online softmax in base 2.
 //
 // Tiling (v1). Grid (num_sm_parts, ceil(q_rows / 64)), q_rows = s_q · H (row r = query i · H + head).

@@ -1,4 +1,4 @@
-// Dense MLA decode (absorbed MQA form, spec/mla.md §2.4, §6) on the GPU: params structs and launch
+// Dense MLA decode (absorbed MQA form, docs/spec/mla.md §2.4, §6) on the GPU: params structs and launch
 // functions. Host-only header (no CUDA types): device pointers are plain pointers, the stream a void*.
 // Flow per step: mla_decode_get_metadata once (depends only on cache_seqlens), then mla_decode_fwd
 // per layer (split-KV main kernel + combine). Kernels and tiling: mla_decode.cu.

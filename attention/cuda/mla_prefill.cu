@@ -274,7 +274,7 @@ std::string mla_prefill_validate(const MlaPrefillParams& in) {
   if (in.total_q < 0 || in.max_seqlen_q < 0 || in.max_seqlen_k < 0)
     return "total_q, max_seqlen_q and max_seqlen_k must be >= 0";
   if (!(in.softmax_scale > 0.f) || !std::isfinite(in.softmax_scale))
-    return "softmax_scale must be finite and > 0 (the model's scale, spec/mla.md §2)";
+    return "softmax_scale must be finite and > 0 (the model's scale, docs/spec/mla.md §2)";
   const auto misaligned = [](const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) != 0; };
   if (misaligned(in.q) || misaligned(in.k) || misaligned(in.v) || misaligned(in.out))
     return "q, k, v and out must be 16-byte aligned";

@@ -50,7 +50,7 @@ struct MlaPrefillParams {
   int max_seqlen_q = 0;  // ≥ every s_q (sizes the grid)
   int max_seqlen_k = 0;  // ≥ every s_k (checked on the host only for sign)
   bool causal = false;
-  float softmax_scale = 0;  // the model's (spec/mla.md §2), e.g. 0.1352338 for DeepSeek-V3
+  float softmax_scale = 0;  // the model's (docs/spec/mla.md §2), e.g. 0.1352338 for DeepSeek-V3
 };
 
 // Empty when the params are usable; otherwise what is wrong (host-side checks only: null

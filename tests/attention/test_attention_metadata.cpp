@@ -1,4 +1,4 @@
-// AttentionMetadata and chunked-context metadata (spec/routing.md §4): exact examples, slot
+// AttentionMetadata and chunked-context metadata (docs/spec/routing.md §4): exact examples, slot
 // mapping, validate() catching corruption.
 #include <catch2/catch.hpp>
 

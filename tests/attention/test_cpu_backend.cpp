@@ -129,7 +129,7 @@ TEST_CASE("cpu backend: TP 2/4/8 == TP 1 (double); float close to double", "[mla
     CHECK(b.name() == "cpu-f64 tp=" + std::to_string(tp));
     CHECK(worst(mixed_run(b, mla_routing()), ref) < 1e-12);
   }
-  // fp32 everywhere: round-off only (spec/mla.md §5, ~1e-6 relative; 1e-4 leaves room for 2 layers).
+  // fp32 everywhere: round-off only (docs/spec/mla.md §5, ~1e-6 relative; 1e-4 leaves room for 2 layers).
   CpuBackend<float> f32(tiny_weights(8), options(2));
   CHECK(worst(mixed_run(f32, mla_routing()), ref) < 1e-4);
 }

@@ -1,4 +1,4 @@
-// InputBatch (spec/scheduler.md §8): holes, smallest-hole insertion, condense, persistence.
+// InputBatch (docs/spec/scheduler.md §8): holes, smallest-hole insertion, condense, persistence.
 #include <catch2/catch.hpp>
 
 #include "attention/input_batch.h"

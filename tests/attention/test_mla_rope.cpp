@@ -8,7 +8,7 @@
 
 using namespace mlasim;
 
-TEST_CASE("softmax scale: V3, V2-Lite, no YaRN (spec/mla.md §2)", "[mla]") {
+TEST_CASE("softmax scale: V3, V2-Lite, no YaRN (docs/spec/mla.md §2)", "[mla]") {
   ModelConfig v3 = *model_preset("v3-attn");
   CHECK(softmax_scale(v3) == Approx(0.1352338).margin(5e-8));
   ModelConfig v2 = *model_preset("v2-lite-attn");

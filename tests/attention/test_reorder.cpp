@@ -1,4 +1,4 @@
-// The reorder applied to the persistent InputBatch: swaps persist to later steps (spec/scheduler.md §8).
+// The reorder applied to the persistent InputBatch: swaps persist to later steps (docs/spec/scheduler.md §8).
 #include <catch2/catch.hpp>
 
 #include "attention/input_batch.h"

@@ -1,4 +1,4 @@
-// spec/routing.md §5 worked examples (vllm-current), §1's reorder example, and the seed
+// docs/spec/routing.md §5 worked examples (vllm-current), §1's reorder example, and the seed
 // observation: exact orders, split tuples and paths.
 #include <catch2/catch.hpp>
 
@@ -79,7 +79,7 @@ TEST_CASE("routing §1: [P(300,new), Q(200,new), A] with T=512 becomes [A, Q, P]
   CHECK(r.rows[0].region == Region::kDecode);
   CHECK(r.rows[1].region == Region::kPrefill);
   CHECK(r.rows[2].region == Region::kPrefill);
-  // Varlen, max_q 300 <= 512: rule 1, every row (both fresh prompts too) on the decode path.
+  // Varlen, max_q 300 <= 512: every row (both fresh prompts too) on the decode path.
   CHECK(split_of(r) == Split{3, 0, 501, 0});
   CHECK(paths_of(r) == "mqa,mqa,mqa");
   CHECK(r.rows[1].fresh_on_decode_path);
@@ -96,7 +96,7 @@ TEST_CASE("routing: the seed observation", "[routing]") {
     CHECK(r.num_actual_tokens() == 1);
     CHECK(r.rows[0].fresh_on_decode_path);
     CHECK(r.rows[0].reason ==
-          "region 3 prefill (nct=0); split: max_q 1 <= T=1 so every row is a decode (rule 1) -> mqa");
+          "region 3 prefill (nct=0); split: every row is a decode: max query length 1 <= threshold 1 -> mqa");
   }
   SECTION("a lone 5-token prompt: num_mqa=0 num_mha=5") {
     const std::vector<RowInput> rows{{5, 0, 5}};
@@ -104,7 +104,7 @@ TEST_CASE("routing: the seed observation", "[routing]") {
     CHECK(r.num_mqa_tokens == 0);
     CHECK(r.num_mha_tokens == 5);
     CHECK_FALSE(r.rows[0].fresh_on_decode_path);
-    CHECK(r.rows[0].reason == "region 3 prefill (nct=0); split: q[0]=5 > T=1 so every row is a prefill (rule 2) -> mha");
+    CHECK(r.rows[0].reason == "region 3 prefill (nct=0); split: every row is a prefill: the first row's query length 5 > threshold 1 -> mha");
   }
   SECTION("FlashMLA: a fresh 50-token prompt takes the decode path") {
     const std::vector<RowInput> rows{N};
@@ -120,11 +120,11 @@ TEST_CASE("routing: reasons name the first prefill row and why", "[routing]") {
   const std::vector<RowInput> rows{A, C, B};
   const BatchRoute r = route_batch(rows, current(AttentionBackendKind::kFlashInferMla));
   CHECK(r.rows[0].reason ==
-        "region 0 decode (nct=20 >= P=10, q=1 <= T=1); split: before the first prefill row 1 so a decode (rule 5) -> mqa");
+        "region 0 decode (nct=20 >= P=10, q=1 <= T=1); split: a decode: before the first prefill row 1 -> mqa");
   CHECK(r.rows[1].reason ==
-        "region 3 prefill (nct=0); split: first prefill row, q=5 != q[0]=1 under require_uniform (rule 3/5) -> mha");
+        "region 3 prefill (nct=0); split: the first prefill row: query length 5 != the first row's 1 (uniform query lengths required) -> mha");
   CHECK(r.rows[2].reason ==
-        "region 3 prefill (nct=0); split: after the first prefill row 1 so a prefill whatever its q (rule 5) -> mha");
+        "region 3 prefill (nct=0); split: a prefill: after the first prefill row 1, whatever its query length -> mha");
 }
 
 TEST_CASE("routing: --no-reorder splits the rows as given", "[routing]") {

@@ -1,4 +1,4 @@
-// Engine profiles other than vllm-current (spec/routing.md §1, §6, §7), sparse MLA, and
+// Engine profiles other than vllm-current (docs/spec/routing.md §1, §6, §7), sparse MLA, and
 // RoutingConfig resolution (§3).
 #include <catch2/catch.hpp>
 
@@ -82,7 +82,7 @@ TEST_CASE("routing vllm-3region vs vllm-current: short extends", "[routing]") {
   CHECK(four.order == Order{1, 0});
   CHECK(four.modified);
   CHECK(four.rows[1].region == Region::kShortExtend);
-  // Both split every row to the decode path (rule 1).
+  // Both split every row to the decode path (max query length <= threshold).
   CHECK(split_of(three) == Split{2, 0, 2, 0});
   CHECK(split_of(four) == Split{2, 0, 2, 0});
   // 3 regions: long extends and prefill keep their own regions.

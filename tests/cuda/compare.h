@@ -16,7 +16,7 @@ struct CompareTol {
   double cos_tol = -1;  // < 0: no cosine check (FlashMLA checks LSE with abs/rel only)
 };
 
-// Dense decode (spec/mla.md §5): outputs abs 8e-4, rel 2.01/128, cos 5e-6; LSE abs 1e-6, rel 8.01/65536.
+// Dense decode (docs/spec/mla.md §5): outputs abs 8e-4, rel 2.01/128, cos 5e-6; LSE abs 1e-6, rel 8.01/65536.
 inline constexpr CompareTol kDecodeOutTol{8e-4, 2.01 / 128, 5e-6};
 inline constexpr CompareTol kDecodeLseTol{1e-6, 8.01 / 65536, -1};
 // Dense prefill (192/128): abs 1e-3, rel 8.01/128, cos 7e-6.

@@ -1,5 +1,5 @@
 // GPU tests of the dense MLA decode (attention/cuda/mla_decode.h) against the double reference of
-// mla_decode_ref.h over FlashMLA's grids (spec/mla.md §8), with FlashMLA's abs/rel/cos rule (§5):
+// mla_decode_ref.h over FlashMLA's grids (docs/spec/mla.md §8), with FlashMLA's abs/rel/cos rule (§5):
 // permuted block ids, NaN in every non-live cache row, sentinel block-table entries, split-KV.
 #include <cuda_runtime.h>
 

@@ -1,7 +1,7 @@
 // GPU tests of the MLA prefill kernel (attention/cuda/mla_prefill.cu) and merge_attn_states
 // against a double-precision host reference on the same bf16 inputs. Rule: FlashMLA's dense
-// prefill tolerances (tests/cuda/compare.h; spec/mla.md §5), LSE with the decode LSE tolerance,
-// and five repeated runs bitwise identical. Grids follow spec/mla.md §8; data randn/10 in [−1, 1].
+// prefill tolerances (tests/cuda/compare.h; docs/spec/mla.md §5), LSE with the decode LSE tolerance,
+// and five repeated runs bitwise identical. Grids follow docs/spec/mla.md §8; data randn/10 in [−1, 1].
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -35,7 +35,7 @@ using mlasim::gpu_test::CompareTol;
 
 constexpr int kDqk = mlasim::kMlaPrefillDqk;
 constexpr int kDv = mlasim::kMlaPrefillDv;
-constexpr float kScaleV3 = 0.1352338f;  // DeepSeek-V3's model softmax scale (spec/mla.md §2)
+constexpr float kScaleV3 = 0.1352338f;  // DeepSeek-V3's model softmax scale (docs/spec/mla.md §2)
 constexpr CompareTol kOutTol = mlasim::gpu_test::kPrefillOutTol;
 constexpr CompareTol kLseTol = mlasim::gpu_test::kDecodeLseTol;
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
@@ -543,7 +543,7 @@ GPU_TEST(mla_prefill_bitwise_repeat) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Tests: chunked context (spec/routing.md §4)
+// Tests: chunked context (docs/spec/routing.md §4)
 
 void merge_on_device(const DeviceBuffer& out, const DeviceBuffer& out_lse, const DeviceBuffer& pre_out,
                      const DeviceBuffer& pre_lse, const DeviceBuffer& suf_out, const DeviceBuffer& suf_lse, int tokens,

@@ -91,7 +91,7 @@ TEST_CASE("batch rows follow the persistent batch, then the profile's reorder", 
   CHECK(current.steps[2].rows[1].fresh_on_decode_path);
 }
 
-TEST_CASE("the run JSON is byte-identical across runs and names DESIGN.md's fields", "[engine]") {
+TEST_CASE("the run JSON is byte-identical across runs and names docs/design.md's fields", "[engine]") {
   Scenario s = load("version: 1\nmodel: {seed: 3}\nscheduler: {max_num_batched_tokens: 64, max_num_seqs: 4, "
                     "max_model_len: 256, num_speculative_tokens: 2}\n"
                     "requests:\n  - {id: a, prompt_len: 40, max_tokens: 5, accepted_drafts: [1]}\n"

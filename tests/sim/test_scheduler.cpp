@@ -1,5 +1,5 @@
 // Scheduler rules with exact values: budget/threshold, chunked prefill, preemption, prefix hits,
-// max_num_seqs, priority, queue order (spec/scheduler.md §2-5).
+// max_num_seqs, priority, queue order (docs/spec/scheduler.md §2-5).
 #include <catch2/catch.hpp>
 
 #include "scheduler_test_util.h"

@@ -1,5 +1,5 @@
 // update_from_output: stop checks in vLLM order, discarded tokens, speculative-decoding rollback,
-// drafts that do not fit, finished bookkeeping (spec/scheduler.md §6).
+// drafts that do not fit, finished bookkeeping (docs/spec/scheduler.md §6).
 #include <catch2/catch.hpp>
 
 #include "scheduler_test_util.h"

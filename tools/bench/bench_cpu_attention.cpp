@@ -1,7 +1,7 @@
 // CPU MLA attention benchmark (float): validates each form against a double-precision decode-form
-// reference with FlashMLA's comparison rule (spec/mla.md §5), then times the decode form on a
+// reference with FlashMLA's comparison rule (docs/spec/mla.md §5), then times the decode form on a
 // decode-ish shape and the prefill form on a prefill-ish shape, printing GFLOP/s by the
-// conventions of spec/mla.md §7 next to this machine's FMA-loop float peak measured in the same
+// conventions of docs/spec/mla.md §7 next to this machine's FMA-loop float peak measured in the same
 // run (one thread, the same compiler flags).
 // Usage: bench_cpu_attention [heads=16] [decode_batch=8] [decode_seq=1024] [prefill_len=384]
 #include <algorithm>

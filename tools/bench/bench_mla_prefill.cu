@@ -1,7 +1,7 @@
 // MLA prefill kernel benchmark (attention/cuda/mla_prefill.cu; d_qk 192, d_v 128, causal, b = 1):
 // validates a small varlen case against a double host reference with FlashMLA's dense prefill
 // rule, then times L ∈ {1024, 4096, 8192} × H ∈ {16, 128} with CUDA events (L2 flushed before
-// every run, median of the runs) and prints TFLOP/s by spec/mla.md §7 next to a cuBLAS bf16 GEMM
+// every run, median of the runs) and prints TFLOP/s by docs/spec/mla.md §7 next to a cuBLAS bf16 GEMM
 // rate and a device-to-device copy bandwidth measured in the same run. Exits 77 without a GPU.
 // Usage: bench_mla_prefill [runs=20 | --smoke]   (--smoke: every step on tiny sizes, for the SIMT emulator)
 #include <cublas_v2.h>
@@ -286,7 +286,7 @@ int main(int argc, char** argv) {
       p.batch = 1, p.num_heads = H, p.total_q = L, p.max_seqlen_q = L, p.max_seqlen_k = L;
       p.causal = true, p.softmax_scale = kScale;
       const double ms = median_ms(runs, flush, [&] { mlasim::mla_prefill_launch(p, nullptr); });
-      // spec/mla.md §7: 2·b·H·s_q·avg_s_k·(d_qk + d_v), causal avg_s_k = (max(0, s_k − s_q) + s_k)/2.
+      // docs/spec/mla.md §7: 2·b·H·s_q·avg_s_k·(d_qk + d_v), causal avg_s_k = (max(0, s_k − s_q) + s_k)/2.
       const int s_q = L, s_k = L;
       const double avg_sk = (std::max(0, s_k - s_q) + s_k) / 2.0;
       const double flops = 2.0 * H * s_q * avg_sk * (kDqk + kDv);
@@ -298,7 +298,7 @@ int main(int argc, char** argv) {
                         static_cast<void*>(lse), static_cast<void*>(cu)})
         MLASIM_CUDA_CHECK(cudaFree(ptr));
     }
-  std::printf("anchors (spec/mla.md §7): FA3 fwd hdim128 causal on H100 292/423/521/579 TFLOP/s at 0.5k/1k/2k/4k\n");
+  std::printf("anchors (docs/spec/mla.md §7): FA3 fwd hdim128 causal on H100 292/423/521/579 TFLOP/s at 0.5k/1k/2k/4k\n");
   if (have_torch)
     std::printf(
         "hint: torch SDPA on the same shape: python3 -c \"import torch,torch.nn.functional as F;L,H=4096,128;"

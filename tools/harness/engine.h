@@ -1,4 +1,4 @@
-// The step loop of one replay (DESIGN.md "Data flow"): admit arrivals, schedule, update the
+// The step loop of one replay (docs/design.md "Data flow"): admit arrivals, schedule, update the
 // persistent batch, teacher-force the samples, update the scheduler, record the step.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Comparing logits with a golden (FlashMLA's comparison rule, spec/mla.md §5): NaN/inf positions
+// Comparing logits with a golden (FlashMLA's comparison rule, docs/spec/mla.md §5): NaN/inf positions
 // must match; an element passes if |a - r| < abs_tol or |a - r| / (|r| + 1e-6) < rel_tol; the
 // cosine difference 1 - 2·Σ(a·r) / Σ(a² + r²) (fp64) must be <= cos_tol; and the top-1 token of
 // every row must agree unless the golden's top two are closer than abs_tol (a tie).

@@ -1,4 +1,4 @@
-// Logits files (DESIGN.md): logits.npy (float32 [rows, vocab]) + logits_index.json (per row:
+// Logits files (docs/design.md): logits.npy (float32 [rows, vocab]) + logits_index.json (per row:
 // step, id, position), and for goldens meta.yaml (provenance, reference precision, tolerances
 // and why). Reading checks the files against each other; comparing checks the index exactly,
 // then the values within a tolerance class.

@@ -1,4 +1,4 @@
-// Serialises a RunRecord with DESIGN.md's field names.
+// Serialises a RunRecord with docs/design.md's field names.
 #include "tools/harness/run_json.h"
 
 #include "tools/harness/json_writer.h"

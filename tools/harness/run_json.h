@@ -1,4 +1,4 @@
-// The run record as JSON (DESIGN.md, `mlasim run --json`): byte-identical for the same scenario.
+// The run record as JSON (docs/design.md, `mlasim run --json`): byte-identical for the same scenario.
 #pragma once
 
 #include <string>

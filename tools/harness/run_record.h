@@ -1,5 +1,5 @@
 // What one replay observed, step by step and per request: the data behind the step table, the
-// run JSON (DESIGN.md) and the expectation checks. Plain data; ids are the scenario's strings.
+// run JSON (docs/design.md) and the expectation checks. Plain data; ids are the scenario's strings.
 #pragma once
 
 #include <optional>
@@ -15,7 +15,7 @@ struct RowRecord {
   int q = 0;           // num_scheduled_tokens
   int nct = 0;         // num_computed_tokens before the step
   int prompt_len = 0;  // P
-  // Routing (spec/routing.md): the row's region under the profile's reorder, the MLA path its
+  // Routing (docs/spec/routing.md): the row's region under the profile's reorder, the MLA path its
   // tokens take, whether it is a fresh prefill (nct == 0) on the decode path, and why.
   std::string region;  // decode | short_extend | long_extend | prefill
   std::string path;    // mqa (decode path, absorbed) | mha (prefill path)
@@ -23,7 +23,7 @@ struct RowRecord {
   std::string reason;
 };
 
-// The chunked context of the prefill-path rows with context (routing.md §4).
+// The chunked context of the prefill-path rows with context (docs/spec/routing.md §4).
 struct ContextChunksRecord {
   int workspace_size = 0;      // W
   int max_context_chunk = 0;   // MCC
@@ -70,7 +70,7 @@ struct RequestRecord {
 };
 
 // One row of logits: the output at `position` of request `id` in `step`, predicting the token at
-// position + 1 (DESIGN.md logits_index.json).
+// position + 1 (docs/design.md logits_index.json).
 struct LogitsRow {
   int step = 0;
   std::string id;

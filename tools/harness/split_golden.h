@@ -1,4 +1,4 @@
-// Split goldens (DESIGN.md "Goldens"): golden/<scenario>/split.txt from a canonical printer, one
+// Split goldens (docs/design.md "Goldens"): golden/<scenario>/split.txt from a canonical printer, one
 // line per step (decode reqs/tokens, prefill reqs/tokens, per row id:path[q,nct] in batch order,
 // preempted and finished), compared exactly, with the first difference reported.
 #pragma once

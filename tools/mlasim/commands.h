@@ -7,7 +7,7 @@
 
 namespace mlasim::cli {
 
-// Exit codes (DESIGN.md): only the CLI maps errors to these.
+// Exit codes (docs/design.md): only the CLI maps errors to these.
 enum ExitCode : int { kExitOk = 0, kExitRegression = 1, kExitBadInput = 2, kExitNoGpu = 77 };
 
 // Each add_* registers a subcommand whose callback stores its exit code in `exit_code`.
