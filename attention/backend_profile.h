@@ -13,7 +13,9 @@ struct BackendProfile {
 
 BackendProfile backend_profile(AttentionBackendKind kind);
 
-// The effective reorder_batch_threshold T with k speculative tokens (`_init_reorder_batch_threshold`):
+// The effective reorder_batch_threshold T with k speculative tokens (`_init_reorder_batch_threshold`,
+// vllm/v1/attention/backend.py ~658-683, called with supports_spec_as_decode = support != single,
+// mla_attention.py ~2502):
 // varlen/uniform backends raise T to at least 1 + k (1 + 2k with parallel drafting); single-token
 // backends stay at 1. An explicit override wins.
 int effective_decode_threshold(const BackendProfile& backend, int num_speculative_tokens,

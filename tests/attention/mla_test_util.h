@@ -28,7 +28,7 @@ inline ModelConfig tiny_config(int heads = 4, unsigned long long seed = 7) {
 
 // vllm-current with FlashMLA and an explicit T (q <= T with context is a decode), varlen queries.
 inline RoutingConfig mla_routing(int threshold = 4, int block_size = 4, int max_model_len = 4096, int max_num_seqs = 8,
-                                 EngineProfile profile = EngineProfile::kVllmCurrent) {
+                                 EngineProfile profile = EngineProfile::kVllm033) {
   RoutingOptions o;
   o.profile = profile;
   o.backend = AttentionBackendKind::kFlashMla;

@@ -11,7 +11,7 @@
 namespace mlasim::test {
 
 inline RoutingConfig cfg(EngineProfile p, AttentionBackendKind b, int k = 0) { return make_routing_config(p, b, std::nullopt, std::nullopt, k); }
-inline RoutingConfig current(AttentionBackendKind b, int k = 0) { return cfg(EngineProfile::kVllmCurrent, b, k); }
+inline RoutingConfig current(AttentionBackendKind b, int k = 0) { return cfg(EngineProfile::kVllm033, b, k); }
 
 inline std::array<int, 4> split_of(const BatchRoute& r) {
   return {r.num_decodes, r.num_prefills, r.num_decode_tokens, r.num_prefill_tokens};

@@ -37,7 +37,7 @@ TEST_CASE("chunked context: workspace size", "[routing]") {
   RoutingConfig c = cfg(EngineProfile::kVllm2025Early, K::kFlashMla);
   c.block_size = 16;
   CHECK(chunked_prefill_workspace_size(c) == 131072);
-  c.profile = EngineProfile::kVllmCurrent;
+  c.profile = EngineProfile::kVllm033;
   CHECK(chunked_prefill_workspace_size(c) == 65536);
 }
 

@@ -8,7 +8,7 @@
 using namespace mlasim;
 
 TEST_CASE("a padded q = 0 row is not a fresh prefill on the decode path", "[routing]") {
-  const RoutingConfig config = make_routing_config(EngineProfile::kVllmCurrent, AttentionBackendKind::kFlashInferMla);
+  const RoutingConfig config = make_routing_config(EngineProfile::kVllm033, AttentionBackendKind::kFlashInferMla);
   const std::vector<RowInput> rows = {{1, 5, 3}, {0, 0, 4}, {1, 0, 1}};
   const BatchRoute r = route_batch(rows, config, /*reorder=*/false);
   REQUIRE(r.rows.size() == 3);

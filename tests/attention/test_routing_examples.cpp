@@ -45,8 +45,11 @@ TEST_CASE("routing §5: every worked example (vllm-current)", "[routing]") {
       {"FLASHMLA N alone", K::kFlashMla, 0, {N}, {0}, {1, 0, 50, 0}, "mqa"},
       {"FLASHMLA A,N", K::kFlashMla, 0, {A, N}, {0, 1}, {1, 1, 1, 50}, "mqa,mha"},
       {"FLASH_ATTN_MLA P,A,B", K::kFlashAttnMla, 0, {{600, 0, 600}, A, B}, {1, 0, 2}, {1, 2, 1, 601}, "mqa,mha,mha"},
-      {"FLASHINFER k=3 A,B,N", K::kFlashInferMla, 3, {{4, 20, 10}, {4, 30, 10}, {4, 0, 4}}, {0, 1, 2}, {3, 0, 12, 0}, "mqa,mqa,mqa"},
-      {"FLASHINFER k=3 A,B,N3", K::kFlashInferMla, 3, {{4, 20, 10}, {4, 30, 10}, {3, 0, 3}}, {0, 1, 2}, {2, 1, 8, 3}, "mqa,mqa,mha"},
+      {"TRITON k=3 A,B,N", K::kTritonMla, 3, {{4, 20, 10}, {4, 30, 10}, {4, 0, 4}}, {0, 1, 2}, {3, 0, 12, 0}, "mqa,mqa,mqa"},
+      {"TRITON k=3 A,B,N3", K::kTritonMla, 3, {{4, 20, 10}, {4, 30, 10}, {3, 0, 3}}, {0, 1, 2}, {2, 1, 8, 3}, "mqa,mqa,mha"},
+      // FlashInfer-MLA is varlen in vLLM 0.33 (flashinfer_mla.py ~141): max_q 4 <= T 4 puts the
+      // fresh 3-token prompt on the decode path too.
+      {"FLASHINFER k=3 A,B,N3", K::kFlashInferMla, 3, {{4, 20, 10}, {4, 30, 10}, {3, 0, 3}}, {0, 1, 2}, {3, 0, 11, 0}, "mqa,mqa,mqa"},
   };
   for (const Case& c : cases) {
     // T=1 rows hold for every T=1 backend (uniform FlashInfer/AITER, single-token Cutlass/Triton).
@@ -118,7 +121,8 @@ TEST_CASE("routing: the seed observation", "[routing]") {
 
 TEST_CASE("routing: reasons name the first prefill row and why", "[routing]") {
   const std::vector<RowInput> rows{A, C, B};
-  const BatchRoute r = route_batch(rows, current(AttentionBackendKind::kFlashInferMla));
+  // Triton-MLA: uniform query lengths, T = 1 (triton_mla.py ~78).
+  const BatchRoute r = route_batch(rows, current(AttentionBackendKind::kTritonMla));
   CHECK(r.rows[0].reason ==
         "region 0 decode (nct=20 >= P=10, q=1 <= T=1); split: a decode: before the first prefill row 1 -> mqa");
   CHECK(r.rows[1].reason ==

@@ -109,7 +109,7 @@ TEST_CASE("routing strict: fresh and short-extend rows take the prefill path", "
     const BatchRoute r = route_batch(rows, cfg(P::kStrict, K::kFlashInferMla));
     CHECK(r.order == Order{1, 0});
     CHECK(split_of(r) == Split{1, 1, 1, 1});
-    CHECK(r.rows[1].reason.find("is_prefilling (nct=1024 < P=1025)") != std::string::npos);
+    CHECK(r.rows[1].reason.find("still prefilling (nct=1024 < P=1025)") != std::string::npos);
   }
   SECTION("decodes with a fresh prompt on FlashAttn-MLA") {
     const std::vector<RowInput> rows{{300, 0, 300}, A, {1, 40, 12}};
@@ -214,7 +214,8 @@ TEST_CASE("routing config: backend thresholds, spec tokens, overrides (§3)", "[
   CHECK(current(K::kFlashInferMla, 3).decode_threshold == 4);
   CHECK(current(K::kRocmAiterMla, 2).decode_threshold == 3);
   CHECK(current(K::kCutlassMla, 3).decode_threshold == 1);
-  CHECK(current(K::kTritonMla, 3).decode_threshold == 1);
+  CHECK(current(K::kTritonMla, 3).decode_threshold == 4);  // uniform in vLLM 0.33 (triton_mla.py ~78)
+  CHECK_FALSE(current(K::kFlashInferMla).require_uniform);  // varlen in vLLM 0.33 (flashinfer_mla.py ~141)
   CHECK(current(K::kFlashMla).require_uniform);
   CHECK_FALSE(current(K::kFlashAttnMla).require_uniform);
   CHECK(current(K::kTritonMla).require_uniform);
@@ -222,12 +223,12 @@ TEST_CASE("routing config: backend thresholds, spec tokens, overrides (§3)", "[
   CHECK(cfg(P::kVllm3Region, K::kFlashMla).require_uniform);
   CHECK(cfg(P::kStrict, K::kFlashMla).require_uniform);
 
-  const RoutingConfig over = make_routing_config(P::kVllmCurrent, K::kFlashInferMla, 8, QueryLenSupport::kVarlen, 3);
+  const RoutingConfig over = make_routing_config(P::kVllm033, K::kFlashInferMla, 8, QueryLenSupport::kVarlen, 3);
   CHECK(over.decode_threshold == 8);
   CHECK_FALSE(over.require_uniform);
   CHECK(over.query_len_support == QueryLenSupport::kVarlen);
   // Support override to single: the spec term no longer raises T.
-  CHECK(make_routing_config(P::kVllmCurrent, K::kFlashInferMla, std::nullopt, QueryLenSupport::kSingle, 3).decode_threshold == 1);
+  CHECK(make_routing_config(P::kVllm033, K::kFlashInferMla, std::nullopt, QueryLenSupport::kSingle, 3).decode_threshold == 1);
   RoutingOptions pd;
   pd.backend = K::kFlashInferMla;
   pd.num_speculative_tokens = 3;
@@ -256,6 +257,6 @@ TEST_CASE("routing config: backend thresholds, spec tokens, overrides (§3)", "[
   CHECK(min_threshold(groups) == 2);
   const std::vector<std::optional<int>> none{std::nullopt};
   CHECK_FALSE(min_threshold(none).has_value());
-  for (P p : {P::kVllm2025Early, P::kVllm011, P::kVllm3Region, P::kVllmCurrent, P::kStrict, P::kSglang})
+  for (P p : {P::kVllm2025Early, P::kVllm011, P::kVllm3Region, P::kVllm033, P::kStrict, P::kSglang})
     CHECK(std::string(modeled_vllm_version(p)).size() > 10);
 }
