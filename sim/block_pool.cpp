@@ -7,9 +7,10 @@
 
 namespace mlasim {
 
-BlockPool::BlockPool(int num_gpu_blocks, bool enable_caching)
+BlockPool::BlockPool(int num_gpu_blocks, bool enable_caching, bool free_unhashed_first)
     : num_gpu_blocks_(num_gpu_blocks),
       enable_caching_(enable_caching),
+      free_unhashed_first_(free_unhashed_first),
       blocks_(static_cast<std::size_t>(num_gpu_blocks) + 1),
       hashes_(static_cast<std::size_t>(num_gpu_blocks) + 1, 0),
       sentinel_(num_gpu_blocks),
@@ -34,15 +35,17 @@ void BlockPool::queue_remove(int id) {
   --num_free_;
 }
 
-void BlockPool::queue_push_back(int id) {
+void BlockPool::queue_insert_before(int id, int next) {
   Block& b = blocks_[static_cast<std::size_t>(id)];
-  Block& s = blocks_[static_cast<std::size_t>(sentinel_)];
-  b.prev = s.prev;
-  b.next = sentinel_;
-  blocks_[static_cast<std::size_t>(s.prev)].next = id;
-  s.prev = id;
+  Block& n = blocks_[static_cast<std::size_t>(next)];
+  b.prev = n.prev;
+  b.next = next;
+  blocks_[static_cast<std::size_t>(n.prev)].next = id;
+  n.prev = id;
   ++num_free_;
 }
+
+void BlockPool::queue_push_back(int id) { queue_insert_before(id, sentinel_); }
 
 int BlockPool::queue_pop_front() {
   const int id = blocks_[static_cast<std::size_t>(sentinel_)].next;
@@ -102,14 +105,21 @@ void BlockPool::touch(std::span<const int> block_ids) {
 }
 
 void BlockPool::free_blocks_in_order(std::span<const int> block_ids) {
+  freed_.clear();
   for (int id : block_ids) {
     Block& b = blocks_[static_cast<std::size_t>(id)];
     MLASIM_CHECK(id > 0 && b.ref_cnt > 0, "freeing an unreferenced or null block");
-    if (--b.ref_cnt == 0) {
-      --num_used_;
-      queue_push_back(id);
-    }
+    if (--b.ref_cnt != 0) continue;
+    --num_used_;
+    freed_.push_back(id);
   }
+  auto goes_first = [&](int id) { return free_unhashed_first_ && (!enable_caching_ || !has_hash(id)); };
+  // prepend_n: the evict-first blocks, in order, before the old head; then append_n the rest.
+  const int old_head = blocks_[static_cast<std::size_t>(sentinel_)].next;
+  for (int id : freed_)
+    if (goes_first(id)) queue_insert_before(id, old_head);
+  for (int id : freed_)
+    if (!goes_first(id)) queue_push_back(id);
 }
 
 void BlockPool::cache_full_block(int block_id, std::uint64_t block_hash) {

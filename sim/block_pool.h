@@ -13,7 +13,9 @@ namespace mlasim {
 
 class BlockPool {
  public:
-  BlockPool(int num_gpu_blocks, bool enable_caching);
+  // free_unhashed_first: vLLM 0.33's free order (blocks without a hash, or every block with caching
+  // off, go to the queue's front); false: every freed block goes to the back (vLLM <= 0.11).
+  BlockPool(int num_gpu_blocks, bool enable_caching, bool free_unhashed_first = true);
 
   int num_gpu_blocks() const { return num_gpu_blocks_; }
   int num_usable_blocks() const { return num_gpu_blocks_ - 1; }
@@ -28,8 +30,10 @@ class BlockPool {
   void get_new_blocks(int n, std::vector<int>& out);
   // Re-references prefix-cache hits; blocks with ref_cnt 0 leave the free queue.
   void touch(std::span<const int> block_ids);
-  // Drops one reference of each block in the given order; blocks reaching 0 are appended to
-  // the free queue tail in that order (they keep their hash).
+  // Drops one reference of each block in the given order (the first is evicted first). Blocks
+  // reaching 0 keep their hash; with free_unhashed_first (v1/core/block_pool.py ~816-847) those
+  // without a hash, or all with caching off, are put at the queue's front in that order (LIFO
+  // reuse) and hashed ones appended to its tail (LRU); otherwise all are appended.
   void free_blocks_in_order(std::span<const int> block_ids);
   // Records a full block's hash in the prefix cache.
   void cache_full_block(int block_id, std::uint64_t block_hash);
@@ -51,17 +55,20 @@ class BlockPool {
   };
   void queue_remove(int id);
   void queue_push_back(int id);
+  void queue_insert_before(int id, int next);
   int queue_pop_front();
   void evict_cached_block(int id);
 
   int num_gpu_blocks_;
   bool enable_caching_;
+  bool free_unhashed_first_;
   std::vector<Block> blocks_;  // index num_gpu_blocks_ is the queue's sentinel
   std::vector<std::uint64_t> hashes_;  // per block; 0 = not cached (hashes are never 0)
   int sentinel_;
   int num_free_ = 0;
   int num_used_ = 0;
   FlatIndexMap cached_;  // hash -> first block of its duplicate chain
+  std::vector<int> freed_;  // scratch of free_blocks_in_order
 };
 
 }  // namespace mlasim

@@ -7,8 +7,9 @@
 
 namespace mlasim {
 
-KVCacheManager::KVCacheManager(int num_gpu_blocks, int block_size, bool enable_caching, int max_model_len)
-    : block_size_(block_size), max_model_len_(max_model_len), pool_(num_gpu_blocks, enable_caching) {
+KVCacheManager::KVCacheManager(int num_gpu_blocks, int block_size, bool enable_caching, int max_model_len,
+                               bool free_unhashed_first)
+    : block_size_(block_size), max_model_len_(max_model_len), pool_(num_gpu_blocks, enable_caching, free_unhashed_first) {
   MLASIM_CHECK(block_size > 0, "block_size must be positive");
   MLASIM_CHECK(max_model_len > 0, "max_model_len must be positive");
 }
@@ -28,18 +29,25 @@ int KVCacheManager::get_computed_blocks(const Request& request, std::vector<int>
 }
 
 bool KVCacheManager::allocate_slots(Request& request, int num_new_tokens, int num_lookahead_tokens,
-                                    std::span<const int> new_computed_blocks, int num_new_computed_tokens) {
+                                    std::span<const int> new_computed_blocks, int num_new_computed_tokens,
+                                    bool full_sequence_must_fit) {
   MLASIM_CHECK(num_new_tokens > 0, "allocate_slots needs num_new_tokens > 0");
   MLASIM_CHECK(new_computed_blocks.empty() || request.block_ids.empty(),
                "prefix-cache hits are only added to an empty block table");
   const int num_computed_tokens = request.num_computed_tokens + num_new_computed_tokens;
-  const int num_tokens_need_slot =
-      std::min(num_computed_tokens + num_new_tokens + num_lookahead_tokens, max_model_len_);
-  const int num_required_blocks = (num_tokens_need_slot + block_size_ - 1) / block_size_;
-  const int num_new_blocks = std::max(
-      0, num_required_blocks - static_cast<int>(new_computed_blocks.size()) - static_cast<int>(request.block_ids.size()));
+  const int num_held = static_cast<int>(new_computed_blocks.size()) + static_cast<int>(request.block_ids.size());
   int num_evictable_computed = 0;
   for (int id : new_computed_blocks) num_evictable_computed += pool_.ref_cnt(id) == 0 ? 1 : 0;
+  auto blocks_to_allocate = [&](int num_tokens) {
+    const int num_required_blocks = (num_tokens + block_size_ - 1) / block_size_;
+    return std::max(0, num_required_blocks - num_held) + num_evictable_computed;
+  };
+  if (full_sequence_must_fit &&
+      blocks_to_allocate(std::min(request.num_tokens(), max_model_len_)) > pool_.get_num_free_blocks())
+    return false;
+  const int num_tokens_need_slot =
+      std::min(num_computed_tokens + num_new_tokens + num_lookahead_tokens, max_model_len_);
+  const int num_new_blocks = blocks_to_allocate(num_tokens_need_slot) - num_evictable_computed;
   if (num_new_blocks + num_evictable_computed > pool_.get_num_free_blocks()) return false;
 
   if (!new_computed_blocks.empty()) {

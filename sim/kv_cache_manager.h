@@ -12,7 +12,8 @@ namespace mlasim {
 
 class KVCacheManager {
  public:
-  KVCacheManager(int num_gpu_blocks, int block_size, bool enable_caching, int max_model_len);
+  KVCacheManager(int num_gpu_blocks, int block_size, bool enable_caching, int max_model_len,
+                 bool free_unhashed_first = true);
 
   int block_size() const { return block_size_; }
   bool enable_caching() const { return pool_.enable_caching(); }
@@ -28,9 +29,12 @@ class KVCacheManager {
   // tokens (capped at max_model_len): adds the hit blocks (touching them), then new blocks from
   // the free-queue head. Returns false, changing nothing, if too few blocks are free (hit blocks
   // sitting in the free queue count against it). Caches the full blocks up to
-  // min(nct + hits + num_new_tokens, num_tokens), never drafts.
+  // min(nct + hits + num_new_tokens, num_tokens), never drafts. With full_sequence_must_fit
+  // (scheduler_reserve_full_isl, kv_cache_manager.py ~531-547) it first fails unless the free
+  // blocks also hold the request's whole known sequence, min(num_tokens, max_model_len).
   bool allocate_slots(Request& request, int num_new_tokens, int num_lookahead_tokens,
-                      std::span<const int> new_computed_blocks = {}, int num_new_computed_tokens = 0);
+                      std::span<const int> new_computed_blocks = {}, int num_new_computed_tokens = 0,
+                      bool full_sequence_must_fit = false);
 
   // Frees the request's blocks in reverse table order (tail evicted first); the table empties.
   void free(Request& request);

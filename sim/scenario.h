@@ -15,6 +15,30 @@ inline constexpr int kScenarioVersion = 1;
 
 enum class SchedulingPolicy { kFcfs, kPriority };
 
+// Scheduler behaviour that changed across vLLM releases (docs/spec/scheduler.md §9). Every field
+// defaults to vLLM 0.33.0's behaviour; the engine profile selects its release's rules
+// (scheduler_rules_for in sim/scheduler_rules.h). Line numbers: vLLM 0.33.0.
+struct SchedulerRules {
+  // v1/core/sched/scheduler.py ~757-763: long_prefill_token_threshold is not applied when only
+  // one request is running plus waiting.
+  bool lone_request_skips_long_prefill_threshold = true;
+  // config/scheduler.py ~190, kv_cache_manager.py ~531: a waiting request is admitted only when
+  // blocks for its whole sequence are free. The scenario key scheduler_reserve_full_isl sets it.
+  bool scheduler_reserve_full_isl = true;
+  // v1/core/block_pool.py ~836-847: freed blocks without a hash (or with caching off) go to the
+  // front of the free queue, hashed ones to the back.
+  bool free_unhashed_blocks_first = true;
+  // scheduler.py ~1308-1330, ~1578: with speculation, a waiting request needing one token is
+  // scheduled with 1 + k tokens and k placeholder drafts (-1).
+  bool pad_one_token_spec_admission = true;
+  // scheduler.py ~935-990: under the priority policy a victim before the cursor steps it back,
+  // and a request that preempted itself lets the next running request try.
+  bool priority_preemption_continues = true;
+  // v1/core/sched/utils.py check_stop ~105-126: EOS, stop ids, then the length cap (vLLM 0.11:
+  // the length cap first).
+  bool eos_checked_before_length = true;
+};
+
 // vllm/config/scheduler.py + cache config.
 struct SchedulerConfig {
   int max_num_batched_tokens = 2048;     // vLLM SchedulerConfig default
@@ -27,14 +51,15 @@ struct SchedulerConfig {
   bool enable_prefix_caching = true;
   SchedulingPolicy policy = SchedulingPolicy::kFcfs;
   int num_speculative_tokens = 0;        // k
+  SchedulerRules rules;                  // from the engine profile; scheduler_reserve_full_isl may override
 };
 
-enum class EngineProfile { kVllm2025Early, kVllm011, kVllm3Region, kVllmCurrent, kStrict, kSglang };
+enum class EngineProfile { kVllm2025Early, kVllm011, kVllm3Region, kVllm033, kStrict, kSglang };
 enum class AttentionBackendKind { kFlashMla, kFlashAttnMla, kFlashInferMla, kCutlassMla, kTritonMla, kRocmAiterMla };
 enum class QueryLenSupport { kSingle, kUniform, kVarlen };
 
 struct EngineConfig {
-  EngineProfile profile = EngineProfile::kVllmCurrent;
+  EngineProfile profile = EngineProfile::kVllm033;
   // vLLM's default MLA backend on Hopper (platforms/cuda.py backend priorities).
   AttentionBackendKind attention_backend = AttentionBackendKind::kFlashAttnMla;
   std::optional<int> reorder_batch_threshold;           // overrides the backend's T

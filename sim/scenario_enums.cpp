@@ -27,7 +27,7 @@ constexpr std::array<std::pair<EngineProfile, const char*>, 6> kProfiles{{
     {EngineProfile::kVllm2025Early, "vllm-2025-early"},
     {EngineProfile::kVllm011, "vllm-0.11"},
     {EngineProfile::kVllm3Region, "vllm-3region"},
-    {EngineProfile::kVllmCurrent, "vllm-current"},
+    {EngineProfile::kVllm033, "vllm-0.33"},
     {EngineProfile::kStrict, "strict"},
     {EngineProfile::kSglang, "sglang"}}};
 constexpr std::array<std::pair<AttentionBackendKind, const char*>, 6> kBackends{{
@@ -50,7 +50,10 @@ const char* to_string(AttentionBackendKind b) { return name_of(kBackends, b); }
 const char* to_string(QueryLenSupport s) { return name_of(kSupports, s); }
 const char* to_string(ModelDtype d) { return name_of(kDtypes, d); }
 std::optional<SchedulingPolicy> parse_policy(const std::string& s) { return parse_of(kPolicies, s); }
-std::optional<EngineProfile> parse_engine_profile(const std::string& s) { return parse_of(kProfiles, s); }
+std::optional<EngineProfile> parse_engine_profile(const std::string& s) {
+  if (s == "vllm-current") return EngineProfile::kVllm033;  // the alias of the newest modelled release
+  return parse_of(kProfiles, s);
+}
 std::optional<AttentionBackendKind> parse_attention_backend(const std::string& s) { return parse_of(kBackends, s); }
 std::optional<QueryLenSupport> parse_query_len_support(const std::string& s) { return parse_of(kSupports, s); }
 std::optional<ModelDtype> parse_model_dtype(const std::string& s) { return parse_of(kDtypes, s); }

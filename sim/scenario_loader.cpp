@@ -2,12 +2,14 @@
 // span sections (vLLM's startup validation).
 #include "sim/scenario_loader.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "sim/scenario_sections.h"
 #include "sim/scheduler.h"
+#include "sim/scheduler_rules.h"
 
 namespace mlasim {
 namespace {
@@ -162,6 +164,11 @@ void cross_checks(const YamlReader& r, const YAML::Node& root, Scenario& s) {
            "tensor_parallel_size " + std::to_string(tp) + " does not divide the MLP's intermediate_size " +
                std::to_string(m.intermediate_size),
            "the MLP is sharded evenly across ranks: pick a divisor of model.intermediate_size");
+  if (std::string problem = check_long_prefill_token_threshold(sc, sc.max_model_len); !problem.empty())
+    r.fail(locate(root, "scheduler", "long_prefill_token_threshold"), "scheduler.long_prefill_token_threshold", problem,
+           sc.long_prefill_token_threshold > sc.max_model_len
+               ? "vLLM refuses it (config/scheduler.py): lower it to at most max_model_len, or 0 for no cap"
+               : "with speculative decoding use 0 (no cap) or a threshold of at least 1 + num_speculative_tokens");
   if (std::string problem = check_scheduler_config(sc, sc.max_model_len); !problem.empty())
     r.fail(locate(root, "scheduler", ""), "scheduler", problem, "see scenarios/README.md for each key's range");
   const YAML::Node reqs = root["requests"];
@@ -176,6 +183,23 @@ void cross_checks(const YamlReader& r, const YAML::Node& root, Scenario& s) {
              "prompt of " + std::to_string(req.prompt.size()) + " tokens does not fit max_model_len " +
                  std::to_string(sc.max_model_len),
              "a prompt must leave room for at least one output token");
+    }
+    // vLLM's sampler never emits EOS or a stop id before min_tokens (MinTokensLogitsProcessor masks
+    // them, ignore_eos or not: sampling_params.py ~784), so a forced output that does is an
+    // input no engine produces; check_stop would stop on it (v1/core/sched/utils.py ~105-126).
+    if (req.output_given) {
+      const std::size_t n = std::min(req.output.size(), static_cast<std::size_t>(req.min_tokens));
+      for (std::size_t j = 0; j < n; ++j) {
+        const int tok = req.output[j];
+        const bool eos = tok == m.eos_token_id;
+        if (!eos && std::find(req.stop_token_ids.begin(), req.stop_token_ids.end(), tok) == req.stop_token_ids.end())
+          continue;
+        r.fail(reqs[i]["output"][j], index_key(index_key("requests", i) + ".output", j),
+               "output[" + std::to_string(j) + "] is " + (eos ? "EOS" : "stop token") + " " + std::to_string(tok) +
+                   " before min_tokens " + std::to_string(req.min_tokens),
+               "no engine samples EOS or a stop id before min_tokens: move it to index >= min_tokens or lower "
+               "min_tokens");
+      }
     }
     // The scheduler's own admission rules (it refuses a request it could never finish).
     const Request request = make_request(req, m, static_cast<ReqId>(i));
@@ -209,8 +233,10 @@ Scenario read_scenario(const YamlReader& r, const YAML::Node& root, const std::s
     read_model_section(r, root["model"], s.model);
   else
     s.model = *model_preset("tiny");
-  if (root["scheduler"]) read_scheduler_section(r, root["scheduler"], s.scheduler);
   if (root["engine"]) read_engine_section(r, root["engine"], s.engine);
+  // The profile picks its vLLM release's scheduler rules; scheduler keys may then override them.
+  s.scheduler.rules = scheduler_rules_for(s.engine.profile);
+  if (root["scheduler"]) read_scheduler_section(r, root["scheduler"], s.scheduler);
   if (root["parallel"]) read_parallel_section(r, root["parallel"], s.parallel);
   resolve_max_model_len(r, root, s);
   if (!root["requests"]) r.fail(root, "requests", "missing required key `requests`", "list at least one request");

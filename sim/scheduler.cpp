@@ -18,9 +18,15 @@ void Scheduler::schedule(SchedulerOutput& out) {
   MLASIM_CHECK(!output_pending_, "schedule() called twice without update_from_output()");
   scheduled_.clear();
   preempted_.clear();
+  prefill_scheduled_ = false;
   int budget = config_.max_num_batched_tokens;
-  schedule_running(budget);
-  if (preempted_.empty()) schedule_waiting(budget);
+  // vLLM 0.33 (scheduler.py ~757-763): the threshold keeps a long prefill from starving other
+  // requests; a lone request (one running plus waiting) has nobody to starve.
+  const int num_eligible = static_cast<int>(running_.size()) + waiting_.size();
+  const int threshold =
+      config_.rules.lone_request_skips_long_prefill_threshold && num_eligible <= 1 ? 0 : config_.long_prefill_token_threshold;
+  schedule_running(budget, threshold);
+  if (preempted_.empty()) schedule_waiting(budget, threshold);
 
   int total = 0;
   for (const Scheduled& s : scheduled_) total += s.num_new_tokens;
@@ -45,8 +51,8 @@ void Scheduler::schedule(SchedulerOutput& out) {
   output_pending_ = true;
 }
 
-void Scheduler::schedule_running(int& budget) {
-  const int threshold = config_.long_prefill_token_threshold;
+void Scheduler::schedule_running(int& budget, int threshold) {
+  const bool priority = config_.policy == SchedulingPolicy::kPriority;
   std::size_t req_index = 0;
   while (req_index < running_.size() && budget > 0) {
     Request* r = running_[req_index];
@@ -64,36 +70,47 @@ void Scheduler::schedule_running(int& budget) {
     bool allocated = false;
     while (!(allocated = kv_.allocate_slots(*r, n, num_lookahead_tokens()))) {
       Request* victim = nullptr;
-      if (config_.policy == SchedulingPolicy::kPriority) {
+      if (priority) {
         auto it = std::max_element(running_.begin(), running_.end(), [](const Request* a, const Request* b) {
           return a->priority != b->priority ? a->priority < b->priority : a->arrival < b->arrival;
         });
         victim = *it;
+        const auto victim_index = static_cast<std::size_t>(it - running_.begin());
         running_.erase(it);
-      } else {
+        auto sit = std::find_if(scheduled_.begin(), scheduled_.end(), [victim](const Scheduled& s) { return s.req == victim; });
+        const bool was_scheduled = sit != scheduled_.end();
+        if (was_scheduled) {  // scheduled earlier this step: its tokens return to the budget
+          budget += sit->num_new_tokens;
+          scheduled_.erase(sit);
+        }
+        // vLLM 0.33 (scheduler.py ~935-941) steps the cursor back for any victim before it;
+        // earlier releases only for a victim scheduled this step.
+        if (config_.rules.priority_preemption_continues ? victim_index < req_index : was_scheduled) --req_index;
+      } else {  // FCFS: the tail of running, never scheduled yet this step (it is at or past req_index)
         victim = running_.back();
         running_.pop_back();
-      }
-      auto sit = std::find_if(scheduled_.begin(), scheduled_.end(), [victim](const Scheduled& s) { return s.req == victim; });
-      if (sit != scheduled_.end()) {
-        // Scheduled earlier this step: its tokens return to the budget. As in vLLM, req_index
-        // steps back only in this case.
-        budget += sit->num_new_tokens;
-        scheduled_.erase(sit);
-        --req_index;
       }
       preempt(victim);
       if (victim == r) break;  // nothing left to preempt
     }
-    if (!allocated) break;  // stop phase A
+    if (!allocated) {
+      // vLLM 0.33 (scheduler.py ~968-978): under the priority policy a request that preempted
+      // itself was the lowest-priority one; the requests after it may still fit, and req_index
+      // already points at the next one.
+      if (priority && config_.rules.priority_preemption_continues && r->status == RequestStatus::kPreempted) continue;
+      break;  // stop phase A
+    }
     scheduled_.push_back({r, n, blocks_before, Kind::kRunning});
+    prefill_scheduled_ = prefill_scheduled_ || r->is_prefill_chunk;
     budget -= n;
     ++req_index;
   }
 }
 
-void Scheduler::schedule_waiting(int& budget) {
-  const int threshold = config_.long_prefill_token_threshold;
+void Scheduler::schedule_waiting(int& budget, int threshold) {
+  const int k = config_.num_speculative_tokens;
+  const bool running_scheduled = std::any_of(scheduled_.begin(), scheduled_.end(),
+                                             [](const Scheduled& s) { return s.kind == Kind::kRunning; });
   while (!waiting_.empty() && budget > 0) {
     if (static_cast<int>(running_.size()) == config_.max_num_seqs) break;
     Request* r = waiting_.peek_request();
@@ -106,18 +123,32 @@ void Scheduler::schedule_waiting(int& budget) {
     }
     // num_tokens, not the prompt: a resumed request recomputes its outputs too.
     int n = r->num_tokens() - num_computed;
+    bool padded = false;
+    // vLLM 0.33 (scheduler.py ~1308-1330): with speculation, a one-token admission is padded to
+    // the uniform decode size 1 + k (placeholder drafts) when running requests were scheduled
+    // this step, none of them a prefill chunk, or it has computed tokens; only if 1 + k tokens
+    // plus the sampled one fit max_model_len, and it waits rather than run unpadded.
+    if (config_.rules.pad_one_token_spec_admission && k > 0 && n == 1 && !prefill_scheduled_ &&
+        (running_scheduled || num_computed > 0) && num_computed + 1 + k + 1 <= max_model_len_) {
+      if (1 + k > budget) break;
+      n = 1 + k;
+      padded = true;
+    }
     if (0 < threshold && threshold < n) n = threshold;
     if (!config_.enable_chunked_prefill && n > budget) break;  // head-of-line blocking
     n = std::min(n, budget);
     MLASIM_CHECK(n > 0, "a waiting request with nothing to compute");
-    // spec §2 B.5: lookahead slots for drafts. (vLLM 2026 passes 0 lookahead for a request
-    // with nct == 0, a P/D edge case; the spec wins here.)
-    if (!kv_.allocate_slots(*r, n, num_lookahead_tokens(), hit_blocks_, num_new_computed)) break;
+    MLASIM_CHECK(!padded || n == 1 + k, "a padded admission lost its placeholder rows");
+    // docs/spec/scheduler.md §2 B.5: lookahead slots for drafts; with scheduler_reserve_full_isl
+    // the whole sequence must fit too (kv_cache_manager.py ~531).
+    if (!kv_.allocate_slots(*r, n, num_lookahead_tokens(), hit_blocks_, num_new_computed,
+                            config_.rules.scheduler_reserve_full_isl))
+      break;
     waiting_.pop_request();
     running_.push_back(r);
     const Kind kind = r->status == RequestStatus::kWaiting ? Kind::kNew : Kind::kResumed;
     MLASIM_CHECK(kind == Kind::kNew || r->status == RequestStatus::kPreempted, "bad status in the waiting queue");
-    scheduled_.push_back({r, n, 0, kind});
+    scheduled_.push_back({r, n, 0, kind, padded});
     budget -= n;
     r->status = RequestStatus::kRunning;
     r->num_computed_tokens = num_computed;
@@ -142,8 +173,9 @@ void Scheduler::build_output(SchedulerOutput& out) {
   for (const Scheduled& s : scheduled_) {
     if (s.kind == Kind::kNew) ++num_new;
     else ++num_cached;
-    if (s.kind == Kind::kRunning && s.num_new_tokens + s.req->num_computed_tokens > s.req->num_tokens() &&
-        !s.req->spec_token_ids.empty()) {
+    if ((s.kind == Kind::kRunning && s.num_new_tokens + s.req->num_computed_tokens > s.req->num_tokens() &&
+         !s.req->spec_token_ids.empty()) ||
+        s.padded_drafts) {
       ++num_spec;
     }
   }
@@ -197,6 +229,11 @@ void Scheduler::build_output(SchedulerOutput& out) {
                       r.spec_token_ids.begin() + std::min<std::ptrdiff_t>(num_sched_spec, static_cast<std::ptrdiff_t>(r.spec_token_ids.size())));
       }
       r.spec_token_ids.clear();
+    }
+    if (s.padded_drafts) {  // placeholders: the sampler never accepts them (scheduler.py ~1578)
+      auto& [id, drafts] = out.scheduled_spec_decode_tokens[si++];
+      id = r.request_id;
+      drafts.assign(static_cast<std::size_t>(config_.num_speculative_tokens), kPlaceholderDraftToken);
     }
   }
   MLASIM_CHECK(ni == num_new && ci == num_cached && si == num_spec, "output sizing is off");

@@ -1,4 +1,4 @@
-// The vLLM V1 scheduler (vllm/v1/core/sched/scheduler.py) as docs/spec/scheduler.md §1-6 states it:
+// The vLLM V1 scheduler (vllm/v1/core/sched/scheduler.py) as docs/spec/scheduler.md §1-6, §9 state it:
 // schedule() -> SchedulerOutput, update_from_output() with teacher-forced samples. Synchronous
 // and deterministic; owns the alive requests and drops each one once it has finished.
 #pragma once
@@ -19,6 +19,8 @@ namespace mlasim {
 
 // Startup validation (spec §1): "" when valid, else what is wrong. `max_model_len` is resolved.
 std::string check_scheduler_config(const SchedulerConfig& config, int max_model_len);
+// The part of it about long_prefill_token_threshold (vs max_model_len and 1 + k).
+std::string check_long_prefill_token_threshold(const SchedulerConfig& config, int max_model_len);
 // "" when the request can run to completion under this config, else why not: a non-empty
 // prompt shorter than max_model_len, 1 <= max_tokens, min_tokens <= max_tokens,
 // prompt + min_tokens <= max_model_len (else it could never stop), and its longest sequence fits
@@ -74,10 +76,11 @@ class Scheduler {
     int num_new_tokens;
     int num_blocks_before;  // table length before this step's allocation (running requests)
     Kind kind;
+    bool padded_drafts = false;  // a one-token admission padded to 1 + k with placeholder drafts
   };
 
-  void schedule_running(int& budget);
-  void schedule_waiting(int& budget);
+  void schedule_running(int& budget, int threshold);
+  void schedule_waiting(int& budget, int threshold);
   void preempt(Request* r);
   void build_output(SchedulerOutput& out);
   bool check_stop(Request& r) const;
@@ -96,6 +99,7 @@ class Scheduler {
   bool audit_every_step_ = true;
 
   // Per-step scratch, reused.
+  bool prefill_scheduled_ = false;  // a running request scheduled this step was a prefill chunk
   std::vector<Scheduled> scheduled_;
   std::vector<Request*> preempted_;
   std::vector<Request*> scheduled_reqs_;

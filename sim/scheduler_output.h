@@ -52,6 +52,11 @@ struct SchedulerOutput {
 // SchedulerOutput::num_scheduled_tokens. sampled_token_ids[i] is empty for a partial prefill
 // chunk; spec_token_ids[i] holds the drafts proposed for the next step (empty without
 // speculation). All three vectors have equal sizes.
+// The draft token id of a padded one-token admission (vLLM's PLACEHOLDER_TOKEN_ID,
+// v1/sample/rejection_sampler.py ~43): never accepted; the model runner clamps it to 0 before
+// the embedding lookup (v1/worker/gpu_model_runner.py ~3275).
+inline constexpr int kPlaceholderDraftToken = -1;
+
 struct ModelRunnerOutput {
   std::vector<ReqId> req_ids;
   std::vector<std::vector<int>> sampled_token_ids;

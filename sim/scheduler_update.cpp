@@ -25,6 +25,28 @@ std::string check_scheduler_config(const SchedulerConfig& c, int max_model_len) 
     return "max_num_batched_tokens (" + std::to_string(c.max_num_batched_tokens) + ") must be >= max_num_seqs (" +
            std::to_string(c.max_num_seqs) + ")";
   }
+  if (std::string problem = check_long_prefill_token_threshold(c, max_model_len); !problem.empty()) return problem;
+  if (c.num_speculative_tokens > 0 && c.max_num_batched_tokens <= c.num_speculative_tokens) {
+    return "max_num_batched_tokens (" + std::to_string(c.max_num_batched_tokens) +
+           ") must exceed the speculative lookahead of " + std::to_string(c.num_speculative_tokens) +
+           " tokens, or no token could be scheduled";
+  }
+  return "";
+}
+
+std::string check_long_prefill_token_threshold(const SchedulerConfig& c, int max_model_len) {
+  const int t = c.long_prefill_token_threshold;
+  if (t > max_model_len) {  // config/scheduler.py ~355
+    return "long_prefill_token_threshold (" + std::to_string(t) + ") cannot be greater than max_model_len (" +
+           std::to_string(max_model_len) + ")";
+  }
+  const int k = c.num_speculative_tokens;
+  if (c.rules.pad_one_token_spec_admission && k > 0 && 0 < t && t < 1 + k) {
+    // scheduler.py ~1332 would cut a padded admission below 1 + k and fail its assertion (~1579).
+    return "long_prefill_token_threshold (" + std::to_string(t) + ") is below 1 + num_speculative_tokens (" +
+           std::to_string(1 + k) + "): it would cut a one-token admission padded to 1 + k tokens, which vLLM 0.33 "
+           "cannot run";
+  }
   return "";
 }
 
@@ -55,7 +77,8 @@ int resolve_max_model_len(const SchedulerConfig& c, const ModelConfig& m) {
 Scheduler::Scheduler(const SchedulerConfig& config)
     : config_(config),
       max_model_len_(config.max_model_len),
-      kv_(config.num_gpu_blocks, config.block_size, config.enable_prefix_caching, std::max(1, config.max_model_len)),
+      kv_(config.num_gpu_blocks, config.block_size, config.enable_prefix_caching, std::max(1, config.max_model_len),
+          config.rules.free_unhashed_blocks_first),
       waiting_(config.policy) {
   const std::string problem = check_scheduler_config(config_, max_model_len_);
   MLASIM_CHECK(problem.empty(), problem);
@@ -94,10 +117,17 @@ std::span<const int> Scheduler::block_ids(ReqId id) const {
   return r ? std::span<const int>(r->block_ids) : std::span<const int>();
 }
 
-// vllm/v1/core/sched/utils.py check_stop, in the order spec §6 gives.
+// vllm/v1/core/sched/utils.py check_stop (0.33.0 ~98-126): EOS, stop ids, the length cap, and
+// only then min_tokens. The sampler never emits EOS or a stop id before min_tokens
+// (MinTokensLogitsProcessor), and the loader rejects forced outputs that do, so min_tokens holds
+// nothing back here. vLLM 0.11 checked the length cap first.
 bool Scheduler::check_stop(Request& r) const {
-  if (r.num_output_tokens() < r.min_tokens) return false;
   const int last = r.all_token_ids.back();
+  const bool length_capped = r.num_tokens() >= max_model_len_ || r.num_output_tokens() >= r.max_tokens;
+  if (!config_.rules.eos_checked_before_length && length_capped) {
+    r.status = RequestStatus::kFinishedLengthCapped;
+    return true;
+  }
   if (!r.ignore_eos && last == r.eos_token_id) {
     r.status = RequestStatus::kFinishedStopped;
     return true;
@@ -107,7 +137,7 @@ bool Scheduler::check_stop(Request& r) const {
     r.stop_reason = last;
     return true;
   }
-  if (r.num_tokens() >= max_model_len_ || r.num_output_tokens() >= r.max_tokens) {
+  if (length_capped) {
     r.status = RequestStatus::kFinishedLengthCapped;
     return true;
   }
@@ -138,7 +168,8 @@ std::vector<Request> Scheduler::update_from_output(const SchedulerOutput& out, c
     if (num_drafts > 0 && !sampled.empty()) {
       const int num_rejected = num_drafts - (static_cast<int>(sampled.size()) - 1);
       if (r.num_computed_tokens > 0) r.num_computed_tokens -= num_rejected;
-      ++r.num_verify_steps;
+      // A padded admission's placeholders are not a verification of real drafts.
+      if (out.scheduled_spec_decode_tokens[spec_j - 1].second.front() != kPlaceholderDraftToken) ++r.num_verify_steps;
     }
     bool stopped = false;
     for (int tok : sampled) {  // appended one at a time; tokens after a stop are discarded
@@ -187,7 +218,10 @@ void Scheduler::check_step_invariants(int total) const {
   for (const Scheduled& s : scheduled_) {
     const Request& r = *s.req;
     MLASIM_CHECK(s.num_new_tokens > 0, "scheduled zero tokens");
-    MLASIM_CHECK(r.num_computed_tokens + s.num_new_tokens <= r.num_tokens_with_spec(), "nct would pass the request's tokens");
+    // A padded admission's placeholder drafts are scheduled positions past its known tokens.
+    const int placeholders = s.padded_drafts ? config_.num_speculative_tokens : 0;
+    MLASIM_CHECK(r.num_computed_tokens + s.num_new_tokens <= r.num_tokens_with_spec() + placeholders,
+                 "nct would pass the request's tokens");
     MLASIM_CHECK(static_cast<long long>(r.block_ids.size()) * config_.block_size >= r.num_computed_tokens + s.num_new_tokens,
                  "scheduled tokens without KV slots");
   }

@@ -30,7 +30,8 @@ void teacher_force(const Scheduler& scheduler, const SchedulerOutput& out, Model
     if (r.is_prefill_chunk) continue;  // a partial prefill samples nothing
     const int o = r.num_output_tokens();
     int accepted = 0;
-    if (drafts != nullptr) {
+    const bool placeholders = drafts != nullptr && !drafts->empty() && drafts->front() == kPlaceholderDraftToken;
+    if (drafts != nullptr && !placeholders) {  // placeholder drafts are never accepted
       const int d = static_cast<int>(drafts->size());
       accepted = r.accepted_drafts_at(r.num_verify_steps, d);
       for (int j = 0; j < accepted; ++j) {

@@ -10,7 +10,10 @@ using namespace mlasim;
 using mlasim::test::make_req;
 
 TEST_CASE("block pool: null block reserved, ascending ids, LRU free queue", "[scheduler]") {
-  BlockPool pool(11, true);
+  // vLLM 0.33 puts freed blocks without a hash at the front (block_pool.py ~836-847); 0.11
+  // appended every freed block.
+  const bool unhashed_first = GENERATE(true, false);
+  BlockPool pool(11, true, unhashed_first);
   CHECK(pool.num_usable_blocks() == 10);
   CHECK(pool.get_num_free_blocks() == 10);
   CHECK(pool.free_queue() == std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
@@ -23,18 +26,22 @@ TEST_CASE("block pool: null block reserved, ascending ids, LRU free queue", "[sc
   pool.cache_full_block(2, 222);
   const std::vector<int> reversed{4, 3, 2, 1};
   pool.free_blocks_in_order(reversed);
-  CHECK(pool.free_queue() == std::vector<int>{5, 6, 7, 8, 9, 10, 4, 3, 2, 1});
+  const std::vector<int> queue = unhashed_first ? std::vector<int>{4, 3, 5, 6, 7, 8, 9, 10, 2, 1}
+                                                : std::vector<int>{5, 6, 7, 8, 9, 10, 4, 3, 2, 1};
+  CHECK(pool.free_queue() == queue);
   // Freed blocks keep their hash...
   CHECK(pool.get_cached_block(111) == 1);
   CHECK(pool.get_cached_block(222) == 2);
   // ...and a hit is taken out of the middle of the free queue.
   const std::vector<int> hit{2};
   pool.touch(hit);
-  CHECK(pool.free_queue() == std::vector<int>{5, 6, 7, 8, 9, 10, 4, 3, 1});
+  std::vector<int> after_hit = queue;
+  std::erase(after_hit, 2);
+  CHECK(pool.free_queue() == after_hit);
   CHECK(pool.ref_cnt(2) == 1);
   got.clear();
   pool.get_new_blocks(9, got);
-  CHECK(got == std::vector<int>{5, 6, 7, 8, 9, 10, 4, 3, 1});
+  CHECK(got == after_hit);
   CHECK(pool.get_cached_block(111) == -1);  // evicted on reallocation
   CHECK_FALSE(pool.has_hash(1));
   CHECK(pool.get_cached_block(222) == 2);
@@ -68,7 +75,8 @@ TEST_CASE("kv cache manager: 55 tokens on 11 blocks get blocks [1,2,3,4]", "[sch
   CHECK(kv.block_pool().has_hash(3));
   CHECK_FALSE(kv.block_pool().has_hash(4));
   kv.free(r);
-  CHECK(kv.block_pool().free_queue() == std::vector<int>{5, 6, 7, 8, 9, 10, 4, 3, 2, 1});
+  // Block 4 (partly filled, no hash) goes to the front, the hashed ones to the back.
+  CHECK(kv.block_pool().free_queue() == std::vector<int>{4, 5, 6, 7, 8, 9, 10, 3, 2, 1});
 }
 
 TEST_CASE("kv cache manager: prefix hit capped at num_tokens - 1 in whole blocks", "[scheduler]") {
@@ -112,4 +120,33 @@ TEST_CASE("kv cache manager: evictable hit blocks count against the free pool", 
   CHECK_FALSE(kv.allocate_slots(c, 1, 16, hits, 32));
   CHECK(c.block_ids.empty());
   CHECK(kv.block_pool().get_num_free_blocks() == 3);
+}
+
+TEST_CASE("block pool: vLLM 0.33 free order, unhashed blocks first in free order, hashed ones last", "[scheduler]") {
+  BlockPool pool(8, true);
+  std::vector<int> got;
+  pool.get_new_blocks(5, got);  // 1..5
+  pool.cache_full_block(2, 222);
+  pool.cache_full_block(4, 444);
+  // Free order (a table reversed) 5, 4, 3, 2, 1: 5, 3, 1 have no hash and go to the front in that
+  // order (prepend_n), 4, 2 to the back (append_n).
+  const std::vector<int> order{5, 4, 3, 2, 1};
+  pool.free_blocks_in_order(order);
+  CHECK(pool.free_queue() == std::vector<int>{5, 3, 1, 6, 7, 4, 2});
+  pool.audit();
+  // With caching off every freed block goes to the front.
+  BlockPool off(5, false);
+  got.clear();
+  off.get_new_blocks(3, got);
+  const std::vector<int> back{3, 2, 1};
+  off.free_blocks_in_order(back);
+  CHECK(off.free_queue() == std::vector<int>{3, 2, 1, 4});
+  // Into an empty queue: the unhashed blocks, then the hashed ones.
+  BlockPool full(4, true);
+  got.clear();
+  full.get_new_blocks(3, got);
+  full.cache_full_block(1, 111);
+  const std::vector<int> mixed{1, 2, 3};
+  full.free_blocks_in_order(mixed);
+  CHECK(full.free_queue() == std::vector<int>{2, 3, 1});
 }

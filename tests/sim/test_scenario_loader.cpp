@@ -73,7 +73,7 @@ TEST_CASE("defaults are vLLM's and the tiny preset's", "[loader]") {
   CHECK(s.scheduler.block_size == 16);
   CHECK(s.scheduler.enable_prefix_caching);
   CHECK(s.scheduler.policy == SchedulingPolicy::kFcfs);
-  CHECK(s.engine.profile == EngineProfile::kVllmCurrent);
+  CHECK(s.engine.profile == EngineProfile::kVllm033);
   CHECK(s.engine.attention_backend == AttentionBackendKind::kFlashAttnMla);
   CHECK(s.parallel.tensor_parallel_size == 1);
   REQUIRE(s.requests.size() == 1);

@@ -9,6 +9,7 @@
 
 #include "attention/input_batch.h"
 #include "scheduler_test_util.h"
+#include "sim/scheduler_rules.h"
 #include "sim/seeded_tokens.h"
 
 using namespace mlasim;
@@ -45,7 +46,13 @@ Case make_case(std::uint64_t seed) {
   s.max_num_batched_tokens = s.enable_chunked_prefill ? rng.uniform(s.max_num_seqs, 200)
                                                       : rng.uniform(s.max_model_len, s.max_model_len + 100);
   s.max_num_batched_tokens = std::max(s.max_num_batched_tokens, s.max_num_seqs);
-  s.long_prefill_token_threshold = rng.coin(70) ? 0 : rng.uniform(1, 48);
+  // vLLM rejects a threshold above max_model_len; with speculation one below 1 + k is refused too.
+  s.long_prefill_token_threshold =
+      rng.coin(70) ? 0 : rng.uniform(1 + s.num_speculative_tokens, std::min(48, s.max_model_len));
+  // Half the cases replay vLLM 0.11's scheduler rules; either way with or without full-prompt
+  // admission.
+  s.rules = scheduler_rules_for(rng.coin(50) ? EngineProfile::kVllm033 : EngineProfile::kVllm011);
+  s.rules.scheduler_reserve_full_isl = rng.coin(50);
   s.policy = rng.coin(50) ? SchedulingPolicy::kFcfs : SchedulingPolicy::kPriority;
   s.enable_prefix_caching = rng.coin(60);
   std::vector<std::vector<int>> shared;
@@ -75,7 +82,14 @@ Case make_case(std::uint64_t seed) {
     r.output_seed = seed;
     if (rng.coin(40)) r.stop_token_ids = {rng.uniform(2, 9)};
     const int listed = rng.coin(50) ? 0 : rng.uniform(1, 12);
-    for (int j = 0; j < listed; ++j) r.forced_output.push_back(rng.uniform(1, 11));
+    for (int j = 0; j < listed; ++j) {
+      int tok = rng.uniform(1, 11);
+      // No engine samples EOS or a stop id before min_tokens (the loader refuses such outputs).
+      const bool stops = tok == 1 || std::find(r.stop_token_ids.begin(), r.stop_token_ids.end(), tok) != r.stop_token_ids.end();
+      if (j < r.min_tokens && stops) tok = 10 + (tok == 10 ? 1 : 0);
+      if (j < r.min_tokens && std::find(r.stop_token_ids.begin(), r.stop_token_ids.end(), tok) != r.stop_token_ids.end()) tok = 11;
+      r.forced_output.push_back(tok);
+    }
     const int drafts = rng.uniform(0, 6);
     for (int j = 0; j < drafts; ++j) r.accepted_drafts.push_back(rng.uniform(0, s.num_speculative_tokens));
     r.priority = rng.uniform(0, 3);
@@ -88,20 +102,22 @@ Case make_case(std::uint64_t seed) {
   return c;
 }
 
-// The outputs the stop rules give on the forced stream, independent of any schedule.
-std::vector<int> expected_outputs(const Request& r, int max_model_len, RequestStatus& status) {
+// The outputs the stop rules give on the forced stream, independent of any schedule: vLLM 0.33's
+// check_stop order (EOS, stop ids, length), or 0.11's (length first).
+std::vector<int> expected_outputs(const Request& r, int max_model_len, bool eos_first, RequestStatus& status) {
   std::vector<int> out;
   for (int i = 0;; ++i) {
     const int tok = r.forced_output_token(i);
     out.push_back(tok);
     const int o = i + 1;
-    if (o < r.min_tokens) continue;
+    const bool capped = r.num_prompt_tokens + o >= max_model_len || o >= r.max_tokens;
+    if (!eos_first && capped) { status = RequestStatus::kFinishedLengthCapped; return out; }
     if (!r.ignore_eos && tok == r.eos_token_id) { status = RequestStatus::kFinishedStopped; return out; }
     if (std::find(r.stop_token_ids.begin(), r.stop_token_ids.end(), tok) != r.stop_token_ids.end()) {
       status = RequestStatus::kFinishedStopped;
       return out;
     }
-    if (r.num_prompt_tokens + o >= max_model_len || o >= r.max_tokens) {
+    if (capped) {
       status = RequestStatus::kFinishedLengthCapped;
       return out;
     }
@@ -154,7 +170,8 @@ std::uint64_t run_case(std::uint64_t seed) {
       const Request& orig = *std::find_if(c.requests.begin(), c.requests.end(),
                                           [&](const Request& r) { return r.request_id == f.request_id; });
       RequestStatus want = RequestStatus::kRunning;
-      const std::vector<int> want_out = expected_outputs(orig, c.config.max_model_len, want);
+      const std::vector<int> want_out =
+          expected_outputs(orig, c.config.max_model_len, c.config.rules.eos_checked_before_length, want);
       CHECK(std::vector<int>(f.output_token_ids().begin(), f.output_token_ids().end()) == want_out);
       CHECK(f.status == want);
       (want == RequestStatus::kFinishedStopped ? g_cov.stopped : g_cov.capped) += 1;

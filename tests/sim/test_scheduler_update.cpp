@@ -27,15 +27,31 @@ std::vector<int> outputs(const Request& r) { return {r.output_token_ids().begin(
 
 }  // namespace
 
-TEST_CASE("stop: EOS is ignored below min_tokens", "[scheduler]") {
+TEST_CASE("stop: EOS is checked before min_tokens, as vLLM 0.33's check_stop does", "[scheduler]") {
+  // The sampler never emits EOS before min_tokens (the loader rejects such a forced output);
+  // check_stop itself stops on it (v1/core/sched/utils.py ~105 vs ~126).
   Request r = make_req(0, 10, 8);
-  r.forced_output = {1, 5, 1, 6};
+  r.forced_output = {5, 1, 6};
   r.min_tokens = 2;
   Request f = run_alone(r);
   CHECK(f.status == RequestStatus::kFinishedStopped);
-  CHECK(outputs(f) == std::vector<int>{1, 5, 1});
+  CHECK(outputs(f) == std::vector<int>{5, 1});
   CHECK_FALSE(f.stop_reason.has_value());
   CHECK(std::string(to_string(f.status)) == "finished_stopped");
+}
+
+TEST_CASE("stop: vLLM 0.11 checks the length cap before EOS", "[scheduler]") {
+  const bool v033 = GENERATE(true, false);
+  SchedulerConfig c = make_config(256, 100);
+  if (!v033) c.rules.eos_checked_before_length = false;
+  Scheduler s(c);
+  Request r = make_req(0, 10, 2);
+  r.forced_output = {5, 1};  // EOS as the max_tokens-th output
+  s.add_request(r);
+  run_step(s);
+  StepResult last = run_step(s);
+  REQUIRE(last.finished.size() == 1);
+  CHECK(last.finished[0].status == (v033 ? RequestStatus::kFinishedStopped : RequestStatus::kFinishedLengthCapped));
 }
 
 TEST_CASE("stop: ignore_eos runs to max_tokens", "[scheduler]") {

@@ -156,7 +156,8 @@ void Engine::run_model(const SchedulerOutput& out) {
         token_ids.push_back(r->all_token_ids[static_cast<std::size_t>(pos)]);
       } else {
         MLASIM_CHECK(drafts && pos - known < static_cast<int>(drafts->size()), "a scheduled position has no token");
-        token_ids.push_back((*drafts)[static_cast<std::size_t>(pos - known)]);
+        // Placeholder drafts (-1) are clamped to 0 before the embedding lookup, as vLLM's runner does.
+        token_ids.push_back(std::max(0, (*drafts)[static_cast<std::size_t>(pos - known)]));
       }
     }
     const int end = row.num_computed_tokens + row.num_scheduled_tokens;

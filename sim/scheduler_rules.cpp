@@ -1,0 +1,27 @@
+// The scheduler rules of each engine profile's vLLM release.
+#include "sim/scheduler_rules.h"
+
+namespace mlasim {
+
+SchedulerRules scheduler_rules_for(EngineProfile profile) {
+  switch (profile) {
+    case EngineProfile::kVllm033:
+    case EngineProfile::kStrict:
+    case EngineProfile::kSglang:
+      return SchedulerRules{};
+    case EngineProfile::kVllm2025Early:
+    case EngineProfile::kVllm011:
+    case EngineProfile::kVllm3Region:
+      break;
+  }
+  SchedulerRules before_0_33;
+  before_0_33.lone_request_skips_long_prefill_threshold = false;
+  before_0_33.scheduler_reserve_full_isl = false;
+  before_0_33.free_unhashed_blocks_first = false;
+  before_0_33.pad_one_token_spec_admission = false;
+  before_0_33.priority_preemption_continues = false;
+  before_0_33.eos_checked_before_length = false;
+  return before_0_33;
+}
+
+}  // namespace mlasim

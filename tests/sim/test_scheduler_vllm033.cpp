@@ -1,0 +1,187 @@
+// The scheduler rules of vLLM 0.33.0 that earlier releases lack (docs/spec/scheduler.md §9), each
+// with exact values under the 0.33 rules and under vLLM 0.11's (the older profiles').
+#include <catch2/catch.hpp>
+
+#include "scheduler_test_util.h"
+#include "sim/scheduler_rules.h"
+
+using namespace mlasim;
+using namespace mlasim::test;
+
+namespace {
+
+SchedulerConfig with_rules(SchedulerConfig c, EngineProfile profile) {
+  c.rules = scheduler_rules_for(profile);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("0.33: long_prefill_token_threshold is not applied to a lone request", "[scheduler]") {
+  SchedulerConfig c = make_config(64, 100);
+  c.max_num_seqs = 8;
+  c.long_prefill_token_threshold = 8;
+  SECTION("vLLM 0.33: budget 64, threshold 8, one 20-token prompt runs in one step") {
+    Scheduler s(with_rules(c, EngineProfile::kVllm033));
+    s.add_request(make_req(0, 20, 2));
+    CHECK(run_step(s).out.num_scheduled_tokens == Q{{0, 20}});
+  }
+  SECTION("vLLM 0.11: 8, 8, 4") {
+    Scheduler s(with_rules(c, EngineProfile::kVllm011));
+    s.add_request(make_req(0, 20, 2));
+    CHECK(run_step(s).out.num_scheduled_tokens == Q{{0, 8}});
+    CHECK(run_step(s).out.num_scheduled_tokens == Q{{0, 8}});
+    CHECK(run_step(s).out.num_scheduled_tokens == Q{{0, 4}});
+  }
+  SECTION("two requests (one running, one waiting) are both capped") {
+    Scheduler s(with_rules(c, EngineProfile::kVllm033));
+    s.add_request(make_req(0, 20, 2));
+    s.add_request(make_req(1, 20, 2));
+    CHECK(run_step(s).out.num_scheduled_tokens == Q{{0, 8}, {1, 8}});
+  }
+}
+
+TEST_CASE("0.33: scheduler_reserve_full_isl admits a request only when its whole prompt fits", "[scheduler]") {
+  // 10 usable blocks of 16, budget 64, prompts of 100 (a, 1 output) and 60 (b).
+  const bool reserve = GENERATE(true, false);
+  SchedulerConfig c = make_config(64, 11);
+  c.max_num_seqs = 8;
+  c.rules.scheduler_reserve_full_isl = reserve;
+  Scheduler s(c);
+  s.add_request(make_req(0, 100, 1));
+  s.add_request(make_req(1, 60, 2));
+  CHECK(run_step(s).out.num_scheduled_tokens == Q{{0, 64}});
+  StepResult r1 = run_step(s);
+  if (reserve) {
+    // a holds 7 blocks: 3 free, b's 60 tokens need 4, so b waits although its first 28 would fit.
+    CHECK(r1.out.num_scheduled_tokens == Q{{0, 36}});
+    REQUIRE(r1.finished.size() == 1);
+    CHECK(run_step(s).out.num_scheduled_tokens == Q{{1, 60}});
+  } else {
+    CHECK(r1.out.num_scheduled_tokens == Q{{0, 36}, {1, 28}});
+  }
+}
+
+TEST_CASE("0.33: the full-sequence gate counts prefix hits and their evictable blocks", "[scheduler]") {
+  // B = 16, 5 usable blocks. a (48 tokens) finishes, its 3 blocks stay cached in the free queue.
+  // b shares a's first 32 tokens and has 64: it needs 4 blocks, 2 of them hits sitting in the
+  // free queue, so 2 new + 2 evictable = 4 <= 5 free.
+  SchedulerConfig c = make_config(256, 6);
+  c.enable_prefix_caching = true;
+  Scheduler s(c);
+  s.add_request(make_req(0, 48, 1, 7));
+  CHECK(run_step(s).finished.size() == 1);
+  Request b = make_req(1, 64, 1, 7);
+  for (int i = 32; i < 64; ++i) b.all_token_ids[static_cast<std::size_t>(i)] = 900 + i;
+  s.add_request(b);
+  StepResult r = run_step(s);
+  CHECK(r.out.num_scheduled_tokens == Q{{1, 32}});
+  CHECK(r.out.scheduled_new_reqs[0].num_computed_tokens == 32);
+}
+
+TEST_CASE("0.33: one-token admissions are padded to 1 + k with placeholder drafts", "[scheduler]") {
+  SchedulerConfig c = make_config(256, 100);
+  c.num_speculative_tokens = 2;
+  SECTION("a new 1-token prompt behind a scheduled decode gets 3 tokens and 2 placeholders") {
+    Scheduler s(c);
+    s.add_request(make_req(0, 10, 8));
+    run_step(s);  // a's prefill
+    s.add_request(make_req(1, 1, 4));
+    StepResult r = run_step(s);
+    CHECK(r.out.num_scheduled_tokens == Q{{0, 3}, {1, 3}});
+    REQUIRE(r.out.scheduled_spec_decode_tokens.size() == 2);
+    CHECK(r.out.scheduled_spec_decode_tokens[1].first == 1);
+    CHECK(r.out.scheduled_spec_decode_tokens[1].second == std::vector<int>{-1, -1});
+    // Placeholders are never accepted: one sampled token, nct back to 1 + 0.
+    CHECK(r.model_output.sampled_token_ids[1].size() == 1);
+    CHECK(s.request(1)->num_computed_tokens == 1);
+    CHECK(s.request(1)->num_output_tokens() == 1);
+    CHECK(s.request(1)->num_verify_steps == 0);
+  }
+  SECTION("a lone 1-token prompt with nothing running is not padded") {
+    Scheduler s(c);
+    s.add_request(make_req(1, 1, 4));
+    StepResult r = run_step(s);
+    CHECK(r.out.num_scheduled_tokens == Q{{1, 1}});
+    CHECK(r.out.scheduled_spec_decode_tokens.empty());
+  }
+  SECTION("not when a running request scheduled this step is a prefill chunk") {
+    SchedulerConfig small = c;
+    small.max_num_batched_tokens = 16;
+    small.max_num_seqs = 4;
+    Scheduler s(small);
+    s.add_request(make_req(0, 20, 4));
+    CHECK(run_step(s).out.num_scheduled_tokens == Q{{0, 16}});
+    s.add_request(make_req(1, 1, 4));
+    CHECK(run_step(s).out.num_scheduled_tokens == Q{{0, 4}, {1, 1}});
+  }
+  SECTION("vLLM 0.11 schedules the 1 token") {
+    Scheduler s(with_rules(c, EngineProfile::kVllm011));
+    s.add_request(make_req(0, 10, 8));
+    run_step(s);
+    s.add_request(make_req(1, 1, 4));
+    StepResult r = run_step(s);
+    CHECK(r.out.num_scheduled_tokens == Q{{0, 3}, {1, 1}});
+    CHECK(r.out.scheduled_spec_decode_tokens.size() == 1);
+  }
+  SECTION("a padded admission that does not fit the budget waits") {
+    SchedulerConfig tight = c;
+    tight.max_num_batched_tokens = 5;
+    tight.max_num_seqs = 4;
+    Scheduler s(tight);
+    s.add_request(make_req(0, 5, 8));
+    run_step(s);
+    s.add_request(make_req(1, 1, 4));
+    CHECK(run_step(s).out.num_scheduled_tokens == Q{{0, 3}});  // 2 left < 1 + k
+  }
+}
+
+TEST_CASE("0.33: a priority request that preempted itself lets the next running request try", "[scheduler]") {
+  // B = 4, 3 usable blocks. y (priority 5, 3 tokens) runs alone at step 0; x (priority 0) and z
+  // (priority 1), 4 tokens each, join at step 1: running [y, x, z], one block each, none free.
+  const bool v033 = GENERATE(true, false);
+  SchedulerConfig c = with_rules(make_config(256, 4), v033 ? EngineProfile::kVllm033 : EngineProfile::kVllm011);
+  c.block_size = 4;
+  c.policy = SchedulingPolicy::kPriority;
+  c.max_num_seqs = 4;
+  Scheduler s(c);
+  Request y = make_req(1, 3, 9);
+  y.priority = 5;
+  s.add_request(y);
+  CHECK(run_step(s).out.num_scheduled_tokens == Q{{1, 3}});
+  Request x = make_req(0, 4, 8);
+  x.priority = 0;
+  Request z = make_req(2, 4, 8);
+  z.priority = 1;
+  s.add_request(x);
+  s.add_request(z);
+  CHECK(run_step(s).out.num_scheduled_tokens == Q{{1, 1}, {0, 4}, {2, 4}});
+  CHECK(s.num_free_blocks() == 0);
+  // Step 2: y needs a 2nd block and is itself the lowest priority: it preempts itself.
+  StepResult r2 = run_step(s);
+  if (v033) {
+    // x then takes y's freed block; z needs one too and preempts itself.
+    CHECK(r2.out.num_scheduled_tokens == Q{{0, 1}});
+    CHECK(r2.out.preempted_req_ids == std::vector<ReqId>{1, 2});
+  } else {  // vLLM 0.11 stops phase A at the self-preemption
+    CHECK(r2.out.num_scheduled_tokens.empty());
+    CHECK(r2.out.preempted_req_ids == std::vector<ReqId>{1});
+  }
+}
+
+TEST_CASE("0.33: configurations vLLM rejects", "[scheduler]") {
+  SchedulerConfig c = make_config(256, 100, 128);
+  c.long_prefill_token_threshold = 129;  // config/scheduler.py ~355
+  CHECK(check_scheduler_config(c, 128) ==
+        "long_prefill_token_threshold (129) cannot be greater than max_model_len (128)");
+  c.long_prefill_token_threshold = 128;
+  CHECK(check_scheduler_config(c, 128).empty());
+  c.num_speculative_tokens = 3;
+  c.long_prefill_token_threshold = 3;  // would cut a padded 1 + 3 admission
+  CHECK_FALSE(check_scheduler_config(c, 128).empty());
+  c.long_prefill_token_threshold = 4;
+  CHECK(check_scheduler_config(c, 128).empty());
+  c.max_num_seqs = 2;
+  c.max_num_batched_tokens = 3;  // config/vllm.py ~2371: must exceed the lookahead
+  CHECK(check_scheduler_config(c, 128).rfind("max_num_batched_tokens (3) must exceed", 0) == 0);
+}
