@@ -37,7 +37,7 @@ struct DecodeMetadata {
 };
 
 struct AttentionMetadata {
-  EngineProfile profile = EngineProfile::kVllmCurrent;
+  EngineProfile profile = EngineProfile::kVllm033;
   bool sparse_mla = false;
   int block_size = 16;
 

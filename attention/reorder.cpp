@@ -80,7 +80,7 @@ ReorderVersion reorder_version(EngineProfile profile) {
     case EngineProfile::kVllm2025Early: return ReorderVersion::kMlaBuilderQ1;
     case EngineProfile::kVllm011: return ReorderVersion::kTwoRegion;
     case EngineProfile::kVllm3Region: return ReorderVersion::kThreeRegion;
-    case EngineProfile::kVllmCurrent: return ReorderVersion::kFourRegion;
+    case EngineProfile::kVllm033: return ReorderVersion::kFourRegion;
     case EngineProfile::kStrict: return ReorderVersion::kFourRegion;
     case EngineProfile::kSglang: return ReorderVersion::kNone;
   }

@@ -22,7 +22,7 @@ enum class ReorderVersion {
   kMlaBuilderQ1,   // vllm-2025-early: MLA builder, q == 1 is decode, 2-region swap
   kTwoRegion,      // vllm-0.11: q <= T is decode whatever nct, 2-region swap
   kThreeRegion,    // vllm-3region: decode / extend / prefill, swap-cycle algorithm
-  kFourRegion,     // vllm-current, strict: decode / short extend / long extend / prefill
+  kFourRegion,     // vllm-0.33, strict: decode / short extend / long extend / prefill
 };
 ReorderVersion reorder_version(EngineProfile profile);
 const char* to_string(ReorderVersion v);

@@ -35,7 +35,7 @@ struct BatchRoute {
   int num_mqa_tokens = 0, num_mha_tokens = 0;
   std::vector<RowRoute> rows;  // reordered order
   // Context for reports.
-  EngineProfile profile = EngineProfile::kVllmCurrent;
+  EngineProfile profile = EngineProfile::kVllm033;
   int decode_threshold = 0;
   SplitRule split_rule = SplitRule::kEmpty;  // kEmpty for sglang (no split)
   std::string batch_reason;                  // split rule / SGLang dispatch in words

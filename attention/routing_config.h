@@ -11,7 +11,7 @@
 namespace mlasim {
 
 struct RoutingConfig {
-  EngineProfile profile = EngineProfile::kVllmCurrent;
+  EngineProfile profile = EngineProfile::kVllm033;
   AttentionBackendKind backend = AttentionBackendKind::kFlashAttnMla;
   QueryLenSupport query_len_support = QueryLenSupport::kVarlen;
   int decode_threshold = 512;           // T: the runner's reorder_batch_threshold
@@ -27,7 +27,7 @@ struct RoutingConfig {
 // Inputs of make_routing_config; every field documents its default. Used by the `mlasim route`
 // CLI and by tests; make_routing_config(const Scenario&) fills it from a scenario.
 struct RoutingOptions {
-  EngineProfile profile = EngineProfile::kVllmCurrent;
+  EngineProfile profile = EngineProfile::kVllm033;
   AttentionBackendKind backend = AttentionBackendKind::kFlashAttnMla;  // vLLM's Hopper default
   std::optional<int> reorder_batch_threshold;           // overrides T (wins over the spec term)
   std::optional<QueryLenSupport> query_len_support;     // overrides the backend's support
@@ -41,7 +41,7 @@ struct RoutingOptions {
 };
 
 // Resolves T and require_uniform for the profile:
-// - vllm-current, vllm-3region, strict: T from the backend table and k (§3), require_uniform =
+// - vllm-0.33, vllm-3region, strict: T from the backend table and k (§3), require_uniform =
 //   (support != varlen); overrides apply (an explicit T wins over the spec term).
 // - vllm-0.11: the same T, but the split has no require_uniform (§7).
 // - vllm-2025-early: the MLA builder's fixed `q == 1` rule, so T = 1 and no require_uniform;

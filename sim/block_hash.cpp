@@ -26,14 +26,17 @@ std::uint64_t hash_block_tokens(std::uint64_t parent_hash, std::span<const int> 
   return h == 0 ? 1 : h;  // 0 marks "no hash" in the block pool
 }
 
-void update_block_hashes(Request& request, int block_size) {
-  const int num_full = request.num_tokens() / block_size;
+void update_block_hashes(Request& request, int block_size, int lookahead) {
+  const int num_full = (request.num_tokens() - lookahead) / block_size;
   const std::span<const int> tokens(request.all_token_ids);
   for (auto i = static_cast<int>(request.block_hashes.size()); i < num_full; ++i) {
     const std::uint64_t parent = i == 0 ? kNoneBlockHash : request.block_hashes[static_cast<std::size_t>(i - 1)];
-    request.block_hashes.push_back(hash_block_tokens(
-        parent, tokens.subspan(static_cast<std::size_t>(i) * static_cast<std::size_t>(block_size),
-                               static_cast<std::size_t>(block_size))));
+    const auto start = static_cast<std::size_t>(i) * static_cast<std::size_t>(block_size);
+    std::uint64_t h = hash_block_tokens(parent, tokens.subspan(start, static_cast<std::size_t>(block_size)));
+    // The lookahead tokens are extra keys of the block (vLLM: (extra_keys, next_token)).
+    if (lookahead > 0)
+      h = hash_block_tokens(h, tokens.subspan(start + static_cast<std::size_t>(block_size), static_cast<std::size_t>(lookahead)));
+    request.block_hashes.push_back(h);
   }
 }
 

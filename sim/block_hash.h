@@ -15,7 +15,8 @@ inline constexpr std::uint64_t kNoneBlockHash = 0x6D6C6173696D2131ULL;  // paren
 std::uint64_t hash_block_tokens(std::uint64_t parent_hash, std::span<const int> block_token_ids);
 
 // Appends the hashes of the request's full blocks not yet hashed (vLLM's request.block_hashes,
-// updated whenever tokens are appended).
-void update_block_hashes(Request& request, int block_size);
+// updated whenever tokens are appended). With lookahead L > 0 (MTP, kv_cache_utils.py ~966) a
+// block's hash also covers the L tokens after it and exists only once they do.
+void update_block_hashes(Request& request, int block_size, int lookahead = 0);
 
 }  // namespace mlasim

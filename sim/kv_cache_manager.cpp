@@ -63,9 +63,10 @@ bool KVCacheManager::allocate_slots(Request& request, int num_new_tokens, int nu
 }
 
 void KVCacheManager::cache_blocks(Request& request, int num_tokens_to_cache) {
-  const int num_full_blocks = num_tokens_to_cache / block_size_;
+  // Only hashed blocks can be cached; with MTP's lookahead hashes the last full block may not be
+  // hashed yet (single_type_kv_cache_manager.py ~501-503).
+  const int num_full_blocks = std::min(num_tokens_to_cache / block_size_, static_cast<int>(request.block_hashes.size()));
   if (num_full_blocks <= request.num_cached_blocks) return;
-  MLASIM_CHECK(static_cast<int>(request.block_hashes.size()) >= num_full_blocks, "block hashes are behind the tokens");
   MLASIM_CHECK(static_cast<int>(request.block_ids.size()) >= num_full_blocks, "caching blocks the request does not hold");
   for (int i = request.num_cached_blocks; i < num_full_blocks; ++i) {
     pool_.cache_full_block(request.block_ids[static_cast<std::size_t>(i)], request.block_hashes[static_cast<std::size_t>(i)]);

@@ -14,6 +14,10 @@ namespace mlasim {
 inline constexpr int kScenarioVersion = 1;
 
 enum class SchedulingPolicy { kFcfs, kPriority };
+// vLLM's SpeculativeConfig.method for the drafts of num_speculative_tokens: DeepSeek's MTP
+// reserves k lookahead KV slots per allocation (config/vllm.py num_lookahead_tokens ~626-650);
+// n-gram prompt lookup reserves none.
+enum class SpeculativeMethod { kMtp, kNgram };
 
 // Scheduler behaviour that changed across vLLM releases (docs/spec/scheduler.md §9). Every field
 // defaults to vLLM 0.33.0's behaviour; the engine profile selects its release's rules
@@ -37,6 +41,11 @@ struct SchedulerRules {
   // v1/core/sched/utils.py check_stop ~105-126: EOS, stop ids, then the length cap (vLLM 0.11:
   // the length cap first).
   bool eos_checked_before_length = true;
+  // v1/core/kv_cache_utils.py ~966-1016, config/vllm.py ~680-700: with MTP drafts and prefix
+  // caching, each block hash also covers the token after the block (the drafter's KV at the
+  // block's last position depends on it), so a block is hashed, cached and hit only once that
+  // token exists and matches.
+  bool mtp_block_hashes_cover_next_token = true;
 };
 
 // vllm/config/scheduler.py + cache config.
@@ -51,6 +60,7 @@ struct SchedulerConfig {
   bool enable_prefix_caching = true;
   SchedulingPolicy policy = SchedulingPolicy::kFcfs;
   int num_speculative_tokens = 0;        // k
+  SpeculativeMethod speculative_method = SpeculativeMethod::kMtp;  // DeepSeek's drafter
   SchedulerRules rules;                  // from the engine profile; scheduler_reserve_full_isl may override
 };
 
@@ -131,11 +141,13 @@ struct Scenario {
 };
 
 const char* to_string(SchedulingPolicy p);
+const char* to_string(SpeculativeMethod m);
 const char* to_string(EngineProfile p);
 const char* to_string(AttentionBackendKind b);
 const char* to_string(QueryLenSupport s);
 const char* to_string(ModelDtype d);
 std::optional<SchedulingPolicy> parse_policy(const std::string& s);
+std::optional<SpeculativeMethod> parse_speculative_method(const std::string& s);
 std::optional<EngineProfile> parse_engine_profile(const std::string& s);
 std::optional<AttentionBackendKind> parse_attention_backend(const std::string& s);
 std::optional<QueryLenSupport> parse_query_len_support(const std::string& s);

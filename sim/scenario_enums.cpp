@@ -23,6 +23,8 @@ std::optional<E> parse_of(const std::array<std::pair<E, const char*>, N>& table,
 
 constexpr std::array<std::pair<SchedulingPolicy, const char*>, 2> kPolicies{{
     {SchedulingPolicy::kFcfs, "fcfs"}, {SchedulingPolicy::kPriority, "priority"}}};
+constexpr std::array<std::pair<SpeculativeMethod, const char*>, 2> kSpecMethods{{
+    {SpeculativeMethod::kMtp, "mtp"}, {SpeculativeMethod::kNgram, "ngram"}}};
 constexpr std::array<std::pair<EngineProfile, const char*>, 6> kProfiles{{
     {EngineProfile::kVllm2025Early, "vllm-2025-early"},
     {EngineProfile::kVllm011, "vllm-0.11"},
@@ -45,11 +47,13 @@ constexpr std::array<std::pair<ModelDtype, const char*>, 2> kDtypes{{
 }  // namespace
 
 const char* to_string(SchedulingPolicy p) { return name_of(kPolicies, p); }
+const char* to_string(SpeculativeMethod m) { return name_of(kSpecMethods, m); }
 const char* to_string(EngineProfile p) { return name_of(kProfiles, p); }
 const char* to_string(AttentionBackendKind b) { return name_of(kBackends, b); }
 const char* to_string(QueryLenSupport s) { return name_of(kSupports, s); }
 const char* to_string(ModelDtype d) { return name_of(kDtypes, d); }
 std::optional<SchedulingPolicy> parse_policy(const std::string& s) { return parse_of(kPolicies, s); }
+std::optional<SpeculativeMethod> parse_speculative_method(const std::string& s) { return parse_of(kSpecMethods, s); }
 std::optional<EngineProfile> parse_engine_profile(const std::string& s) {
   if (s == "vllm-current") return EngineProfile::kVllm033;  // the alias of the newest modelled release
   return parse_of(kProfiles, s);

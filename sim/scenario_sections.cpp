@@ -86,7 +86,7 @@ void read_scheduler_section(const YamlReader& r, const YAML::Node& node, Schedul
   r.expect_map(node, p,
                {"max_num_batched_tokens", "max_num_seqs", "max_model_len", "enable_chunked_prefill",
                 "long_prefill_token_threshold", "block_size", "num_gpu_blocks", "enable_prefix_caching", "policy",
-                "num_speculative_tokens", "scheduler_reserve_full_isl"});
+                "num_speculative_tokens", "speculative_method", "scheduler_reserve_full_isl"});
   auto i = [&](const char* key, int& field, int min, long long max = 1LL << 31) {
     if (node[key]) field = r.read_int(node[key], join_key(p, key), min, max);
   };
@@ -107,6 +107,10 @@ void read_scheduler_section(const YamlReader& r, const YAML::Node& node, Schedul
     out.policy = read_enum<SchedulingPolicy>(r, node["policy"], p + ".policy", parse_policy, {"fcfs", "priority"},
                                              "scheduling policy");
   i("num_speculative_tokens", out.num_speculative_tokens, 0, 64);  // vLLM drafters propose a handful
+  if (node["speculative_method"])
+    out.speculative_method = read_enum<SpeculativeMethod>(r, node["speculative_method"], p + ".speculative_method",
+                                                          parse_speculative_method, {"mtp", "ngram"},
+                                                          "speculative method");
   b("scheduler_reserve_full_isl", out.rules.scheduler_reserve_full_isl);  // default: the profile's release
 }
 

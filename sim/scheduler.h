@@ -27,6 +27,9 @@ std::string check_long_prefill_token_threshold(const SchedulerConfig& config, in
 // in the usable KV blocks. add_request() aborts on a request that fails this; loaders check first.
 std::string check_request(const Request& request, const SchedulerConfig& config, int max_model_len);
 
+int lookahead_tokens(const SchedulerConfig& config);
+int hash_lookahead_tokens(const SchedulerConfig& config);
+
 class Scheduler {
  public:
   // config.max_model_len must be > 0 here (resolve 0 to the model's length first).
@@ -49,7 +52,10 @@ class Scheduler {
   // Accessors.
   const SchedulerConfig& config() const { return config_; }
   int max_model_len() const { return max_model_len_; }
-  int num_lookahead_tokens() const { return config_.num_speculative_tokens; }
+  // KV slots reserved past the scheduled tokens for the drafter: k for MTP, 0 for n-gram.
+  int num_lookahead_tokens() const { return lookahead_tokens(config_); }
+  // Tokens after each block that its prefix-cache hash covers (0 or 1).
+  int num_hash_lookahead_tokens() const { return hash_lookahead_tokens(config_); }
   int step() const { return step_; }  // schedule() calls so far
   const std::vector<Request*>& running() const { return running_; }
   std::vector<const Request*> waiting() const { return waiting_.in_order(); }

@@ -21,6 +21,7 @@ SchedulerRules scheduler_rules_for(EngineProfile profile) {
   before_0_33.pad_one_token_spec_admission = false;
   before_0_33.priority_preemption_continues = false;
   before_0_33.eos_checked_before_length = false;
+  before_0_33.mtp_block_hashes_cover_next_token = false;
   return before_0_33;
 }
 

@@ -68,6 +68,18 @@ std::string check_request(const Request& r, const SchedulerConfig& c, int max_mo
   return "";
 }
 
+int lookahead_tokens(const SchedulerConfig& c) {
+  return c.speculative_method == SpeculativeMethod::kMtp ? c.num_speculative_tokens : 0;
+}
+
+int hash_lookahead_tokens(const SchedulerConfig& c) {
+  // config/vllm.py num_hash_lookahead_tokens ~678-700: MTP with prefix caching; one token for
+  // single-module MTP (DeepSeek's num_nextn_predict_layers = 1).
+  const bool on = c.rules.mtp_block_hashes_cover_next_token && c.speculative_method == SpeculativeMethod::kMtp &&
+                  c.num_speculative_tokens > 0 && c.enable_prefix_caching;
+  return on ? 1 : 0;
+}
+
 namespace {
 int resolve_max_model_len(const SchedulerConfig& c, const ModelConfig& m) {
   return c.max_model_len > 0 ? c.max_model_len : m.max_position_embeddings;
@@ -101,7 +113,7 @@ void Scheduler::add_request(Request request) {
   Request* r = owned.get();
   r->arrival = next_arrival_++;
   r->block_hashes.clear();
-  if (kv_.enable_caching()) update_block_hashes(*r, config_.block_size);
+  if (kv_.enable_caching()) update_block_hashes(*r, config_.block_size, num_hash_lookahead_tokens());
   auto [it, inserted] = requests_.try_emplace(r->request_id, std::move(owned));
   MLASIM_CHECK(inserted, "duplicate request id " + std::to_string(r->request_id));
   waiting_.add_request(r);
@@ -187,7 +199,7 @@ std::vector<Request> Scheduler::update_from_output(const SchedulerOutput& out, c
       continue;
     }
     MLASIM_CHECK(r.num_computed_tokens <= r.num_tokens(), "nct exceeds the request's tokens");
-    if (!sampled.empty() && kv_.enable_caching()) update_block_hashes(r, config_.block_size);
+    if (!sampled.empty() && kv_.enable_caching()) update_block_hashes(r, config_.block_size, num_hash_lookahead_tokens());
     // update_draft_token_ids: drafts are ignored while the request is still a prefill chunk.
     const std::vector<int>& drafts = mo.spec_token_ids[i];
     MLASIM_CHECK(static_cast<int>(drafts.size()) <= config_.num_speculative_tokens, "more drafts than num_speculative_tokens");

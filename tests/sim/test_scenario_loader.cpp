@@ -211,3 +211,19 @@ TEST_CASE("a huge max_tokens seeds only the outputs max_model_len leaves room fo
   CHECK(s.requests[0].max_tokens == 2147483647);
   CHECK(s.requests[0].output.size() == 61u);
 }
+
+TEST_CASE("profile vllm-current is an alias of vllm-0.33; the profile picks its release's scheduler rules", "[loader]") {
+  const Scenario alias = load_ok(kMinimal, {"engine.profile=vllm-current"});
+  CHECK(alias.engine.profile == EngineProfile::kVllm033);
+  CHECK(std::string(to_string(alias.engine.profile)) == "vllm-0.33");
+  CHECK(alias.scheduler.rules.scheduler_reserve_full_isl);
+  CHECK(alias.scheduler.rules.free_unhashed_blocks_first);
+  const Scenario old = load_ok(kMinimal, {"engine.profile=vllm-0.11"});
+  CHECK_FALSE(old.scheduler.rules.scheduler_reserve_full_isl);
+  CHECK_FALSE(old.scheduler.rules.lone_request_skips_long_prefill_threshold);
+  CHECK_FALSE(old.scheduler.rules.pad_one_token_spec_admission);
+  // The explicit key wins over the profile, either way.
+  CHECK(load_ok(kMinimal, {"engine.profile=vllm-0.11", "scheduler.scheduler_reserve_full_isl=true"})
+            .scheduler.rules.scheduler_reserve_full_isl);
+  CHECK_FALSE(load_ok(kMinimal, {"scheduler.scheduler_reserve_full_isl=false"}).scheduler.rules.scheduler_reserve_full_isl);
+}

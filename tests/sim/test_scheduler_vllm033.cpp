@@ -185,3 +185,35 @@ TEST_CASE("0.33: configurations vLLM rejects", "[scheduler]") {
   c.max_num_batched_tokens = 3;  // config/vllm.py ~2371: must exceed the lookahead
   CHECK(check_scheduler_config(c, 128).rfind("max_num_batched_tokens (3) must exceed", 0) == 0);
 }
+
+TEST_CASE("0.33: MTP block hashes cover the next token; n-gram reserves no lookahead", "[scheduler]") {
+  SchedulerConfig c = make_config(256, 40);
+  c.block_size = 4;
+  c.enable_prefix_caching = true;
+  c.num_speculative_tokens = 1;
+  SECTION("a block is hit only when the token after it matches too") {
+    const bool v033 = GENERATE(true, false);
+    Scheduler s(with_rules(c, v033 ? EngineProfile::kVllm033 : EngineProfile::kVllm011));
+    Request a = make_req(0, 8, 1, 3);
+    a.forced_output = {50};
+    s.add_request(a);
+    CHECK(run_step(s).finished.size() == 1);  // a's tokens: 8 prompt + 50
+    Request b = make_req(1, 9, 1, 3);          // a's 8 prompt tokens, then 60
+    b.all_token_ids[8] = 60;
+    s.add_request(b);
+    StepResult r = run_step(s);
+    // vLLM 0.33: block 1's hash covers token 8 (50 for a, 60 for b): only block 0 hits.
+    // vLLM 0.11: both blocks hit, the last token is recomputed.
+    CHECK(r.out.scheduled_new_reqs[0].num_computed_tokens == (v033 ? 4 : 8));
+    CHECK(r.out.num_scheduled_tokens == Q{{1, v033 ? 5 : 1}});
+  }
+  SECTION("lookahead slots: k for MTP, none for n-gram") {
+    const bool mtp = GENERATE(true, false);
+    c.num_speculative_tokens = 2;
+    c.speculative_method = mtp ? SpeculativeMethod::kMtp : SpeculativeMethod::kNgram;
+    Scheduler s(c);
+    s.add_request(make_req(0, 4, 2));
+    StepResult r = run_step(s);
+    CHECK(r.out.scheduled_new_reqs[0].block_ids.size() == (mtp ? 2U : 1U));  // 4 + 2 lookahead > 4
+  }
+}

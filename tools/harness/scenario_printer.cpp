@@ -32,11 +32,13 @@ std::string describe_scenario(const Scenario& s) {
       m.seed, m.eos_token_id, m.index_topk ? fmt::format(" index_topk={} (sparse MLA)", *m.index_topk) : "");
   out += fmt::format(
       "scheduler: max_num_batched_tokens={} max_num_seqs={} max_model_len={} chunked_prefill={} "
-      "long_prefill_token_threshold={} block_size={} num_gpu_blocks={} prefix_caching={} policy={} spec_tokens={} "
+      "long_prefill_token_threshold={} block_size={} num_gpu_blocks={} prefix_caching={} policy={} spec_tokens={}{} "
       "reserve_full_isl={}\n",
       sc.max_num_batched_tokens, sc.max_num_seqs, sc.max_model_len, sc.enable_chunked_prefill ? "on" : "off",
       sc.long_prefill_token_threshold, sc.block_size, sc.num_gpu_blocks, sc.enable_prefix_caching ? "on" : "off",
-      to_string(sc.policy), sc.num_speculative_tokens, sc.rules.scheduler_reserve_full_isl ? "on" : "off");
+      to_string(sc.policy), sc.num_speculative_tokens,
+      sc.num_speculative_tokens > 0 ? fmt::format(" ({})", to_string(sc.speculative_method)) : "",
+      sc.rules.scheduler_reserve_full_isl ? "on" : "off");
   BackendProfile bp = backend_profile(e.attention_backend);
   if (e.query_len_support) bp.query_len_support = *e.query_len_support;
   int threshold = e.reorder_batch_threshold ? *e.reorder_batch_threshold

@@ -17,7 +17,7 @@ namespace {
 
 struct RouteOptions {
   std::string batch;
-  std::string profile = "vllm-current";
+  std::string profile = "vllm-0.33";
   std::string backend = "flashattn-mla";
   int threshold = 0;
   std::string query_len_support;
@@ -130,8 +130,9 @@ void add_route_command(CLI::App& app, int& exit_code) {
       "length). Prints the order after reorder, the split counts and each row's region and path.\n"
       "Example: mlasim route --batch 1:0:1 --backend flashinfer-mla   (a lone 1-token prompt)");
   cmd->add_option("--batch", o->batch, "Rows as q:nct:P,q:nct:P,...")->required();
-  cmd->add_option("--profile", o->profile, "Engine profile")
-      ->check(CLI::IsMember({"vllm-2025-early", "vllm-0.11", "vllm-3region", "vllm-current", "strict", "sglang"}));
+  cmd->add_option("--profile", o->profile, "Engine profile (vllm-current is an alias of vllm-0.33)")
+      ->check(CLI::IsMember(
+          {"vllm-2025-early", "vllm-0.11", "vllm-3region", "vllm-0.33", "vllm-current", "strict", "sglang"}));
   cmd->add_option("--backend", o->backend, "Attention backend")
       ->check(CLI::IsMember({"flashmla", "flashattn-mla", "flashinfer-mla", "cutlass-mla", "triton-mla", "rocm-aiter-mla"}));
   cmd->add_option("--threshold", o->threshold, "Override the decode threshold T")->check(CLI::Range(1, std::numeric_limits<int>::max()));
