@@ -3,7 +3,8 @@
 
 #include "attention/cpu_backend.h"
 #ifdef MLASIM_HAVE_CUDA
-#include "attention/cuda/cuda_backend.h"
+#include "sim/check.h"
+#include "tools/mlasim/cuda_module.h"
 #endif
 
 namespace mlasim::cli {
@@ -24,7 +25,10 @@ CudaBackendOptions cuda_options(const Scenario& s, const FaultSet& faults) {
 std::string backend_support_error(const std::string& device, const Scenario& scenario, const FaultSet& faults) {
   if (device == "cpu") return "";
 #ifdef MLASIM_HAVE_CUDA
-  return cuda_backend_support_error(scenario.model, cuda_options(scenario, faults));
+  std::string why;
+  const CudaBackendModule* cuda = cuda_backend_module(&why);
+  if (!cuda) return "the CUDA backend cannot be loaded: " + why;
+  return cuda->support_error(scenario.model, cuda_options(scenario, faults));
 #else
   (void)scenario, (void)faults;
   return "this mlasim was built without CUDA";
@@ -34,7 +38,11 @@ std::string backend_support_error(const std::string& device, const Scenario& sce
 std::unique_ptr<Backend> make_backend(const std::string& device, const MlaWeights& weights, const Scenario& scenario,
                                       const FaultSet& faults) {
 #ifdef MLASIM_HAVE_CUDA
-  if (device == "cuda") return make_cuda_backend(weights, cuda_options(scenario, faults));
+  if (device == "cuda") {
+    const CudaBackendModule* cuda = cuda_backend_module();
+    MLASIM_CHECK(cuda != nullptr, "make_backend: the CUDA backend is not loaded; call backend_support_error first");
+    return cuda->make_backend(weights, cuda_options(scenario, faults));
+  }
 #else
   (void)device;  // the CLI refuses --device cuda before getting here
 #endif

@@ -1,5 +1,5 @@
-// The backend under test for `run` and `check`: the CPU reference (float) or, when compiled in,
-// the CUDA backend; the only place the CLI reaches into attention/cuda.
+// The backend under test for `run` and `check`: the CPU reference (float) or, in builds with CUDA,
+// the CUDA backend from its module (cuda_module.h), loaded only when `--device cuda` asks for it.
 #pragma once
 
 #include <memory>

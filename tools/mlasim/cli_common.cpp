@@ -4,7 +4,7 @@
 
 #include "tools/mlasim/commands.h"
 #ifdef MLASIM_HAVE_CUDA
-#include "attention/cuda/device_query.h"
+#include "tools/mlasim/cuda_module.h"
 #endif
 
 namespace mlasim::cli {
@@ -37,7 +37,12 @@ int check_device(const std::string& device) {
   if (device == "cpu") return kExitOk;
 #ifdef MLASIM_HAVE_CUDA
   std::string why;
-  if (cuda_usable_device_count(&why) == 0) {
+  const CudaBackendModule* cuda = cuda_backend_module(&why);
+  if (!cuda) {
+    std::cerr << "mlasim: --device cuda requested but the CUDA backend cannot be loaded: " << why << "\n";
+    return kExitNoGpu;
+  }
+  if (cuda->usable_device_count(&why) == 0) {
     std::cerr << "mlasim: --device cuda requested but no usable CUDA device: " << why << "\n";
     return kExitNoGpu;
   }
