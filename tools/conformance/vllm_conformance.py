@@ -85,6 +85,7 @@ SCHEDULER_DEFAULTS = {
     "policy": "fcfs",
     "num_speculative_tokens": 0,
     "scheduler_reserve_full_isl": True,  # vLLM's default (vllm/config/scheduler.py)
+    "speculative_method": "mtp",  # mlasim's default: DeepSeek's drafter
 }
 # mlasim backend name -> vLLM module and metadata builder class (vllm/v1/attention/backends/mla/).
 BACKENDS = {
@@ -256,7 +257,7 @@ def _prompt_len(rng: random.Random, bs: int, cap: int) -> int:
     return max(1, min(n, cap))
 
 
-def generate(seed: int, index: int, spec: str, reserve_key: bool) -> dict[str, Any]:
+def generate(seed: int, index: int, spec: str, keys: frozenset[str]) -> dict[str, Any]:
     rng = random.Random(f"mlasim-conformance/{seed}/{index}")
     bs = rng.choice([1, 2, 4, 4, 8, 8, 16, 16])
     if spec == "off":
@@ -354,7 +355,8 @@ def generate(seed: int, index: int, spec: str, reserve_key: bool) -> dict[str, A
         "enable_chunked_prefill": chunked,
     }
     if rng.random() < 0.35:
-        sched["long_prefill_token_threshold"] = rng.randint(1, max(1, min(max_model_len, 2 * bs + 2)))
+        lo = 1 if (k == 0 or rng.random() < 0.1) else min(1 + k, max_model_len)  # below 1 + k: vLLM may assert
+        sched["long_prefill_token_threshold"] = rng.randint(lo, max(lo, min(max_model_len, 2 * bs + 2)))
     elif rng.random() < 0.02:
         sched["long_prefill_token_threshold"] = max_model_len + rng.randint(1, 8)
     sched["block_size"] = bs
@@ -363,8 +365,11 @@ def generate(seed: int, index: int, spec: str, reserve_key: bool) -> dict[str, A
     sched["policy"] = policy
     if k:
         sched["num_speculative_tokens"] = k
+    method = rng.choice(["mtp", "ngram"])
+    if k and "speculative_method" in keys:
+        sched["speculative_method"] = method
     reserve = rng.random() < 0.5
-    if reserve_key:
+    if "scheduler_reserve_full_isl" in keys:
         sched["scheduler_reserve_full_isl"] = reserve
     backend = rng.choice(list(BACKENDS))
     return {
@@ -399,12 +404,12 @@ class MlasimRun:
     query_len_support: str | None
 
 
-def run_mlasim(binary: Path, scenario: Path, workdir: Path) -> MlasimRun:
+def run_mlasim(binary: Path, scenario: Path, workdir: Path, extra: tuple[str, ...] = ()) -> MlasimRun:
     out = workdir / (scenario.stem + ".mlasim.json")
     if out.exists():
         out.unlink()
     proc = subprocess.run(
-        [str(binary), "run", str(scenario), "--dry-run", "--json", str(out)],
+        [str(binary), "run", str(scenario), "--dry-run", "--json", str(out), *extra],
         capture_output=True,
         text=True,
         timeout=600,
@@ -416,18 +421,24 @@ def run_mlasim(binary: Path, scenario: Path, workdir: Path) -> MlasimRun:
     )
 
 
-def probe_reserve_key(binary: Path, workdir: Path) -> bool:
-    """Whether this mlasim accepts scheduler.scheduler_reserve_full_isl."""
-    doc = {
-        "version": 1,
-        "name": "probe",
-        "scheduler": {"max_model_len": 64, "scheduler_reserve_full_isl": False},
-        "requests": [{"id": "a", "prompt": [5], "max_tokens": 1}],
-    }
-    path = workdir / "probe.yaml"
-    path.write_text(to_yaml(doc))
-    run = run_mlasim(binary, path, workdir)
-    return run.rc == 0
+OPTIONAL_KEYS = {"scheduler_reserve_full_isl": False, "speculative_method": "ngram"}
+
+
+def probe_keys(binary: Path, workdir: Path) -> frozenset[str]:
+    """The scheduler keys of OPTIONAL_KEYS this mlasim accepts (mlasim gains them over time)."""
+    found = set()
+    for key, value in OPTIONAL_KEYS.items():
+        doc = {
+            "version": 1,
+            "name": "probe",
+            "scheduler": {"max_model_len": 64, "num_speculative_tokens": 1, key: value},
+            "requests": [{"id": "a", "prompt": [5], "max_tokens": 1}],
+        }
+        path = workdir / "probe.yaml"
+        path.write_text(to_yaml(doc))
+        if run_mlasim(binary, path, workdir).rc == 0:
+            found.add(key)
+    return frozenset(found)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -577,7 +588,7 @@ STATUS_NAMES = {
 }
 
 
-def make_scheduler(trace: Trace, tmp: Path, spec_method: str):
+def make_scheduler(trace: Trace, tmp: Path):
     s = trace.sched
     try:
         mml = int(s["max_model_len"])
@@ -595,10 +606,11 @@ def make_scheduler(trace: Trace, tmp: Path, spec_method: str):
         )
         cache_config = V.CacheConfig(block_size=int(s["block_size"]), enable_prefix_caching=bool(s["enable_prefix_caching"]))
         k = int(s["num_speculative_tokens"])
-        # The drafts themselves come from teacher forcing, as in mlasim; the method only sets the
-        # scheduler's slot reservations. n-gram (default): no draft model, no lookahead slots.
+        # The drafts themselves come from teacher forcing, as in mlasim; the method (the scenario's
+        # scheduler.speculative_method, mlasim's default mtp) only sets the scheduler's reservations:
+        # MTP k lookahead slots and one-token hash lookahead, n-gram none.
         spec = None
-        if k and spec_method == "mtp":
+        if k and trace.sched["speculative_method"] == "mtp":
             # DeepSeek's own drafter: the target's config with num_nextn_predict_layers (no weights
             # are loaded); eagle-family, so k lookahead slots and one-token hash lookahead.
             spec = V.SpeculativeConfig(
@@ -786,11 +798,11 @@ def split(rows: list[str], so, threshold: int, require_uniform: bool, batch) -> 
 
 
 def replay_vllm(
-    trace: Trace, tmp: Path, runner: str, spec_method: str, routing: tuple[int, bool] | None
+    trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] | None
 ) -> dict[str, Any]:
     """The trace through vLLM's Scheduler, with mlasim's step loop (tools/harness/engine.cpp) and
     teacher forcing (sim/teacher_forcing.cpp). Returns a record shaped like `mlasim run --json`."""
-    sched, vllm_config = make_scheduler(trace, tmp, spec_method)
+    sched, vllm_config = make_scheduler(trace, tmp)
     k = int(trace.sched["num_speculative_tokens"])
     reqs = {r.id: r for r in trace.requests}
     order = sorted(range(len(trace.requests)), key=lambda i: trace.requests[i].arrival_step)
@@ -853,14 +865,11 @@ def replay_vllm(
             o = q.num_output_tokens
             drafts = so.scheduled_spec_decode_tokens.get(rid) or []
             accepted = 0
-            if drafts:
-                # A real rejection sampler accepts a draft only if it equals the target's token,
-                # so placeholder drafts (-1, spec-decode padding) are never accepted.
-                match = 0
-                while match < len(drafts) and drafts[match] == r.forced(o + match):
-                    match += 1
-                accepted = min(r.accepted_at(verify_steps[rid], len(drafts)), match)
+            if drafts and drafts[0] != -1:
+                accepted = r.accepted_at(verify_steps[rid], len(drafts))
                 verify_steps[rid] += 1
+            # Placeholder drafts (-1, a padded one-token admission) are never accepted and, as in
+            # mlasim's teacher forcing, do not use up an accepted_drafts entry.
             sampled.append([r.forced(o + j) for j in range(accepted + 1)])
             drafts_next.append([r.forced(o + accepted + 1 + j) for j in range(k)])
         mo = V.ModelRunnerOutput(req_ids=req_ids, req_id_to_index={rid: i for i, rid in enumerate(req_ids)}, sampled_token_ids=sampled)
@@ -975,6 +984,37 @@ def compare(m: dict[str, Any], v: dict[str, Any], route: bool, ignore: frozenset
     return None
 
 
+def show_steps(m: dict[str, Any], v: dict[str, Any], route: bool) -> None:
+    """Both records side by side, one line per step and side (--show)."""
+
+    def line(rec: dict[str, Any], mlasim: bool) -> str:
+        parts = [_short(rec["num_scheduled_tokens"], 400)]
+        for key in ("new", "resumed", "preempted", "finished"):
+            if rec[key]:
+                parts.append(f"{key}={_short(rec[key])}")
+        if rec["scheduled_spec_decode_tokens"]:
+            parts.append(f"drafts={_short(rec['scheduled_spec_decode_tokens'])}")
+        if rec["new_block_ids"]:
+            parts.append(f"blocks={_short(rec['new_block_ids'])}")
+        parts.append(f"free={rec['num_free_blocks']}")
+        if route:
+            if mlasim:
+                order = [r["id"] for r in rec["rows"]]
+                sp = [rec["num_decodes"], rec["num_prefills"], rec["num_decode_tokens"], rec["num_prefill_tokens"]]
+            else:
+                order, sp = rec["order"], rec["split"]
+            parts.append(f"rows={_short(order)} split={_short(sp)}")
+        return " ".join(parts)
+
+    for i in range(max(len(m["steps"]), len(v["steps"]))):
+        for label, recs, is_m in (("mlasim", m["steps"], True), ("vllm  ", v["steps"], False)):
+            if i < len(recs):
+                print(f"  step {recs[i]['step']:3d} {label} {line(recs[i], is_m)}")
+    for a, b in zip(m["requests"], v["requests"]):
+        for label, r in (("mlasim", a), ("vllm  ", b)):
+            print(f"  {r['id']} {label} {r['status']} preemptions={r['num_preemptions']} tokens={_short(r['token_ids'], 400)}")
+
+
 def trace_size(trace: Trace) -> tuple:
     return (
         len(trace.requests),
@@ -987,10 +1027,10 @@ def trace_size(trace: Trace) -> tuple:
 class Options:
     mlasim: Path
     runner: str
-    spec_method: str
     workdir: Path
     keep: Path | None
     ignore: frozenset[str] = frozenset()
+    show: bool = False
 
 
 def check_file(path: Path, opts: Options, doc: dict[str, Any] | None = None) -> Outcome:
@@ -1005,18 +1045,21 @@ def check_file(path: Path, opts: Options, doc: dict[str, Any] | None = None) -> 
     except (TraceError, KeyError, TypeError, ValueError) as e:
         return Outcome(name, "tool: cannot read the scenario", f"{type(e).__name__}: {e}")
     size = trace_size(trace)
+    # Other profiles select older scheduler rules on purpose: their traces are replayed under
+    # vllm-current (vLLM 0.33.0's rules) and only the scheduler is compared.
+    extra = () if trace.profile in ROUTED_PROFILES else ("--set", "engine.profile=vllm-current")
     try:
-        mrun = run_mlasim(opts.mlasim, path, opts.workdir)
+        mrun = run_mlasim(opts.mlasim, path, opts.workdir, extra)
     except (OSError, subprocess.TimeoutExpired) as e:
         return Outcome(name, "mlasim: failed to run", str(e), size)
-    route = trace.profile in ROUTED_PROFILES and not trace.sparse and mrun.threshold is not None
+    route = not extra and not trace.sparse and mrun.threshold is not None
     # vLLM's routing runs with the threshold mlasim reports, so that the reorder and split are
     # compared on their own; a threshold vLLM would not use is reported separately.
     routing = (mrun.threshold, mrun.query_len_support != "varlen") if route else None
     vrec = None
     verr: tuple[str, str] | None = None
     try:
-        vrec = replay_vllm(trace, opts.workdir, opts.runner, opts.spec_method, routing)
+        vrec = replay_vllm(trace, opts.workdir, opts.runner, routing)
     except VllmRejects as e:
         verr = ("rejects", str(e))
     except VllmStall as e:
@@ -1027,7 +1070,9 @@ def check_file(path: Path, opts: Options, doc: dict[str, Any] | None = None) -> 
         tb = traceback.extract_tb(e.__traceback__)[-1]
         verr = ("error", f"{type(e).__name__}: {e} at {Path(tb.filename).name}:{tb.lineno} `{tb.line}`")
     if mrun.rc == 2:
-        msg = (mrun.stderr.strip().splitlines() or ["exit 2"])[-1]
+        lines = [ln.strip() for ln in mrun.stderr.splitlines() if ln.strip()]
+        msg = next((ln for ln in lines if "error" in ln), lines[0] if lines else "exit 2")
+        msg = msg.replace(str(path), path.name)
         if verr and verr[0] == "rejects":
             return Outcome(name, None, "both reject: " + msg, size)
         return Outcome(name, "config: mlasim rejects, vLLM accepts", msg, size)
@@ -1047,6 +1092,8 @@ def check_file(path: Path, opts: Options, doc: dict[str, Any] | None = None) -> 
             f"{trace.backend}, k={trace.sched['num_speculative_tokens']}: mlasim T={routing[0]} "
             f"require_uniform={routing[1]} vs vllm T={t} require_uniform={ru}"
         )
+    if opts.show:
+        show_steps(mrun.record, vrec, route)
     diff = compare(mrun.record, vrec, route, opts.ignore)
     if diff is None and threshold_note:
         diff = ("routing.threshold", threshold_note)
@@ -1056,8 +1103,9 @@ def check_file(path: Path, opts: Options, doc: dict[str, Any] | None = None) -> 
         opts.keep.mkdir(parents=True, exist_ok=True)
         (opts.keep / f"{name}.vllm.json").write_text(json.dumps(vrec, indent=1))
         (opts.keep / f"{name}.mlasim.json").write_text(json.dumps(mrun.record, indent=1))
+    note = "" if route else ("scheduler only, as vllm-current" if extra else "scheduler only: sparse MLA")
     if diff is None:
-        return Outcome(name, None, "", size)
+        return Outcome(name, None, note, size)
     return Outcome(name, diff[0], diff[1], size)
 
 
@@ -1169,8 +1217,8 @@ def _work(item: tuple[str, Any]) -> Outcome:
     assert opts is not None
     if kind == "file":
         return check_file(Path(payload), opts)
-    seed, index, spec, reserve_key = payload
-    doc = generate(seed, index, spec, reserve_key)
+    seed, index, spec, keys = payload
+    doc = generate(seed, index, spec, keys)
     path = opts.workdir / f"{doc['name']}.yaml"
     path.write_text(to_yaml(doc, f"random trace {index} of seed {seed} (tools/conformance/vllm_conformance.py)"))
     out = check_file(path, opts, doc)
@@ -1220,17 +1268,12 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--shrink", action="store_true", help="shrink the smallest differing random trace of each category and print it")
     ap.add_argument("--runner", choices=["v1", "v2"], default="v1", help="model runner whose batch order is compared (default v1: InputBatch + reorder)")
     ap.add_argument(
-        "--spec-method",
-        choices=["ngram", "mtp"],
-        default="ngram",
-        help="vLLM's speculative method (sets lookahead slots and hash lookahead; default ngram)",
-    )
-    ap.add_argument(
         "--ignore",
         default="",
         metavar="FIELD,...",
         help="fields not compared, e.g. new_block_ids,num_free_blocks to look past a known block-id difference",
     )
+    ap.add_argument("--show", action="store_true", help="print both sides' steps for every input (for a few inputs)")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="parallel jobs")
     ap.add_argument("--venv", default=str(DEFAULT_VENV), help="venv with vllm==0.33.0 (default ~/vllm-venv)")
     ap.add_argument("-q", "--quiet", action="store_true", help="print only differing traces and the summary")
@@ -1264,18 +1307,18 @@ def main(argv: list[str]) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="mlasim-conformance-"))
     keep = Path(args.keep) if args.keep else None
     _opts = Options(
-        mlasim=mlasim, runner=args.runner, spec_method=args.spec_method, workdir=workdir, keep=keep, ignore=ignore
+        mlasim=mlasim, runner=args.runner, workdir=workdir, keep=keep, ignore=ignore, show=args.show
     )
     try:
-        reserve_key = probe_reserve_key(mlasim, workdir)
-        print(f"mlasim: {mlasim}; vLLM {vllm.__version__} on the CPU; model runner {args.runner}; spec method {args.spec_method}")
-        if not reserve_key:
+        keys = probe_keys(mlasim, workdir)
+        print(f"mlasim: {mlasim}; vLLM {vllm.__version__} on the CPU; model runner {args.runner}")
+        for key in sorted(set(OPTIONAL_KEYS) - keys):
             print(
-                "note: this mlasim rejects scheduler.scheduler_reserve_full_isl; random traces omit it "
-                "(vLLM then runs with its default, True)"
+                f"note: this mlasim rejects scheduler.{key}; random traces omit it "
+                f"(vLLM then runs with {SCHEDULER_DEFAULTS[key]})"
             )
         items: list[tuple[str, Any]] = [("file", str(f)) for f in files]
-        items += [("random", (args.seed, i, args.spec, reserve_key)) for i in range(args.random)]
+        items += [("random", (args.seed, i, args.spec, keys)) for i in range(args.random)]
         outcomes: list[Outcome] = []
         if args.jobs > 1:
             import multiprocessing as mp
