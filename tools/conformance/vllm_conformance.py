@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -275,21 +276,20 @@ def generate(seed: int, index: int, spec: str, keys: frozenset[str]) -> dict[str
     max_model_len = max(max_model_len, 4)
     cap = max_model_len - 1
 
-    prompts: list[list[int]] = []
-    for _ in range(num_reqs):
+    requests: list[dict[str, Any]] = []
+    longest_need = 0
+    for i in range(num_reqs):
         n = _prompt_len(rng, bs, cap)
-        toks = [rng.randint(2, tok_hi) for _ in range(n)]
-        if prompts and rng.random() < 0.4:  # share a prefix with an earlier prompt
-            base = rng.choice(prompts)
+        prompt = [rng.randint(2, tok_hi) for _ in range(n)]
+        if requests and rng.random() < 0.45:  # share a prefix with an earlier request
+            base_req = rng.choice(requests)
+            base = base_req["prompt"]
+            if rng.random() < 0.3:  # a follow-up turn: the earlier prompt and part of its output
+                base = base + base_req["output"][: rng.randint(1, base_req["max_tokens"])]
             share = rng.choice([len(base), len(base) - 1, (len(base) // bs) * bs, rng.randint(1, len(base))])
             share = max(1, min(share, len(base), cap))
-            toks = base[:share] + toks[: max(0, n - share)] if rng.random() < 0.7 else base[:share]
-            toks = toks[:cap] or base[:1]
-        prompts.append(toks)
-
-    requests = []
-    longest_need = 0
-    for i, prompt in enumerate(prompts):
+            prompt = base[:share] + prompt[: max(0, n - share)] if rng.random() < 0.7 else base[:share]
+            prompt = prompt[:cap] or base[:1]
         room = max_model_len - len(prompt)
         max_tokens = rng.choice([1, 1, 2, 3, 4, 5, 8, 12])
         if rng.random() < 0.15:
@@ -404,16 +404,34 @@ class MlasimRun:
     query_len_support: str | None
 
 
-def run_mlasim(binary: Path, scenario: Path, workdir: Path, extra: tuple[str, ...] = ()) -> MlasimRun:
+def run_mlasim(
+    binary: Path, scenario: Path, workdir: Path, extra: tuple[str, ...] = (), fallback: bool = False
+) -> MlasimRun:
+    """`mlasim run SCENARIO --dry-run --json OUT`. The binary may be missing or half written for a
+    moment while it is rebuilt: then retry for up to a minute (with `fallback`, also on the
+    other default path)."""
     out = workdir / (scenario.stem + ".mlasim.json")
-    if out.exists():
-        out.unlink()
-    proc = subprocess.run(
-        [str(binary), "run", str(scenario), "--dry-run", "--json", str(out), *extra],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    for attempt in range(31):
+        if out.exists():
+            out.unlink()
+        candidates = [binary] + ([p for p in DEFAULT_MLASIM if p != binary] if fallback else [])
+        exe = next((c for c in candidates if c.is_file() and os.access(c, os.X_OK)), binary)
+        try:
+            proc = subprocess.run(
+                [str(exe), "run", str(scenario), "--dry-run", "--json", str(out), *extra],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+        except OSError:
+            if attempt == 30:
+                raise
+            time.sleep(2)
+            continue
+        if proc.returncode < 0 and attempt < 30:  # killed by a signal: a binary being replaced
+            time.sleep(2)
+            continue
+        break
     record = json.loads(out.read_text()) if out.exists() else None
     m = re.search(r"decode_threshold=(\d+)(?: \(override\))? query_len_support=(\w+)", proc.stdout)
     return MlasimRun(
@@ -436,7 +454,7 @@ def probe_keys(binary: Path, workdir: Path) -> frozenset[str]:
         }
         path = workdir / "probe.yaml"
         path.write_text(to_yaml(doc))
-        if run_mlasim(binary, path, workdir).rc == 0:
+        if run_mlasim(binary, path, workdir, fallback=True).rc == 0:
             found.add(key)
     return frozenset(found)
 
@@ -1027,6 +1045,7 @@ def trace_size(trace: Trace) -> tuple:
 class Options:
     mlasim: Path
     runner: str
+    fallback: bool
     workdir: Path
     keep: Path | None
     ignore: frozenset[str] = frozenset()
@@ -1045,11 +1064,18 @@ def check_file(path: Path, opts: Options, doc: dict[str, Any] | None = None) -> 
     except (TraceError, KeyError, TypeError, ValueError) as e:
         return Outcome(name, "tool: cannot read the scenario", f"{type(e).__name__}: {e}")
     size = trace_size(trace)
+    out = _check(path, opts, trace, size)
+    out.doc = doc
+    return out
+
+
+def _check(path: Path, opts: Options, trace: Trace, size: tuple) -> Outcome:
+    name = trace.name
     # Other profiles select older scheduler rules on purpose: their traces are replayed under
     # vllm-current (vLLM 0.33.0's rules) and only the scheduler is compared.
     extra = () if trace.profile in ROUTED_PROFILES else ("--set", "engine.profile=vllm-current")
     try:
-        mrun = run_mlasim(opts.mlasim, path, opts.workdir, extra)
+        mrun = run_mlasim(opts.mlasim, path, opts.workdir, extra, opts.fallback)
     except (OSError, subprocess.TimeoutExpired) as e:
         return Outcome(name, "mlasim: failed to run", str(e), size)
     route = not extra and not trace.sparse and mrun.threshold is not None
@@ -1184,7 +1210,8 @@ def _candidates(doc: dict[str, Any]):
 
 def shrink(outcome: Outcome, opts: Options, budget: int = 400) -> Outcome:
     best = outcome
-    doc = outcome.doc
+    doc = {k: v for k, v in outcome.doc.items() if k not in ("expect", "description")}
+    doc.setdefault("scheduler", {})
     tries = 0
     improved = True
     while improved and tries < budget:
@@ -1307,9 +1334,10 @@ def main(argv: list[str]) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="mlasim-conformance-"))
     keep = Path(args.keep) if args.keep else None
     _opts = Options(
-        mlasim=mlasim, runner=args.runner, workdir=workdir, keep=keep, ignore=ignore, show=args.show
+        mlasim=mlasim, runner=args.runner, fallback=not args.mlasim, workdir=workdir, keep=keep, ignore=ignore, show=args.show
     )
     try:
+        stamp = mlasim.stat().st_mtime
         keys = probe_keys(mlasim, workdir)
         print(f"mlasim: {mlasim}; vLLM {vllm.__version__} on the CPU; model runner {args.runner}")
         for key in sorted(set(OPTIONAL_KEYS) - keys):
@@ -1334,6 +1362,8 @@ def main(argv: list[str]) -> int:
                 outcomes.append(out)
                 _print(out, args.quiet)
         differing = [o for o in outcomes if o.category is not None]
+        if not mlasim.exists() or mlasim.stat().st_mtime != stamp:
+            print(f"warning: {mlasim} was rebuilt during this run; results may mix two builds")
         print(f"{len(outcomes) - len(differing)} identical, {len(differing)} differing")
         cats: dict[str, list[Outcome]] = {}
         for o in differing:
@@ -1343,7 +1373,7 @@ def main(argv: list[str]) -> int:
             print(f"  {len(outs):5d}  {cat}   (smallest: {smallest.name})")
         if args.shrink:
             for cat, outs in sorted(cats.items()):
-                rand = [o for o in outs if o.doc is not None]
+                rand = [o for o in outs if o.doc is not None and "requests" in o.doc]
                 if not rand:
                     continue
                 smallest = min(rand, key=lambda o: o.size)
