@@ -267,7 +267,7 @@ def generate(seed: int, index: int, spec: str, keys: frozenset[str]) -> dict[str
         k = rng.choice([1, 3])
     else:
         k = rng.choice([0, 1, 3])
-    num_reqs = rng.choice([1, 1, 2, 2, 3, 3, 4, 5, 6])
+    num_reqs = rng.choice([1, 1, 2, 2, 3, 3, 4, 5, 6, 8, 10])
     vocab = 512
     tok_hi = rng.choice([6, 40, vocab - 1])  # a small alphabet makes prompts repeat
     eos = 1
@@ -329,7 +329,7 @@ def generate(seed: int, index: int, spec: str, keys: frozenset[str]) -> dict[str
         longest_need = max(longest_need, -(-longest // bs))
 
     max_num_seqs = rng.choice([1, 2, 2, 3, 4, 8, 16])
-    budget = rng.choice([4, 8, 16, 32, 64, 128, 2048])
+    budget = rng.choice([1, 2, 3, 4, 8, 8, 16, 16, 32, 64, 128, 2048])
     budget = max(budget, max_num_seqs)
     if not chunked:
         budget = max(budget, max_model_len)
