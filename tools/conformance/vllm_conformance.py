@@ -1101,6 +1101,8 @@ def _check(path: Path, opts: Options, trace: Trace, size: tuple) -> Outcome:
         msg = msg.replace(str(path), path.name)
         if verr and verr[0] == "rejects":
             return Outcome(name, None, "both reject: " + msg, size)
+        if verr and verr[0] == "error":  # a config vLLM accepts but cannot run
+            return Outcome(name, None, f"mlasim rejects; vLLM fails: {verr[1]}", size)
         return Outcome(name, "config: mlasim rejects, vLLM accepts", msg, size)
     if mrun.record is None:
         return Outcome(name, "mlasim: failed", f"exit {mrun.rc}: " + (mrun.stderr.strip().splitlines() or [""])[-1], size)
