@@ -18,6 +18,7 @@ RoutingConfig make_routing_config(const RoutingOptions& o) {
   c.block_size = o.block_size;
   c.max_model_len = o.max_model_len;
   c.max_num_seqs = o.max_num_seqs;
+  c.model_runner = o.model_runner;
 
   BackendProfile backend = backend_profile(o.backend);
   if (o.query_len_support) backend.query_len_support = *o.query_len_support;
@@ -67,6 +68,7 @@ RoutingConfig make_routing_config(const Scenario& s) {
   o.block_size = s.scheduler.block_size;
   o.max_model_len = s.scheduler.max_model_len > 0 ? s.scheduler.max_model_len : s.model.max_position_embeddings;
   o.max_num_seqs = s.scheduler.max_num_seqs;
+  o.model_runner = s.engine.model_runner;
   return make_routing_config(o);
 }
 

@@ -22,6 +22,7 @@ struct RoutingConfig {
   int block_size = 16;                  // B
   int max_model_len = 163840;
   int max_num_seqs = 128;
+  ModelRunner model_runner = ModelRunner::kV1;  // V2: rows sorted afresh each step, no reorder
 };
 
 // Inputs of make_routing_config; every field documents its default. Used by the `mlasim route`
@@ -38,6 +39,7 @@ struct RoutingOptions {
   int block_size = 16;                                  // vLLM default
   int max_model_len = 163840;                           // DeepSeek-V3 max_position_embeddings
   int max_num_seqs = 128;                               // vLLM default
+  ModelRunner model_runner = ModelRunner::kV1;          // VLLM_USE_V2_MODEL_RUNNER=0
 };
 
 // Resolves T and require_uniform for the profile:

@@ -74,6 +74,10 @@ void KVCacheManager::cache_blocks(Request& request, int num_tokens_to_cache) {
   request.num_cached_blocks = num_full_blocks;
 }
 
+void KVCacheManager::cache_blocks_up_to(Request& request, int num_computed_tokens) {
+  if (pool_.enable_caching()) cache_blocks(request, num_computed_tokens);
+}
+
 void KVCacheManager::free(Request& request) {
   std::reverse(request.block_ids.begin(), request.block_ids.end());
   pool_.free_blocks_in_order(request.block_ids);

@@ -36,6 +36,10 @@ class KVCacheManager {
                       std::span<const int> new_computed_blocks = {}, int num_new_computed_tokens = 0,
                       bool full_sequence_must_fit = false);
 
+  // Caches the request's hashed full blocks up to num_computed_tokens (kv_cache_manager.py
+  // cache_blocks ~791); nothing when caching is off.
+  void cache_blocks_up_to(Request& request, int num_computed_tokens);
+
   // Frees the request's blocks in reverse table order (tail evicted first); the table empties.
   void free(Request& request);
 

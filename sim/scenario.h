@@ -46,6 +46,10 @@ struct SchedulerRules {
   // block's last position depends on it), so a block is hashed, cached and hit only once that
   // token exists and matches.
   bool mtp_block_hashes_cover_next_token = true;
+  // scheduler.py ~2403-2415, ~2757-2762: with speculation, every request that sampled has its full
+  // blocks up to nct cached right after the update (accepted drafts included), and a stop rolls
+  // nct back by the tokens it discarded.
+  bool spec_caches_blocks_after_update = true;
 };
 
 // vllm/config/scheduler.py + cache config.
@@ -67,6 +71,10 @@ struct SchedulerConfig {
 enum class EngineProfile { kVllm2025Early, kVllm011, kVllm3Region, kVllm033, kStrict, kSglang };
 enum class AttentionBackendKind { kFlashMla, kFlashAttnMla, kFlashInferMla, kCutlassMla, kTritonMla, kRocmAiterMla };
 enum class QueryLenSupport { kSingle, kUniform, kVarlen };
+// vLLM's model runner (VLLM_USE_V2_MODEL_RUNNER): V1 keeps a persistent batch and reorders it
+// (docs/spec/scheduler.md §8, routing.md §1); V2 (vLLM 0.33's default on CUDA with Triton,
+// config/vllm.py ~731-767) sorts each step's rows afresh (routing.md §1, "Model runner V2").
+enum class ModelRunner { kV1, kV2 };
 
 struct EngineConfig {
   EngineProfile profile = EngineProfile::kVllm033;
@@ -75,6 +83,7 @@ struct EngineConfig {
   std::optional<int> reorder_batch_threshold;           // overrides the backend's T
   std::optional<QueryLenSupport> query_len_support;     // overrides the backend's support
   int sglang_chunked_prefix_cache_threshold = 8192;     // SGLang default
+  ModelRunner model_runner = ModelRunner::kV1;
 };
 
 struct ParallelConfig {
@@ -145,12 +154,14 @@ const char* to_string(SpeculativeMethod m);
 const char* to_string(EngineProfile p);
 const char* to_string(AttentionBackendKind b);
 const char* to_string(QueryLenSupport s);
+const char* to_string(ModelRunner r);
 const char* to_string(ModelDtype d);
 std::optional<SchedulingPolicy> parse_policy(const std::string& s);
 std::optional<SpeculativeMethod> parse_speculative_method(const std::string& s);
 std::optional<EngineProfile> parse_engine_profile(const std::string& s);
 std::optional<AttentionBackendKind> parse_attention_backend(const std::string& s);
 std::optional<QueryLenSupport> parse_query_len_support(const std::string& s);
+std::optional<ModelRunner> parse_model_runner(const std::string& s);
 std::optional<ModelDtype> parse_model_dtype(const std::string& s);
 
 }  // namespace mlasim

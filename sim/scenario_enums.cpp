@@ -41,6 +41,8 @@ constexpr std::array<std::pair<AttentionBackendKind, const char*>, 6> kBackends{
     {AttentionBackendKind::kRocmAiterMla, "rocm-aiter-mla"}}};
 constexpr std::array<std::pair<QueryLenSupport, const char*>, 3> kSupports{{
     {QueryLenSupport::kSingle, "single"}, {QueryLenSupport::kUniform, "uniform"}, {QueryLenSupport::kVarlen, "varlen"}}};
+constexpr std::array<std::pair<ModelRunner, const char*>, 2> kRunners{{
+    {ModelRunner::kV1, "v1"}, {ModelRunner::kV2, "v2"}}};
 constexpr std::array<std::pair<ModelDtype, const char*>, 2> kDtypes{{
     {ModelDtype::kFp32, "fp32"}, {ModelDtype::kBf16, "bf16"}}};
 
@@ -52,6 +54,7 @@ const char* to_string(EngineProfile p) { return name_of(kProfiles, p); }
 const char* to_string(AttentionBackendKind b) { return name_of(kBackends, b); }
 const char* to_string(QueryLenSupport s) { return name_of(kSupports, s); }
 const char* to_string(ModelDtype d) { return name_of(kDtypes, d); }
+const char* to_string(ModelRunner r) { return name_of(kRunners, r); }
 std::optional<SchedulingPolicy> parse_policy(const std::string& s) { return parse_of(kPolicies, s); }
 std::optional<SpeculativeMethod> parse_speculative_method(const std::string& s) { return parse_of(kSpecMethods, s); }
 std::optional<EngineProfile> parse_engine_profile(const std::string& s) {
@@ -61,5 +64,6 @@ std::optional<EngineProfile> parse_engine_profile(const std::string& s) {
 std::optional<AttentionBackendKind> parse_attention_backend(const std::string& s) { return parse_of(kBackends, s); }
 std::optional<QueryLenSupport> parse_query_len_support(const std::string& s) { return parse_of(kSupports, s); }
 std::optional<ModelDtype> parse_model_dtype(const std::string& s) { return parse_of(kDtypes, s); }
+std::optional<ModelRunner> parse_model_runner(const std::string& s) { return parse_of(kRunners, s); }
 
 }  // namespace mlasim

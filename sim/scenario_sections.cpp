@@ -118,11 +118,12 @@ void read_engine_section(const YamlReader& r, const YAML::Node& node, EngineConf
   const std::string p = "engine";
   r.expect_map(node, p,
                {"profile", "attention_backend", "reorder_batch_threshold", "query_len_support",
-                "sglang_chunked_prefix_cache_threshold"});
+                "sglang_chunked_prefix_cache_threshold", "model_runner"});
   if (node["profile"])
     out.profile = read_enum<EngineProfile>(
         r, node["profile"], p + ".profile", parse_engine_profile,
-        {"vllm-2025-early", "vllm-0.11", "vllm-3region", "vllm-current", "strict", "sglang"}, "engine profile");
+        {"vllm-2025-early", "vllm-0.11", "vllm-3region", "vllm-0.33", "vllm-current", "strict", "sglang"},
+        "engine profile");
   if (node["attention_backend"])
     out.attention_backend = read_enum<AttentionBackendKind>(
         r, node["attention_backend"], p + ".attention_backend", parse_attention_backend,
@@ -134,6 +135,15 @@ void read_engine_section(const YamlReader& r, const YAML::Node& node, EngineConf
     out.query_len_support = read_enum<QueryLenSupport>(r, node["query_len_support"], p + ".query_len_support",
                                                        parse_query_len_support, {"single", "uniform", "varlen"},
                                                        "query-length support");
+  if (node["model_runner"]) {
+    out.model_runner = read_enum<ModelRunner>(r, node["model_runner"], p + ".model_runner", parse_model_runner,
+                                              {"v1", "v2"}, "model runner");
+    if (out.model_runner == ModelRunner::kV2 && out.profile != EngineProfile::kVllm033 &&
+        out.profile != EngineProfile::kStrict)
+      r.fail(node["model_runner"], p + ".model_runner",
+             std::string("model runner v2 is vLLM 0.33's; profile ") + to_string(out.profile) + " has only v1",
+             "use profile vllm-0.33 or strict with model_runner v2");
+  }
   if (node["sglang_chunked_prefix_cache_threshold"])
     out.sglang_chunked_prefix_cache_threshold =
         r.read_int(node["sglang_chunked_prefix_cache_threshold"], p + ".sglang_chunked_prefix_cache_threshold", 1);

@@ -22,6 +22,7 @@ SchedulerRules scheduler_rules_for(EngineProfile profile) {
   before_0_33.priority_preemption_continues = false;
   before_0_33.eos_checked_before_length = false;
   before_0_33.mtp_block_hashes_cover_next_token = false;
+  before_0_33.spec_caches_blocks_after_update = false;
   return before_0_33;
 }
 

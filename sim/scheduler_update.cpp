@@ -26,10 +26,19 @@ std::string check_scheduler_config(const SchedulerConfig& c, int max_model_len) 
            std::to_string(c.max_num_seqs) + ")";
   }
   if (std::string problem = check_long_prefill_token_threshold(c, max_model_len); !problem.empty()) return problem;
-  if (c.num_speculative_tokens > 0 && c.max_num_batched_tokens <= c.num_speculative_tokens) {
+  // config/vllm.py ~2371: against num_lookahead_tokens (k for MTP, 0 for n-gram).
+  if (lookahead_tokens(c) > 0 && c.max_num_batched_tokens <= lookahead_tokens(c)) {
     return "max_num_batched_tokens (" + std::to_string(c.max_num_batched_tokens) +
-           ") must exceed the speculative lookahead of " + std::to_string(c.num_speculative_tokens) +
+           ") must exceed the speculative lookahead of " + std::to_string(lookahead_tokens(c)) +
            " tokens, or no token could be scheduled";
+  }
+  const int k = c.num_speculative_tokens;
+  if (c.rules.pad_one_token_spec_admission && k > 0 && c.max_num_batched_tokens < 1 + k) {
+    // scheduler.py ~1318-1322: a padded admission that does not fit waits ("prefer to not
+    // schedule than schedule un-padded"), with nothing else to run forever.
+    return "max_num_batched_tokens (" + std::to_string(c.max_num_batched_tokens) + ") is below 1 + num_speculative_tokens (" +
+           std::to_string(1 + k) + "): vLLM 0.33 pads a one-token admission to 1 + k tokens and never schedules it "
+           "unpadded, so it could wait forever";
   }
   return "";
 }
@@ -184,14 +193,24 @@ std::vector<Request> Scheduler::update_from_output(const SchedulerOutput& out, c
       if (out.scheduled_spec_decode_tokens[spec_j - 1].second.front() != kPlaceholderDraftToken) ++r.num_verify_steps;
     }
     bool stopped = false;
+    int num_appended = 0;
     for (int tok : sampled) {  // appended one at a time; tokens after a stop are discarded
       r.all_token_ids.push_back(tok);
+      ++num_appended;
       if (check_stop(r)) {
         stopped = true;
         break;
       }
     }
-    if (stopped) {  // tokens discarded after the stop are not rolled back from nct (as vLLM)
+    if (!sampled.empty() && kv_.enable_caching()) update_block_hashes(r, config_.block_size, num_hash_lookahead_tokens());
+    // vLLM 0.33 (scheduler.py ~2757-2762): nct covers every kept token but the last; the tokens
+    // discarded at a stop are rolled back. With speculation the full blocks up to nct are cached
+    // after every sampling step, stopped requests included (~2403-2415).
+    if (config_.rules.spec_caches_blocks_after_update) {
+      if (stopped) r.num_computed_tokens -= static_cast<int>(sampled.size()) - num_appended;
+      if (!sampled.empty() && config_.num_speculative_tokens > 0) kv_.cache_blocks_up_to(r, r.num_computed_tokens);
+    }
+    if (stopped) {
       kv_.free(r);
       r.spec_token_ids.clear();
       finished_req_ids_.push_back(r.request_id);
@@ -199,7 +218,6 @@ std::vector<Request> Scheduler::update_from_output(const SchedulerOutput& out, c
       continue;
     }
     MLASIM_CHECK(r.num_computed_tokens <= r.num_tokens(), "nct exceeds the request's tokens");
-    if (!sampled.empty() && kv_.enable_caching()) update_block_hashes(r, config_.block_size, num_hash_lookahead_tokens());
     // update_draft_token_ids: drafts are ignored while the request is still a prefill chunk.
     const std::vector<int>& drafts = mo.spec_token_ids[i];
     MLASIM_CHECK(static_cast<int>(drafts.size()) <= config_.num_speculative_tokens, "more drafts than num_speculative_tokens");

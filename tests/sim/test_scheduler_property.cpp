@@ -45,7 +45,8 @@ Case make_case(std::uint64_t seed) {
   s.enable_chunked_prefill = rng.coin(75);
   s.max_num_batched_tokens = s.enable_chunked_prefill ? rng.uniform(s.max_num_seqs, 200)
                                                       : rng.uniform(s.max_model_len, s.max_model_len + 100);
-  s.max_num_batched_tokens = std::max(s.max_num_batched_tokens, s.max_num_seqs);
+  // A budget below 1 + k could leave a padded one-token admission waiting forever (refused).
+  s.max_num_batched_tokens = std::max({s.max_num_batched_tokens, s.max_num_seqs, 1 + s.num_speculative_tokens});
   // vLLM rejects a threshold above max_model_len; with speculation one below 1 + k is refused too.
   s.long_prefill_token_threshold =
       rng.coin(70) ? 0 : rng.uniform(1 + s.num_speculative_tokens, std::min(48, s.max_model_len));

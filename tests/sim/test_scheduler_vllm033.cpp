@@ -184,6 +184,12 @@ TEST_CASE("0.33: configurations vLLM rejects", "[scheduler]") {
   c.max_num_seqs = 2;
   c.max_num_batched_tokens = 3;  // config/vllm.py ~2371: must exceed the lookahead
   CHECK(check_scheduler_config(c, 128).rfind("max_num_batched_tokens (3) must exceed", 0) == 0);
+  // n-gram reserves no lookahead, so vLLM accepts budget 3 with k = 3; a padded one-token
+  // admission (4 tokens) could then never run.
+  c.speculative_method = SpeculativeMethod::kNgram;
+  CHECK(check_scheduler_config(c, 128).rfind("max_num_batched_tokens (3) is below 1 + num_speculative_tokens (4)", 0) == 0);
+  c.max_num_batched_tokens = 4;
+  CHECK(check_scheduler_config(c, 128).empty());
 }
 
 TEST_CASE("0.33: MTP block hashes cover the next token; n-gram reserves no lookahead", "[scheduler]") {

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "attention/backend.h"
+#include "attention/batch_order_v2.h"
 #include "sim/check.h"
 #include "sim/teacher_forcing.h"
 
@@ -60,8 +61,11 @@ const StepRecord& Engine::step() {
   admit_arrivals();
   scheduler_.schedule(out_);
   batch_.update(out_);
-  // Reorder the persistent batch (swaps persist), split, and build the step's metadata.
-  const BatchRoute route = route_batch(batch_, routing_);
+  // V1: reorder the persistent batch (swaps persist). V2: sort the rows afresh, no reorder. Then
+  // split and build the step's metadata.
+  const bool v2 = routing_.model_runner == ModelRunner::kV2;
+  if (v2) order_batch_v2(batch_, out_, 1 + routing_.num_speculative_tokens);
+  const BatchRoute route = route_batch(batch_, routing_, /*reorder=*/!v2);
   metadata_ = build_attention_metadata(route, routing_, [this](int row) {
     return scheduler_.block_ids(batch_.rows()[static_cast<std::size_t>(row)].req_id);
   });

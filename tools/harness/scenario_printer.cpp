@@ -43,9 +43,10 @@ std::string describe_scenario(const Scenario& s) {
   if (e.query_len_support) bp.query_len_support = *e.query_len_support;
   int threshold = e.reorder_batch_threshold ? *e.reorder_batch_threshold
                                             : effective_decode_threshold(bp, sc.num_speculative_tokens);
-  out += fmt::format("engine: profile={} backend={} decode_threshold={}{} query_len_support={}\n", to_string(e.profile),
-                     to_string(e.attention_backend), threshold, e.reorder_batch_threshold ? " (override)" : "",
-                     to_string(bp.query_len_support));
+  out += fmt::format("engine: profile={} backend={} decode_threshold={}{} query_len_support={} model_runner={}\n",
+                     to_string(e.profile), to_string(e.attention_backend), threshold,
+                     e.reorder_batch_threshold ? " (override)" : "", to_string(bp.query_len_support),
+                     to_string(e.model_runner));
   out += fmt::format("parallel: tensor_parallel_size={}\n", s.parallel.tensor_parallel_size);
   out += fmt::format("requests ({}):\n", s.requests.size());
   for (const RequestSpec& r : s.requests) {
