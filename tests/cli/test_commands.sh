@@ -3,17 +3,7 @@
 set -u
 mlasim=$1
 root=$2
-fail=0
-check() {  # check NAME EXPECTED_RC COMMAND... ; output in $out
-  local name=$1 want=$2
-  shift 2
-  out=$("$@" 2>&1)
-  local rc=$?
-  if [[ $rc -ne $want ]]; then echo "FAIL $name: exit $rc, expected $want"; echo "$out" | head -5; fail=1; fi
-}
-contains() {  # contains NAME NEEDLE
-  if ! grep -qF -- "$2" <<<"$out"; then echo "FAIL $1: output lacks '$2'"; fail=1; fi
-}
+source "$(dirname "$0")/check_lib.sh"
 
 check help 0 "$mlasim" --help
 for cmd in run check route golden export version; do contains "help lists $cmd" "$cmd"; done

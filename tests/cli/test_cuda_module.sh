@@ -7,17 +7,7 @@ root=$2
 have_cuda=$3  # 1 when this build has the CUDA backend module
 scenario=$root/scenarios/seed/lone_one_token_prompt.yaml
 cuda_libs='libmlasim_cuda_backend|libcublas|libcudart|libnccl|libcuda\.so'
-fail=0
-check() {  # check NAME EXPECTED_RC COMMAND... ; output in $out
-  local name=$1 want=$2
-  shift 2
-  out=$("$@" 2>&1)
-  local rc=$?
-  if [[ $rc -ne $want ]]; then echo "FAIL $name: exit $rc, expected $want"; echo "$out" | head -5; fail=1; fi
-}
-contains() {  # contains NAME NEEDLE
-  if ! grep -qF -- "$2" <<<"$out"; then echo "FAIL $1: output lacks '$2'"; echo "$out" | head -5; fail=1; fi
-}
+source "$(dirname "$0")/check_lib.sh"
 loads_cuda() {  # loads_cuda COMMAND... : true when the dynamic loader opens a CUDA library for it
   LD_DEBUG=libs "$@" 2>&1 >/dev/null | grep -qE "$cuda_libs"
 }

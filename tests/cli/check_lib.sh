@@ -1,0 +1,13 @@
+# Helpers of the CLI tests (sourced): check runs a command and compares its exit code, contains
+# looks for a string in its output. Both set fail=1 on a mismatch.
+fail=0
+check() {  # check NAME EXPECTED_RC COMMAND... ; output in $out
+  local name=$1 want=$2
+  shift 2
+  out=$("$@" 2>&1)
+  local rc=$?
+  if [[ $rc -ne $want ]]; then echo "FAIL $name: exit $rc, expected $want"; echo "$out" | head -5; fail=1; fi
+}
+contains() {  # contains NAME NEEDLE
+  if ! grep -qF -- "$2" <<<"$out"; then echo "FAIL $1: output lacks '$2'"; echo "$out" | head -5; fail=1; fi
+}
