@@ -22,8 +22,9 @@ std::string check_scheduler_config(const SchedulerConfig& config, int max_model_
 // The part of it about long_prefill_token_threshold (vs max_model_len and 1 + k).
 std::string check_long_prefill_token_threshold(const SchedulerConfig& config, int max_model_len);
 // "" when the request can run to completion under this config, else why not: a non-empty
-// prompt shorter than max_model_len, 1 <= max_tokens, min_tokens <= max_tokens,
-// prompt + min_tokens <= max_model_len (else it could never stop), and its longest sequence fits
+// prompt shorter than max_model_len, 1 <= max_tokens, min_tokens <= max_tokens (vLLM's
+// SamplingParams; min_tokens past max_model_len is allowed: the length cap is checked first, and
+// vLLM accepts it), and its longest sequence fits
 // in the usable KV blocks. add_request() aborts on a request that fails this; loaders check first.
 std::string check_request(const Request& request, const SchedulerConfig& config, int max_model_len);
 

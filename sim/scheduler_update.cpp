@@ -67,7 +67,6 @@ std::string check_request(const Request& r, const SchedulerConfig& c, int max_mo
   }
   if (r.max_tokens < 1) return "max_tokens must be >= 1";
   if (r.min_tokens < 0 || r.min_tokens > r.max_tokens) return "min_tokens must be in [0, max_tokens]";
-  if (p + r.min_tokens > max_model_len) return "prompt length + min_tokens exceeds max_model_len";
   const long long longest = std::min<long long>(static_cast<long long>(p) + r.max_tokens + 2LL * c.num_speculative_tokens, max_model_len);
   const long long blocks = (longest + c.block_size - 1) / c.block_size;
   if (blocks > c.num_gpu_blocks - 1) {

@@ -65,10 +65,10 @@ TEST_CASE("scheduler: config validation", "[scheduler]") {
   Request r = make_req(0, 128);
   CHECK_FALSE(check_request(r, c, 128).empty());  // prompt must be < max_model_len
   r = make_req(0, 100, 30);
-  r.min_tokens = 29;
-  CHECK_FALSE(check_request(r, c, 128).empty());  // could never stop
-  r.min_tokens = 28;
+  r.min_tokens = 29;  // past max_model_len: vLLM accepts it, the length cap stops the request
   CHECK(check_request(r, c, 128).empty());
+  r.min_tokens = 31;  // SamplingParams: min_tokens <= max_tokens
+  CHECK_FALSE(check_request(r, c, 128).empty());
 }
 
 TEST_CASE("scheduler: two 80-token prompts on 10 usable blocks, tail preempts itself", "[scheduler]") {

@@ -97,6 +97,15 @@ TEST_CASE("stop: max_model_len caps the length", "[scheduler]") {
   CHECK(f.num_output_tokens() == 3);
 }
 
+TEST_CASE("stop: min_tokens past max_model_len still stops at max_model_len", "[scheduler]") {
+  // vLLM accepts it; check_stop tests the length cap before min_tokens (utils.py ~117-126).
+  Request r = make_req(0, 10, 100);
+  r.min_tokens = 50;
+  Request f = run_alone(r, 13);
+  CHECK(f.status == RequestStatus::kFinishedLengthCapped);
+  CHECK(f.num_output_tokens() == 3);
+}
+
 TEST_CASE("stop: seeded outputs avoid EOS and stop ids and are deterministic", "[scheduler]") {
   Request r = make_req(0, 10, 50);
   r.vocab_size = 6;

@@ -299,7 +299,8 @@ def generate(seed: int, index: int, spec: str, keys: frozenset[str]) -> dict[str
             max_tokens = room + rng.randint(0, 3)  # the max_model_len cap decides
         min_tokens = 0
         if rng.random() < 0.3:
-            min_tokens = rng.randint(0, min(max_tokens, room))
+            # Sometimes past max_model_len: vLLM's length cap comes first (check_stop).
+            min_tokens = rng.randint(0, max_tokens if rng.random() < 0.3 else min(max_tokens, room))
         ignore_eos = rng.random() < 0.2
         stop_ids: list[int] = []
         if rng.random() < 0.3:
