@@ -45,10 +45,10 @@ bool KVCacheManager::allocate_slots(Request& request, int num_new_tokens, int nu
   if (full_sequence_must_fit &&
       blocks_to_allocate(std::min(request.num_tokens(), max_model_len_)) > pool_.get_num_free_blocks())
     return false;
-  const int num_tokens_need_slot =
-      std::min(num_computed_tokens + num_new_tokens + num_lookahead_tokens, max_model_len_);
-  const int num_new_blocks = blocks_to_allocate(num_tokens_need_slot) - num_evictable_computed;
-  if (num_new_blocks + num_evictable_computed > pool_.get_num_free_blocks()) return false;
+  const int num_required =
+      blocks_to_allocate(std::min(num_computed_tokens + num_new_tokens + num_lookahead_tokens, max_model_len_));
+  if (num_required > pool_.get_num_free_blocks()) return false;
+  const int num_new_blocks = num_required - num_evictable_computed;
 
   if (!new_computed_blocks.empty()) {
     pool_.touch(new_computed_blocks);
@@ -56,13 +56,12 @@ bool KVCacheManager::allocate_slots(Request& request, int num_new_tokens, int nu
     request.num_cached_blocks = static_cast<int>(new_computed_blocks.size());
   }
   pool_.get_new_blocks(num_new_blocks, request.block_ids);
-  if (pool_.enable_caching()) {
-    cache_blocks(request, std::min(num_computed_tokens + num_new_tokens, request.num_tokens()));
-  }
+  cache_blocks(request, std::min(num_computed_tokens + num_new_tokens, request.num_tokens()));
   return true;
 }
 
 void KVCacheManager::cache_blocks(Request& request, int num_tokens_to_cache) {
+  if (!pool_.enable_caching()) return;
   // Only hashed blocks can be cached; with MTP's lookahead hashes the last full block may not be
   // hashed yet (single_type_kv_cache_manager.py ~501-503).
   const int num_full_blocks = std::min(num_tokens_to_cache / block_size_, static_cast<int>(request.block_hashes.size()));
@@ -72,10 +71,6 @@ void KVCacheManager::cache_blocks(Request& request, int num_tokens_to_cache) {
     pool_.cache_full_block(request.block_ids[static_cast<std::size_t>(i)], request.block_hashes[static_cast<std::size_t>(i)]);
   }
   request.num_cached_blocks = num_full_blocks;
-}
-
-void KVCacheManager::cache_blocks_up_to(Request& request, int num_computed_tokens) {
-  if (pool_.enable_caching()) cache_blocks(request, num_computed_tokens);
 }
 
 void KVCacheManager::free(Request& request) {

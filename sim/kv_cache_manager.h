@@ -36,9 +36,9 @@ class KVCacheManager {
                       std::span<const int> new_computed_blocks = {}, int num_new_computed_tokens = 0,
                       bool full_sequence_must_fit = false);
 
-  // Caches the request's hashed full blocks up to num_computed_tokens (kv_cache_manager.py
+  // Caches the request's hashed full blocks up to num_tokens_to_cache (kv_cache_manager.py
   // cache_blocks ~791); nothing when caching is off.
-  void cache_blocks_up_to(Request& request, int num_computed_tokens);
+  void cache_blocks(Request& request, int num_tokens_to_cache);
 
   // Frees the request's blocks in reverse table order (tail evicted first); the table empties.
   void free(Request& request);
@@ -47,8 +47,6 @@ class KVCacheManager {
   int get_num_common_prefix_blocks(const Request& request, int num_running_requests) const;
 
  private:
-  void cache_blocks(Request& request, int num_tokens_to_cache);
-
   int block_size_;
   int max_model_len_;
   BlockPool pool_;

@@ -207,7 +207,7 @@ std::vector<Request> Scheduler::update_from_output(const SchedulerOutput& out, c
     // after every sampling step, stopped requests included (~2403-2415).
     if (config_.rules.spec_caches_blocks_after_update) {
       if (stopped) r.num_computed_tokens -= static_cast<int>(sampled.size()) - num_appended;
-      if (!sampled.empty() && config_.num_speculative_tokens > 0) kv_.cache_blocks_up_to(r, r.num_computed_tokens);
+      if (!sampled.empty() && config_.num_speculative_tokens > 0) kv_.cache_blocks(r, r.num_computed_tokens);
     }
     if (stopped) {
       kv_.free(r);
