@@ -67,11 +67,13 @@ std::string split_reason(const SplitResult& s, int row, int max_q, int q0, int t
   return "split: the first prefill row";
 }
 
+// A padded row (q = 0) carries no token, so it cannot be a prefill on the decode path.
+bool fresh_on_decode_path(const RowRoute& rr) { return rr.q > 0 && rr.nct == 0 && rr.path == MlaPath::kMqa; }
+
 void finish_rows(BatchRoute& br) {
   for (RowRoute& rr : br.rows) {
-    // A padded row (q = 0) carries no token, so it cannot be a prefill on the decode path.
-    rr.fresh_on_decode_path = rr.q > 0 && rr.nct == 0 && rr.path == MlaPath::kMqa;
-    rr.reason += std::string(" -> ") + to_string(rr.path);
+    rr.fresh_on_decode_path = fresh_on_decode_path(rr);
+    if (!rr.reason.empty()) rr.reason += std::string(" -> ") + to_string(rr.path);
   }
 }
 
@@ -117,9 +119,11 @@ BatchRoute route_batch(std::span<const RowInput> input, const RoutingConfig& c, 
       RowRoute& rt = br.rows[k];
       rt.is_decode = !d.row_is_extend[k];
       rt.path = (d.use_mha && !c.sparse_mla) ? MlaPath::kMha : MlaPath::kMqa;
-      rt.reason = std::string(rt.is_decode ? "sglang decode row" : "sglang extend row") + " (nct=" + num(rt.nct) +
-                  ", P=" + num(rt.prompt_len) + ", q=" + num(rt.q) + "); " + d.reason;
-      if (c.sparse_mla) rt.reason += "; sparse MLA (index_topk): every token on the decode path";
+      if (c.row_reasons || fresh_on_decode_path(rt)) {
+        rt.reason = std::string(rt.is_decode ? "sglang decode row" : "sglang extend row") + " (nct=" +
+                    num(rt.nct) + ", P=" + num(rt.prompt_len) + ", q=" + num(rt.q) + "); " + d.reason;
+        if (c.sparse_mla) rt.reason += "; sparse MLA (index_topk): every token on the decode path";
+      }
       if (rt.is_decode) {
         ++br.num_decodes;
         br.num_decode_tokens += rt.q;
@@ -166,6 +170,7 @@ BatchRoute route_batch(std::span<const RowInput> input, const RoutingConfig& c, 
     RowRoute& rt = br.rows[k];
     rt.is_decode = i < s.num_decodes;
     rt.path = (c.sparse_mla || rt.is_decode) ? MlaPath::kMqa : MlaPath::kMha;
+    if (!c.row_reasons && !fresh_on_decode_path(rt)) continue;
     rt.reason = region_reason(rows[k], rt.region, version, t) + "; " + split_reason(s, i, max_q, q0, t, rows[k]);
     if (c.sparse_mla) rt.reason += "; sparse MLA (index_topk): every token on the decode path";
   }

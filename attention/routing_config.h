@@ -23,6 +23,9 @@ struct RoutingConfig {
   int max_model_len = 163840;
   int max_num_seqs = 128;
   ModelRunner model_runner = ModelRunner::kV1;  // V2: rows sorted afresh each step, no reorder
+  // Build RowRoute::reason for every row (reports, --explain); when false only a fresh prefill on
+  // the decode path gets its reason, which saves the string work on long traces.
+  bool row_reasons = true;
 };
 
 // Inputs of make_routing_config; every field documents its default. Used by the `mlasim route`

@@ -2,6 +2,7 @@
 // vLLM's where vLLM has one; scenarios/README.md documents each key.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -90,9 +91,24 @@ struct ParallelConfig {
   int tensor_parallel_size = 1;
 };
 
+// The step-time model that gives a replay its simulated clock (docs/spec/timing.md): each step
+// takes fixed + per_scheduled_token x tokens scheduled + per_context_token x sum over rows of
+// (nct + q) + per_request x rows. The defaults are a napkin estimate for DeepSeek-V3 on 8 x H200
+// (docs/spec/timing.md derives each), not a measurement.
+struct TimingConfig {
+  double fixed_us = 20000;                // weights streamed once per step
+  double per_scheduled_token_us = 12;     // dense + MoE compute per token
+  double per_context_token_us = 0.018;    // reading one token's latent KV in every layer
+  double per_request_us = 25;             // per-row host work: scheduling, input prep, sampling
+};
+
 struct RequestSpec {
   std::string id;
   int arrival_step = 0;
+  // Wall-clock arrival (seconds since the trace's start, held in ns): admitted at the first step
+  // that starts at or after it on the simulated clock. A scenario uses arrival_time or
+  // arrival_step, never both.
+  std::optional<std::int64_t> arrival_time_ns;
   std::vector<int> prompt;              // resolved: from `prompt`, or seeded from `prompt_len`
   int max_tokens = 16;                  // vLLM SamplingParams default
   int min_tokens = 0;
@@ -145,7 +161,13 @@ struct Scenario {
   SchedulerConfig scheduler;
   EngineConfig engine;
   ParallelConfig parallel;
+  TimingConfig timing;
+  // Inline requests, or (requests_file) none here: they are read from the file as the replay
+  // reaches them. num_requests counts them either way.
   std::vector<RequestSpec> requests;
+  std::string requests_file;  // resolved path; "" when the requests are listed inline
+  int num_requests = 0;
+  bool timed_arrivals = false;  // the requests give arrival_time, not arrival_step
   Expectations expect;
 };
 

@@ -10,6 +10,7 @@ const std::vector<std::string> kStatuses = {"waiting", "running", "preempted", "
                                             "finished_length_capped"};
 
 bool has_request(const Scenario& s, const std::string& id) {
+  if (!s.requests_file.empty()) return true;  // scan_requests_file checks these ids against the file
   return std::any_of(s.requests.begin(), s.requests.end(), [&](const RequestSpec& r) { return r.id == id; });
 }
 

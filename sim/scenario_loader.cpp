@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/request_file.h"
 #include "sim/scenario_sections.h"
 #include "sim/scheduler.h"
 #include "sim/scheduler_rules.h"
@@ -214,7 +215,8 @@ Scenario read_scenario(const YamlReader& r, const YAML::Node& root, const std::s
   s.source = display_name;
   s.name = std::filesystem::path(display_name).stem().string();
   r.expect_map(root, "",
-               {"version", "name", "description", "model", "scheduler", "engine", "parallel", "requests", "expect"});
+               {"version", "name", "description", "model", "scheduler", "engine", "parallel", "timing", "requests",
+                "requests_file", "expect"});
   if (!root["version"]) r.fail(root, "version", "missing required key `version`", "add `version: 1` at the top");
   long long version = r.read_integer(root["version"], "version", -(1LL << 40), 1LL << 40);
   if (version != kScenarioVersion)
@@ -238,11 +240,25 @@ Scenario read_scenario(const YamlReader& r, const YAML::Node& root, const std::s
   s.scheduler.rules = scheduler_rules_for(s.engine.profile);
   if (root["scheduler"]) read_scheduler_section(r, root["scheduler"], s.scheduler);
   if (root["parallel"]) read_parallel_section(r, root["parallel"], s.parallel);
+  if (root["timing"]) read_timing_section(r, root["timing"], s.timing);
   resolve_max_model_len(r, root, s);
-  if (!root["requests"]) r.fail(root, "requests", "missing required key `requests`", "list at least one request");
-  read_requests_section(r, root["requests"], s);
+  if (root["requests"] && root["requests_file"])
+    r.fail(root["requests_file"], "requests_file", "both `requests` and `requests_file`",
+           "list the requests inline or name a JSONL file of them, not both");
+  if (root["requests_file"]) {
+    const std::string file = r.read_string(root["requests_file"], "requests_file");
+    if (file.empty()) r.fail(root["requests_file"], "requests_file", "must not be empty");
+    const std::filesystem::path rel(file);
+    s.requests_file = rel.is_absolute() ? file : (std::filesystem::path(display_name).parent_path() / rel).string();
+  } else {
+    if (!root["requests"])
+      r.fail(root, "requests", "missing required key `requests`", "list at least one request, or give requests_file");
+    read_requests_section(r, root["requests"], s);
+  }
   cross_checks(r, root, s);
   if (root["expect"]) read_expect_section(r, root["expect"], s);
+  if (!s.requests_file.empty())
+    if (Status st = scan_requests_file(s); !st) throw LoadError{st.error()};
   return s;
 }
 

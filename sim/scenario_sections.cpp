@@ -2,8 +2,10 @@
 #include "sim/scenario_sections.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
+#include "sim/request_tokens.h"
 #include "sim/seeded_tokens.h"
 
 namespace mlasim {
@@ -175,7 +177,8 @@ void check_tokens(const YamlReader& r, const YAML::Node& list, const std::string
 
 RequestSpec read_request(const YamlReader& r, const YAML::Node& node, const std::string& p, const Scenario& s) {
   r.expect_map(node, p,
-               {"id", "arrival_step", "prompt", "prompt_len", "max_tokens", "min_tokens", "ignore_eos",
+               {"id", "arrival_step", "arrival_time", "prompt", "prompt_len", "prompt_hash_ids",
+                "prompt_hash_block_size", "max_tokens", "min_tokens", "ignore_eos",
                 "stop_token_ids", "output", "priority", "accepted_drafts"});
   const int vocab = s.model.vocab_size;
   RequestSpec req;
@@ -188,13 +191,27 @@ RequestSpec read_request(const YamlReader& r, const YAML::Node& node, const std:
       r.fail(node["id"], p + ".id", "contains a control character",
              "split goldens list rows one step per line: write the id without newlines, tabs or other control "
              "characters");
+  if (node["arrival_step"] && node["arrival_time"])
+    r.fail(node["arrival_time"], p + ".arrival_time", "both arrival_step and arrival_time",
+           "a request arrives at a step or at a time, not both");
   if (node["arrival_step"]) req.arrival_step = r.read_int(node["arrival_step"], p + ".arrival_step", 0);
+  if (node["arrival_time"]) {
+    const double seconds = r.read_double(node["arrival_time"], p + ".arrival_time", 0);
+    if (seconds > 1e9) r.fail(node["arrival_time"], p + ".arrival_time", "expected seconds in [0, 1e9]");
+    req.arrival_time_ns = std::llround(seconds * 1e9);
+  }
   if (node["prompt"]) {
     req.prompt = r.read_int_list(node["prompt"], p + ".prompt", 0, 1LL << 31);
     check_tokens(r, node["prompt"], p + ".prompt", req.prompt, vocab);
     if (req.prompt.empty())
       r.fail(node["prompt"], p + ".prompt", "must not be empty", "a prompt has at least one token");
   }
+  const YAML::Node hash_ids = node["prompt_hash_ids"], hash_block = node["prompt_hash_block_size"];
+  if ((hash_ids || hash_block) && (node["prompt"] || !node["prompt_len"]))
+    r.fail(hash_ids ? hash_ids : hash_block, p + (hash_ids ? ".prompt_hash_ids" : ".prompt_hash_block_size"),
+           "prompt_hash_ids seeds a prompt given by prompt_len", "give prompt_len (and no prompt) with prompt_hash_ids");
+  if (hash_block && !hash_ids)
+    r.fail(hash_block, p + ".prompt_hash_block_size", "prompt_hash_block_size without prompt_hash_ids");
   if (node["prompt_len"]) {
     int len = r.read_int(node["prompt_len"], p + ".prompt_len", 1);
     if (node["prompt"] && len != static_cast<int>(req.prompt.size()))
@@ -209,9 +226,20 @@ RequestSpec read_request(const YamlReader& r, const YAML::Node& node, const std:
                  std::to_string(s.scheduler.max_model_len),
              "a prompt must leave room for at least one output token");
     if (!node["prompt"]) {
-      const std::uint64_t stream = prompt_token_stream(req.id);
-      for (int j = 0; j < len; ++j)
-        req.prompt.push_back(seeded_token(s.model.seed, stream, static_cast<std::uint64_t>(j), vocab));
+      const int block = hash_block ? r.read_int(hash_block, p + ".prompt_hash_block_size", 1, 1LL << 20)
+                                   : kDefaultPromptHashBlockSize;
+      std::vector<std::uint64_t> ids;
+      if (hash_ids) {
+        for (int id : r.read_int_list(hash_ids, p + ".prompt_hash_ids", 0, (1LL << 31) - 1))
+          ids.push_back(static_cast<std::uint64_t>(id));
+        const std::size_t want = static_cast<std::size_t>((len + block - 1) / block);
+        if (ids.size() != want)
+          r.fail(hash_ids, p + ".prompt_hash_ids",
+                 std::to_string(ids.size()) + " hash ids for a prompt of " + std::to_string(len) +
+                     " tokens in blocks of " + std::to_string(block) + " (needs " + std::to_string(want) + ")",
+                 "one hash id per prompt block: ceil(prompt_len / prompt_hash_block_size)");
+      }
+      seed_prompt(req, len, ids, block, s);
     }
   }
   if (!node["prompt"] && !node["prompt_len"])
@@ -239,11 +267,7 @@ RequestSpec read_request(const YamlReader& r, const YAML::Node& node, const std:
   // The same stream continues in Request::forced_output_token past max_tokens (draft tokens).
   // Only as many as max_model_len leaves room for: a request never outputs more, and a huge
   // max_tokens must not allocate a huge list.
-  const std::uint64_t out_stream = output_token_stream(req.id);
-  const int room = s.scheduler.max_model_len - static_cast<int>(req.prompt.size());
-  for (int j = static_cast<int>(req.output.size()); j < std::min(req.max_tokens, room); ++j)
-    req.output.push_back(seeded_token(s.model.seed, out_stream, static_cast<std::uint64_t>(j), vocab,
-                                      req.stop_token_ids, s.model.eos_token_id));
+  seed_outputs(req, s);
   if (node["priority"]) req.priority = r.read_int(node["priority"], p + ".priority", -(1LL << 31) + 1);
   if (node["accepted_drafts"]) {
     const int k = s.scheduler.num_speculative_tokens;
@@ -276,7 +300,27 @@ void read_requests_section(const YamlReader& r, const YAML::Node& node, Scenario
     if (!inserted)
       r.fail(node[i]["id"], p + ".id", "duplicate request id \"" + req.id + "\"",
              "first used on line " + std::to_string(it->second) + "; request ids must be unique");
+    if (i > 0 && req.arrival_time_ns.has_value() != s.requests[0].arrival_time_ns.has_value())
+      r.fail(node[i][req.arrival_time_ns ? "arrival_time" : "id"], p + (req.arrival_time_ns ? ".arrival_time" : ""),
+             req.arrival_time_ns ? "arrival_time where requests[0] arrives by step" : "missing arrival_time",
+             "a scenario's requests all use arrival_time (seconds) or all arrival_step");
     s.requests.push_back(std::move(req));
+  }
+  s.num_requests = static_cast<int>(s.requests.size());
+  s.timed_arrivals = !s.requests.empty() && s.requests[0].arrival_time_ns.has_value();
+}
+
+void read_timing_section(const YamlReader& r, const YAML::Node& node, TimingConfig& out) {
+  r.expect_map(node, "timing", {"fixed_us", "per_scheduled_token_us", "per_context_token_us", "per_request_us"});
+  for (auto [key, field] : {std::pair{"fixed_us", &out.fixed_us},
+                            std::pair{"per_scheduled_token_us", &out.per_scheduled_token_us},
+                            std::pair{"per_context_token_us", &out.per_context_token_us},
+                            std::pair{"per_request_us", &out.per_request_us}}) {
+    if (!node[key]) continue;
+    *field = r.read_double(node[key], std::string("timing.") + key, 0);
+    if (*field > 1e9)
+      r.fail(node[key], std::string("timing.") + key, "more than 1e9 microseconds",
+             "timing terms are microseconds per step, per token or per request");
   }
 }
 

@@ -12,6 +12,7 @@ void read_engine_section(const YamlReader& r, const YAML::Node& node, EngineConf
 void read_parallel_section(const YamlReader& r, const YAML::Node& node, ParallelConfig& out);
 // Needs the model (vocabulary, EOS, seed) and scheduler (spec tokens, max_model_len resolved) already read.
 void read_requests_section(const YamlReader& r, const YAML::Node& node, Scenario& s);
+void read_timing_section(const YamlReader& r, const YAML::Node& node, TimingConfig& out);
 // Needs the requests already read (ids are checked against them).
 void read_expect_section(const YamlReader& r, const YAML::Node& node, Scenario& s);
 

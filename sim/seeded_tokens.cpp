@@ -29,6 +29,10 @@ std::uint64_t prompt_token_stream(std::string_view request_id) {
   return stable_hash("prompt/" + std::string(request_id));
 }
 
+std::uint64_t prompt_block_stream(std::uint64_t hash_id) {
+  return splitmix64(stable_hash("prompt-block/") ^ splitmix64(hash_id));
+}
+
 int seeded_token(std::uint64_t seed, std::uint64_t stream, std::uint64_t index, int vocab_size,
                  const std::vector<int>& avoid, int avoid_also) {
   const std::uint64_t range = vocab_size > 2 ? static_cast<std::uint64_t>(vocab_size - 2) : 1;

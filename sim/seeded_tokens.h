@@ -18,6 +18,8 @@ std::uint64_t stable_hash(std::string_view s);
 // The stream of a request's seeded outputs (and of its prompt, for prompt_len).
 std::uint64_t output_token_stream(std::string_view request_id);
 std::uint64_t prompt_token_stream(std::string_view request_id);
+// The stream of one prompt block named by a trace's hash id (prompt_hash_ids): equal ids, equal tokens.
+std::uint64_t prompt_block_stream(std::uint64_t hash_id);
 
 // Token `index` of the stream (seed, stream). `avoid` ids and `avoid_also` are skipped (stop
 // ids and EOS for outputs).

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 namespace mlasim {
 namespace {
@@ -18,7 +19,72 @@ Error io_error(const std::string& path, const std::string& what) {
   return e;
 }
 
+bool write_all(int fd, const char* p, std::size_t left) {
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
 }  // namespace
+
+AtomicOutputFile::~AtomicOutputFile() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(tmp_.c_str());
+  }
+}
+
+Status AtomicOutputFile::open(const std::string& path) {
+  path_ = path;
+  tmp_ = path + ".tmp." + std::to_string(::getpid());
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) return io_error(path, "cannot create temporary file " + tmp_);
+  return Status::Ok();
+}
+
+void AtomicOutputFile::flush_buffer() {
+  if (write_errno_ == 0 && !write_all(fd_, buffer_.data(), buffer_.size())) write_errno_ = errno;
+  buffer_.clear();
+}
+
+void AtomicOutputFile::write(std::string_view text) {
+  buffer_ += text;
+  if (buffer_.size() >= (1u << 20)) flush_buffer();
+}
+
+Status AtomicOutputFile::commit() {
+  flush_buffer();
+  const int fd = std::exchange(fd_, -1);
+  if (write_errno_ != 0) {
+    errno = write_errno_;
+    Error e = io_error(path_, "write failed");
+    ::close(fd);
+    ::unlink(tmp_.c_str());
+    return e;
+  }
+  const bool synced = ::fsync(fd) == 0;
+  const int sync_errno = errno;
+  const bool closed = ::close(fd) == 0;
+  if (!synced || !closed) {
+    if (!synced) errno = sync_errno;
+    Error e = io_error(path_, "flush failed");
+    ::unlink(tmp_.c_str());
+    return e;
+  }
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    Error e = io_error(path_, "cannot rename " + tmp_ + " over the target");
+    ::unlink(tmp_.c_str());
+    return e;
+  }
+  return Status::Ok();
+}
 
 Status write_file_atomically(const std::string& path, const std::string& contents) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());

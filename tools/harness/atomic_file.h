@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "sim/status.h"
 
@@ -10,5 +11,29 @@ namespace mlasim {
 
 // Writes `contents` to `path` atomically. Creates no directories.
 Status write_file_atomically(const std::string& path, const std::string& contents);
+
+// A file written in pieces and published atomically: the text goes to a temporary beside the
+// target; commit() syncs it and renames it over the target. Destroyed without commit (an error,
+// an exception), it removes the temporary and leaves the target as it was.
+class AtomicOutputFile {
+ public:
+  AtomicOutputFile() = default;
+  ~AtomicOutputFile();
+  AtomicOutputFile(const AtomicOutputFile&) = delete;
+  AtomicOutputFile& operator=(const AtomicOutputFile&) = delete;
+
+  Status open(const std::string& path);
+  bool is_open() const { return fd_ >= 0; }
+  // Appends; a write error is kept and reported by commit().
+  void write(std::string_view text);
+  Status commit();
+
+ private:
+  void flush_buffer();
+  std::string path_, tmp_;
+  int fd_ = -1;
+  int write_errno_ = 0;
+  std::string buffer_;
+};
 
 }  // namespace mlasim

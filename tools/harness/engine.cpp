@@ -2,12 +2,13 @@
 #include "tools/harness/engine.h"
 
 #include <algorithm>
-#include <numeric>
+#include <cmath>
 
 #include "attention/backend.h"
 #include "attention/batch_order_v2.h"
 #include "sim/check.h"
 #include "sim/teacher_forcing.h"
+#include "tools/harness/run_collector.h"
 
 namespace mlasim {
 namespace {
@@ -16,49 +17,70 @@ namespace {
 // would repeat forever; the loader's checks make that unreachable, and this guards it.
 constexpr int kMaxIdleSteps = 1000;
 
+bool wants_reasons(const std::vector<StepSink*>& sinks) {
+  return std::any_of(sinks.begin(), sinks.end(), [](const StepSink* s) { return s->wants_row_reasons(); });
+}
+
 }  // namespace
 
 Engine::Engine(const Scenario& scenario, EngineOptions options)
     : scenario_(scenario),
       options_(options),
       scheduler_(scenario.scheduler, scenario.model),
-      routing_(make_routing_config(scenario)) {
-  arrival_order_.resize(scenario.requests.size());
-  std::iota(arrival_order_.begin(), arrival_order_.end(), 0);
-  std::stable_sort(arrival_order_.begin(), arrival_order_.end(), [&](int a, int b) {
-    return scenario.requests[static_cast<std::size_t>(a)].arrival_step <
-           scenario.requests[static_cast<std::size_t>(b)].arrival_step;
-  });
-  record_.scenario = scenario.name;
-  record_.requests.resize(scenario.requests.size());
-  for (std::size_t i = 0; i < scenario.requests.size(); ++i) {
-    RequestRecord& r = record_.requests[i];
-    r.id = scenario.requests[i].id;
-    r.status = "waiting";
-    r.num_prompt_tokens = static_cast<int>(scenario.requests[i].prompt.size());
-    r.token_ids = scenario.requests[i].prompt;
+      routing_(make_routing_config(scenario)),
+      arrivals_(open_request_stream(scenario)) {
+  routing_.row_reasons = false;
+}
+
+void Engine::add_sink(StepSink* sink) {
+  sinks_.push_back(sink);
+  routing_.row_reasons = wants_reasons(sinks_);
+}
+
+bool Engine::done() { return arrivals_->peek() == nullptr && !scheduler_.has_unfinished_requests(); }
+
+bool Engine::arrived(const RequestSpec& spec) const {
+  return scenario_.timed_arrivals ? spec.arrival_time_ns.value_or(0) <= now_ns_ : spec.arrival_step <= step_;
+}
+
+void Engine::admit_arrivals() {
+  if (!scheduler_.has_unfinished_requests()) {
+    if (const RequestSpec* next = arrivals_->peek()) {
+      if (scenario_.timed_arrivals)
+        now_ns_ = std::max(now_ns_, next->arrival_time_ns.value_or(0));
+      else
+        step_ = std::max(step_, next->arrival_step);
+    }
+  }
+  while (const RequestSpec* next = arrivals_->peek()) {
+    if (!arrived(*next)) break;
+    const int index = arrivals_->peek_index();
+    RequestSpec spec = arrivals_->pop();
+    scheduler_.add_request(make_request(spec, scenario_.model, index));
+    alive_.emplace(index, Alive{std::move(spec.id), now_ns_, -1});
+    ++num_arrived_;
   }
 }
 
-bool Engine::done() const { return next_arrival_ == arrival_order_.size() && !scheduler_.has_unfinished_requests(); }
-
-void Engine::admit_arrivals() {
-  if (!scheduler_.has_unfinished_requests() && next_arrival_ < arrival_order_.size()) {
-    int next = scenario_.requests[static_cast<std::size_t>(arrival_order_[next_arrival_])].arrival_step;
-    step_ = std::max(step_, next);
+std::int64_t Engine::step_duration_ns() const {
+  const TimingConfig& t = scenario_.timing;
+  long long context = 0;
+  int rows = 0;
+  for (const BatchRow& row : batch_.rows()) {
+    if (row.num_scheduled_tokens == 0) continue;
+    context += row.num_computed_tokens + row.num_scheduled_tokens;
+    ++rows;
   }
-  while (next_arrival_ < arrival_order_.size()) {
-    int idx = arrival_order_[next_arrival_];
-    const RequestSpec& spec = scenario_.requests[static_cast<std::size_t>(idx)];
-    if (spec.arrival_step > step_) break;
-    scheduler_.add_request(make_request(spec, scenario_.model, idx));
-    ++next_arrival_;
-  }
+  const double us = t.fixed_us + t.per_scheduled_token_us * out_.total_num_scheduled_tokens +
+                    t.per_context_token_us * static_cast<double>(context) + t.per_request_us * rows;
+  return std::llround(us * 1000.0);
 }
 
 const StepRecord& Engine::step() {
   MLASIM_CHECK(!done(), "Engine::step called after the run finished");
   admit_arrivals();
+  scheduler_.set_audit_every_step(options_.audit_every_step || num_steps_run_ < kAuditEveryStepUntil ||
+                                  num_steps_run_ % kAuditInterval == 0);
   scheduler_.schedule(out_);
   batch_.update(out_);
   // V1: reorder the persistent batch (swaps persist). V2: sort the rows afresh, no reorder. Then
@@ -72,33 +94,67 @@ const StepRecord& Engine::step() {
   const std::string problem = metadata_.validate();
   MLASIM_CHECK(problem.empty(), "inconsistent attention metadata at step " + std::to_string(step_) + ": " + problem);
   record_step(out_, route);
+  const std::int64_t end_ns = now_ns_ + current_.duration_ns;
+  step_logits_.index.clear();
+  step_logits_.values.clear();
+  step_logits_.values_f64.clear();
   if (options_.backend) run_model(out_);
   teacher_force(scheduler_, out_, model_output_);
-  for (const Request& r : scheduler_.update_from_output(out_, model_output_)) record_finished(r);
+  std::vector<Request> finished = scheduler_.update_from_output(out_, model_output_);
+  note_first_tokens(end_ns);
+  for (const Request& r : finished) current_.finished.push_back(alive_.at(r.request_id).id);
   idle_steps_ = out_.total_num_scheduled_tokens == 0 ? idle_steps_ + 1 : 0;
   MLASIM_CHECK(idle_steps_ < kMaxIdleSteps, "no progress for " + std::to_string(kMaxIdleSteps) + " steps");
+  if (options_.backend)
+    for (StepSink* s : sinks_) s->on_logits(step_logits_);
+  for (StepSink* s : sinks_) s->on_step(current_);
+  for (const Request& r : finished) finish(r, end_ns);
+  now_ns_ = end_ns;
   ++step_;
-  return record_.steps.back();
+  ++num_steps_run_;
+  return current_;
+}
+
+void Engine::run_to_end() {
+  while (!done()) step();
+  RunTotals totals;
+  totals.num_steps = num_steps_run_;
+  totals.num_requests = num_arrived_;
+  totals.end_ns = now_ns_;
+  for (StepSink* s : sinks_) s->on_end(totals);
 }
 
 RunRecord Engine::run() {
-  while (!done()) step();
-  return record_;
+  RecordCollector collector(scenario_);
+  add_sink(&collector);
+  run_to_end();
+  sinks_.erase(std::find(sinks_.begin(), sinks_.end(), &collector));
+  routing_.row_reasons = wants_reasons(sinks_);
+  return collector.take();
 }
 
 void Engine::record_step(const SchedulerOutput& out, const BatchRoute& route) {
-  auto name = [&](ReqId id) { return scenario_.requests[static_cast<std::size_t>(id)].id; };
-  StepRecord s;
+  auto name = [&](ReqId id) -> const std::string& { return alive_.at(id).id; };
+  StepRecord& s = current_;
   s.step = step_;
+  s.num_scheduled_tokens.clear();
   for (const auto& [id, q] : out.num_scheduled_tokens) s.num_scheduled_tokens.emplace_back(name(id), q);
   s.total_num_scheduled_tokens = out.total_num_scheduled_tokens;
   MLASIM_CHECK(route.rows.size() == batch_.rows().size(), "route and batch disagree on the row count");
+  s.rows.resize(route.rows.size());
   for (std::size_t i = 0; i < route.rows.size(); ++i) {
     const BatchRow& row = batch_.rows()[i];
     const RowRoute& rr = route.rows[i];
     MLASIM_CHECK(rr.q == row.num_scheduled_tokens && rr.nct == row.num_computed_tokens, "route row mismatch");
-    s.rows.push_back({name(row.req_id), row.num_scheduled_tokens, row.num_computed_tokens, row.num_prompt_tokens,
-                      to_string(rr.region), to_string(rr.path), rr.fresh_on_decode_path, rr.reason});
+    RowRecord& rec = s.rows[i];
+    rec.id = name(row.req_id);
+    rec.q = row.num_scheduled_tokens;
+    rec.nct = row.num_computed_tokens;
+    rec.prompt_len = row.num_prompt_tokens;
+    rec.region = to_string(rr.region);
+    rec.path = to_string(rr.path);
+    rec.fresh_on_decode_path = rr.fresh_on_decode_path;
+    rec.reason = rr.reason;
   }
   s.reorder_modified = route.modified;
   s.num_decodes = route.num_decodes;
@@ -108,6 +164,7 @@ void Engine::record_step(const SchedulerOutput& out, const BatchRoute& route) {
   s.num_mqa_tokens = route.num_mqa_tokens;
   s.num_mha_tokens = route.num_mha_tokens;
   s.split_reason = route.batch_reason;
+  s.context_chunks = ContextChunksRecord{};
   if (metadata_.prefill && metadata_.prefill->chunked_context.num_chunks > 0) {
     const PrefillMetadata& p = *metadata_.prefill;
     ContextChunksRecord& c = s.context_chunks;
@@ -118,10 +175,13 @@ void Engine::record_step(const SchedulerOutput& out, const BatchRoute& route) {
       c.ids.push_back(name(batch_.rows()[static_cast<std::size_t>(p.row_start + r)].req_id));
     c.chunk_lens = p.chunked_context.seq_lens;
   }
+  s.new_reqs.clear();
+  s.new_block_ids.clear();
   for (const NewRequestData& n : out.scheduled_new_reqs) {
     s.new_reqs.push_back(name(n.req_id));
     s.new_block_ids.emplace_back(name(n.req_id), n.block_ids);
   }
+  s.resumed.clear();
   const CachedRequestData& c = out.scheduled_cached_reqs;
   for (int i = 0; i < c.num_reqs(); ++i) {
     if (c.resumed_from_preemption[static_cast<std::size_t>(i)])
@@ -130,10 +190,41 @@ void Engine::record_step(const SchedulerOutput& out, const BatchRoute& route) {
       s.new_block_ids.emplace_back(name(c.req_ids[static_cast<std::size_t>(i)]),
                                    c.new_block_ids[static_cast<std::size_t>(i)]);
   }
+  s.preempted.clear();
   for (ReqId id : out.preempted_req_ids) s.preempted.push_back(name(id));
+  s.finished.clear();
+  s.spec_decode_tokens.clear();
   for (const auto& [id, drafts] : out.scheduled_spec_decode_tokens) s.spec_decode_tokens.emplace_back(name(id), drafts);
   s.num_free_blocks = scheduler_.num_free_blocks();
-  record_.steps.push_back(std::move(s));
+  s.time_ns = now_ns_;
+  s.duration_ns = step_duration_ns();
+}
+
+void Engine::note_first_tokens(std::int64_t end_ns) {
+  for (const auto& [id, q] : out_.num_scheduled_tokens) {
+    const Request* r = scheduler_.request(id);
+    if (r == nullptr || r->num_output_tokens() == 0) continue;
+    Alive& a = alive_.at(id);
+    if (a.first_token_ns < 0) a.first_token_ns = end_ns;
+  }
+}
+
+void Engine::finish(const Request& r, std::int64_t end_ns) {
+  auto it = alive_.find(r.request_id);
+  MLASIM_CHECK(it != alive_.end(), "a finished request was not alive");
+  RequestRecord& rec = finished_;
+  rec.index = r.request_id;
+  rec.id = std::move(it->second.id);
+  rec.status = to_string(r.status);
+  rec.num_prompt_tokens = r.num_prompt_tokens;
+  rec.token_ids = r.all_token_ids;
+  rec.num_preemptions = r.num_preemptions;
+  rec.stop_reason = r.stop_reason;
+  rec.arrival_ns = it->second.arrival_ns;
+  rec.first_token_ns = it->second.first_token_ns >= 0 ? it->second.first_token_ns : end_ns;
+  rec.finish_ns = end_ns;
+  alive_.erase(it);
+  for (StepSink* s : sinks_) s->on_request_finished(rec);
 }
 
 void Engine::run_model(const SchedulerOutput& out) {
@@ -181,26 +272,16 @@ void Engine::run_model(const SchedulerOutput& out) {
     in.num_sample_tokens.push_back(sm.num_tokens);
   }
   StepOutputs outputs = options_.backend->run_step(in);
-  LogitsRecord& rec = record_.logits;
+  LogitsRecord& rec = step_logits_;
   rec.vocab_size = outputs.vocab_size;
   for (const Sample& sm : samples)
-    for (int k = sm.num_tokens - 1; k >= 0; --k)
-      rec.index.push_back({step_, scenario_.requests[static_cast<std::size_t>(sm.id)].id, sm.last_position - k});
+    for (int k = sm.num_tokens - 1; k >= 0; --k) rec.index.push_back({step_, alive_.at(sm.id).id, sm.last_position - k});
   std::size_t wanted = 0;
   for (const Sample& sm : samples) wanted += static_cast<std::size_t>(sm.num_tokens);
   MLASIM_CHECK(outputs.logits.size() == wanted * static_cast<std::size_t>(outputs.vocab_size),
                "the backend returned a different number of logit rows than requested");
   rec.values.insert(rec.values.end(), outputs.logits.begin(), outputs.logits.end());
   rec.values_f64.insert(rec.values_f64.end(), outputs.logits_f64.begin(), outputs.logits_f64.end());
-}
-
-void Engine::record_finished(const Request& r) {
-  RequestRecord& rec = record_.requests[static_cast<std::size_t>(r.request_id)];
-  rec.status = to_string(r.status);
-  rec.token_ids = r.all_token_ids;
-  rec.num_preemptions = r.num_preemptions;
-  rec.stop_reason = r.stop_reason;
-  record_.steps.back().finished.push_back(rec.id);
 }
 
 }  // namespace mlasim

@@ -1,16 +1,23 @@
 // The step loop of one replay (docs/design.md "Data flow"): admit arrivals, schedule, update the
-// persistent batch, teacher-force the samples, update the scheduler, record the step.
+// persistent batch, teacher-force the samples, update the scheduler, hand the step to the sinks.
+// Holds only what is alive: requests are read from the scenario's stream as they arrive, and a
+// step's record is reused for the next one.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "attention/attention_metadata.h"
 #include "attention/input_batch.h"
 #include "attention/routing_config.h"
+#include "sim/request_stream.h"
 #include "sim/scenario.h"
 #include "sim/scheduler.h"
 #include "tools/harness/run_record.h"
+#include "tools/harness/step_sink.h"
 
 namespace mlasim {
 
@@ -19,18 +26,31 @@ class Backend;
 struct EngineOptions {
   Backend* backend = nullptr;       // the model; nullptr = dry run (scheduler + routing only)
   bool force_prefill_path = false;  // golden mode: every token through the prefill (MHA) form
+  // The scheduler's O(blocks) audit: every step when true; otherwise the first
+  // kAuditEveryStepUntil steps and then every kAuditInterval-th (long traces stay fast).
+  bool audit_every_step = false;
 };
 
 class Engine {
  public:
+  static constexpr int kAuditEveryStepUntil = 256;
+  static constexpr int kAuditInterval = 256;
+
   explicit Engine(const Scenario& scenario, EngineOptions options = {});
 
+  // Sinks get every step from the next one on; the engine does not own them.
+  void add_sink(StepSink* sink);
+
   // True once every request has arrived and finished.
-  bool done() const;
-  // Runs one step and returns its record. Steps in which nothing is alive are skipped: the step
-  // counter jumps to the next arrival, so step numbers match `arrival_step`.
+  bool done();
+  // Runs one step, hands it to the sinks and returns its record (valid until the next step).
+  // Steps in which nothing is alive are skipped: the step counter jumps to the next arrival, so
+  // step numbers match `arrival_step` (and the simulated clock jumps to the next arrival_time).
   const StepRecord& step();
-  // Runs to completion; the record holds every step and every request's final state.
+  // Runs the remaining steps, then calls the sinks' on_end.
+  void run_to_end();
+  // Runs to completion and returns everything the run observed (steps, requests, logits): for
+  // tests and regression-sized scenarios. Streams stay O(alive) only through sinks.
   RunRecord run();
 
   const Scheduler& scheduler() const { return scheduler_; }
@@ -38,11 +58,21 @@ class Engine {
   const RoutingConfig& routing_config() const { return routing_; }
   // The attention metadata of the latest step (reordered row order).
   const AttentionMetadata& attention_metadata() const { return metadata_; }
+  std::int64_t now_ns() const { return now_ns_; }
 
  private:
+  struct Alive {
+    std::string id;
+    std::int64_t arrival_ns = 0;
+    std::int64_t first_token_ns = -1;
+  };
+
   void admit_arrivals();
+  bool arrived(const RequestSpec& spec) const;
+  std::int64_t step_duration_ns() const;
   void record_step(const SchedulerOutput& out, const BatchRoute& route);
-  void record_finished(const Request& r);
+  void note_first_tokens(std::int64_t end_ns);
+  void finish(const Request& r, std::int64_t end_ns);
   void run_model(const SchedulerOutput& out);
 
   const Scenario& scenario_;
@@ -51,11 +81,17 @@ class Engine {
   InputBatch batch_;
   RoutingConfig routing_;
   AttentionMetadata metadata_;
-  std::vector<int> arrival_order_;  // scenario indices sorted by (arrival_step, index)
-  std::size_t next_arrival_ = 0;
+  std::unique_ptr<RequestStream> arrivals_;
+  std::unordered_map<ReqId, Alive> alive_;
+  std::vector<StepSink*> sinks_;
   int step_ = 0;
+  int num_steps_run_ = 0;
+  int num_arrived_ = 0;
+  std::int64_t now_ns_ = 0;
   int idle_steps_ = 0;  // consecutive steps that scheduled nothing
-  RunRecord record_;
+  StepRecord current_;
+  RequestRecord finished_;
+  LogitsRecord step_logits_;
   SchedulerOutput out_;
   ModelRunnerOutput model_output_;
 };

@@ -94,27 +94,44 @@ std::string ExpectationFailure::format() const {
   return fmt::format("{}: expect {}: expected {}, got {}", where, what, expected, actual);
 }
 
-std::vector<ExpectationFailure> check_expectations(const Scenario& scenario, const RunRecord& run) {
-  std::vector<ExpectationFailure> failures;
-  Checker c(scenario, failures);
-  const Expectations& ex = scenario.expect;
-  if (ex.num_steps && *ex.num_steps != static_cast<int>(run.steps.size()))
-    failures.push_back({scenario.source, "num_steps", std::to_string(*ex.num_steps), std::to_string(run.steps.size())});
-  for (const StepExpectation& e : ex.steps) {
-    c.at(e.line, e.column);
-    auto it = std::find_if(run.steps.begin(), run.steps.end(), [&](const StepRecord& r) { return r.step == e.step; });
-    if (it == run.steps.end()) {
-      c.fail(fmt::format("step {}", e.step), "a step that ran",
-             run.steps.empty() ? std::string("no steps")
-                               : fmt::format("steps {}..{} ran", run.steps.front().step, run.steps.back().step));
-      continue;
-    }
-    check_step(c, e, *it);
+ExpectationChecker::ExpectationChecker(const Scenario& scenario)
+    : s_(scenario),
+      step_failures_(scenario.expect.steps.size()),
+      step_seen_(scenario.expect.steps.size(), false),
+      request_failures_(scenario.expect.requests.size()) {
+  for (const std::string& inv : scenario.expect.invariants)
+    check_fresh_ = check_fresh_ || inv == kInvariantNoFreshPrefillOnDecodePath;  // the loader admits no other
+}
+
+void ExpectationChecker::on_step(const StepRecord& st) {
+  ++num_steps_;
+  if (first_step_ < 0) first_step_ = st.step;
+  last_step_ = st.step;
+  const std::vector<StepExpectation>& steps = s_.expect.steps;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].step != st.step) continue;
+    step_seen_[i] = true;
+    Checker c(s_, step_failures_[i]);
+    c.at(steps[i].line, steps[i].column);
+    check_step(c, steps[i], st);
   }
-  for (const RequestExpectation& e : ex.requests) {
+  if (check_fresh_)
+    for (const RowRecord& row : st.rows)
+      if (row.fresh_on_decode_path)
+        invariant_failures_.push_back({s_.source,
+                                       fmt::format("invariant {} at step {}", kInvariantNoFreshPrefillOnDecodePath, st.step),
+                                       "no row with nct = 0 on the decode path",
+                                       fmt::format("{} (q={}, nct=0, P={}) took the decode path: {}", row.id, row.q,
+                                                   row.prompt_len, row.reason)});
+}
+
+void ExpectationChecker::on_request_finished(const RequestRecord& r) {
+  const std::vector<RequestExpectation>& reqs = s_.expect.requests;
+  for (std::size_t i = 0; i < reqs.size(); ++i) {
+    const RequestExpectation& e = reqs[i];
+    if (e.id != r.id) continue;
+    Checker c(s_, request_failures_[i]);
     c.at(e.line, e.column);
-    auto it = std::find_if(run.requests.begin(), run.requests.end(), [&](const RequestRecord& r) { return r.id == e.id; });
-    const RequestRecord& r = *it;  // the loader checked the id
     const std::string p = "request " + e.id + " ";
     c.eq(p + "status", e.status, r.status);
     c.eq(p + "num_preemptions", e.num_preemptions, r.num_preemptions);
@@ -124,17 +141,35 @@ std::vector<ExpectationFailure> check_expectations(const Scenario& scenario, con
       c.eq(p + "output", e.output, outputs);
     }
   }
-  for (const std::string& inv : ex.invariants) {
-    if (inv != kInvariantNoFreshPrefillOnDecodePath) continue;  // the loader admits no other name
-    for (const StepRecord& st : run.steps)
-      for (const RowRecord& row : st.rows)
-        if (row.fresh_on_decode_path)
-          failures.push_back({scenario.source, fmt::format("invariant {} at step {}", inv, st.step),
-                              "no row with nct = 0 on the decode path",
-                              fmt::format("{} (q={}, nct=0, P={}) took the decode path: {}", row.id, row.q,
-                                          row.prompt_len, row.reason)});
+}
+
+void ExpectationChecker::on_end(const RunTotals& /*totals*/) {
+  failures_.clear();
+  const Expectations& ex = s_.expect;
+  if (ex.num_steps && *ex.num_steps != num_steps_)
+    failures_.push_back({s_.source, "num_steps", std::to_string(*ex.num_steps), std::to_string(num_steps_)});
+  for (std::size_t i = 0; i < ex.steps.size(); ++i) {
+    if (!step_seen_[i]) {
+      Checker c(s_, failures_);
+      c.at(ex.steps[i].line, ex.steps[i].column);
+      c.fail(fmt::format("step {}", ex.steps[i].step), "a step that ran",
+             num_steps_ == 0 ? std::string("no steps") : fmt::format("steps {}..{} ran", first_step_, last_step_));
+      continue;
+    }
+    failures_.insert(failures_.end(), step_failures_[i].begin(), step_failures_[i].end());
   }
-  return failures;
+  for (const auto& f : request_failures_) failures_.insert(failures_.end(), f.begin(), f.end());
+  failures_.insert(failures_.end(), invariant_failures_.begin(), invariant_failures_.end());
+}
+
+std::vector<ExpectationFailure> check_expectations(const Scenario& scenario, const RunRecord& run) {
+  ExpectationChecker checker(scenario);
+  for (const StepRecord& st : run.steps) checker.on_step(st);
+  for (const RequestRecord& r : run.requests) checker.on_request_finished(r);
+  RunTotals totals;
+  totals.num_steps = static_cast<int>(run.steps.size());
+  checker.on_end(totals);
+  return checker.failures();
 }
 
 int count_expectation_checks(const Scenario& scenario) {

@@ -7,6 +7,7 @@
 
 #include "sim/scenario.h"
 #include "tools/harness/run_record.h"
+#include "tools/harness/step_sink.h"
 
 namespace mlasim {
 
@@ -16,6 +17,28 @@ struct ExpectationFailure {
   std::string expected;
   std::string actual;
   std::string format() const;  // "where: expect: what: expected X, got Y"
+};
+
+// Checks as the run goes: each step against the expectations for it and the invariants, each
+// finished request against its expectation; failures() after on_end, in the order of the expect
+// block (num_steps, steps, requests, then invariant violations by step). Keeps no steps.
+class ExpectationChecker final : public StepSink {
+ public:
+  explicit ExpectationChecker(const Scenario& scenario);
+  void on_step(const StepRecord& step) override;
+  void on_request_finished(const RequestRecord& request) override;
+  void on_end(const RunTotals& totals) override;
+  const std::vector<ExpectationFailure>& failures() const { return failures_; }
+
+ private:
+  const Scenario& s_;
+  std::vector<std::vector<ExpectationFailure>> step_failures_;     // per expect.steps entry
+  std::vector<bool> step_seen_;
+  std::vector<std::vector<ExpectationFailure>> request_failures_;  // per expect.requests entry
+  std::vector<ExpectationFailure> invariant_failures_;
+  bool check_fresh_ = false;
+  int num_steps_ = 0, first_step_ = -1, last_step_ = -1;
+  std::vector<ExpectationFailure> failures_;
 };
 
 std::vector<ExpectationFailure> check_expectations(const Scenario& scenario, const RunRecord& run);

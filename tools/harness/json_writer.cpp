@@ -7,8 +7,15 @@
 namespace mlasim {
 
 void JsonWriter::newline() {
+  if (layout_ == Layout::kOneLine) return;
   out_ += '\n';
-  out_.append(2 * first_.size(), ' ');
+  out_.append(2 * (first_.size() + static_cast<std::size_t>(depth_)), ' ');
+}
+
+JsonWriter& JsonWriter::raw_element(std::string_view json) {
+  before_value();
+  out_ += json;
+  return *this;
 }
 
 void JsonWriter::before_value() {
@@ -17,7 +24,7 @@ void JsonWriter::before_value() {
     return;
   }
   if (!first_.empty()) {
-    if (!first_.back()) out_ += ',';
+    if (!first_.back()) out_ += layout_ == Layout::kOneLine ? ", " : ",";
     first_.back() = false;
     newline();
   }

@@ -3,12 +3,18 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace mlasim {
 
 class JsonWriter {
  public:
+  enum class Layout { kIndented, kOneLine };
+  // depth: indentation levels the output starts at (for an element written apart and inserted
+  // with raw_element into a writer at that depth). kOneLine: no newlines (JSONL).
+  explicit JsonWriter(int depth = 0, Layout layout = Layout::kIndented) : depth_(depth), layout_(layout) {}
+
   JsonWriter& begin_object();
   JsonWriter& end_object();
   JsonWriter& begin_array();
@@ -24,7 +30,11 @@ class JsonWriter {
   // A whole array of ints on one line.
   JsonWriter& int_array(const std::vector<int>& v);
   JsonWriter& string_array(const std::vector<std::string>& v);
+  // An element serialised by another writer of the same layout at this depth.
+  JsonWriter& raw_element(std::string_view json);
   std::string str() const { return out_ + "\n"; }
+  // Moves out what was written so far (the writer keeps its nesting state): streaming output.
+  std::string take() { return std::exchange(out_, std::string()); }
 
  private:
   void before_value();
@@ -34,6 +44,8 @@ class JsonWriter {
   std::string out_;
   std::vector<bool> first_;  // per open container: no element written yet
   bool after_key_ = false;
+  int depth_ = 0;
+  Layout layout_ = Layout::kIndented;
 };
 
 }  // namespace mlasim

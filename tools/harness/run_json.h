@@ -10,6 +10,11 @@ namespace mlasim {
 class JsonWriter;
 
 std::string run_record_to_json(const RunRecord& run);
+// The pieces, for writers that stream a run: the members of one step / request object, and the
+// document's opening up to and including `"steps": [`.
+void write_step_fields(JsonWriter& w, const StepRecord& step);
+void write_request_fields(JsonWriter& w, const RequestRecord& request);
+void begin_run_json(JsonWriter& w, const std::string& scenario);
 // One routed row as an object: id, q, nct, prompt_len, region, path, fresh_on_decode_path, reason.
 void write_row_json(JsonWriter& w, const RowRecord& row);
 

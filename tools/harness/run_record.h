@@ -2,6 +2,7 @@
 // run JSON (docs/design.md) and the expectation checks. Plain data; ids are the scenario's strings.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -52,6 +53,9 @@ struct StepRecord {
   int num_mqa_tokens = 0, num_mha_tokens = 0;
   std::string split_reason;  // the split rule or SGLang dispatch, in words
   ContextChunksRecord context_chunks;
+  // Simulated time (the scenario's timing model): when the step starts and how long it takes.
+  std::int64_t time_ns = 0;
+  std::int64_t duration_ns = 0;
   int num_fresh_on_decode_path() const {
     int n = 0;
     for (const RowRecord& r : rows) n += r.fresh_on_decode_path;
@@ -60,12 +64,16 @@ struct StepRecord {
 };
 
 struct RequestRecord {
+  int index = 0;  // position in the scenario (its requests list or requests_file line order)
   std::string id;
   std::string status;  // waiting | running | preempted | finished_stopped | finished_length_capped
   int num_prompt_tokens = 0;
   std::vector<int> token_ids;  // prompt + outputs
   int num_preemptions = 0;
   std::optional<int> stop_reason;  // the stop token that finished it, if any
+  // Simulated time: arrival, the end of the step that produced its first output token, and the end
+  // of the step that finished it (-1 when it did not happen).
+  std::int64_t arrival_ns = 0, first_token_ns = -1, finish_ns = -1;
   int num_output_tokens() const { return static_cast<int>(token_ids.size()) - num_prompt_tokens; }
 };
 
@@ -85,6 +93,13 @@ struct LogitsRecord {
   std::vector<float> values;       // [index.size(), vocab_size]
   std::vector<double> values_f64;  // the same before rounding, when the backend computes in double
   bool empty() const { return index.empty(); }
+};
+
+// What a whole replay did, for the summary line: known once the last step has run.
+struct RunTotals {
+  int num_steps = 0;      // steps that ran
+  int num_requests = 0;   // requests that arrived (all of them, once the run is complete)
+  std::int64_t end_ns = 0;  // simulated time when the last step ended
 };
 
 struct RunRecord {

@@ -8,6 +8,12 @@
 namespace mlasim {
 namespace {
 
+constexpr std::size_t kRequestsListedInFull = 50;
+constexpr std::size_t kRequestsListedHead = 20;
+
+}  // namespace
+namespace {
+
 std::string token_preview(const std::vector<int>& ids, std::size_t max_shown = 8) {
   std::string out = "[";
   for (std::size_t i = 0; i < ids.size() && i < max_shown; ++i) out += (i ? ", " : "") + std::to_string(ids[i]);
@@ -48,14 +54,25 @@ std::string describe_scenario(const Scenario& s) {
                      e.reorder_batch_threshold ? " (override)" : "", to_string(bp.query_len_support),
                      to_string(e.model_runner));
   out += fmt::format("parallel: tensor_parallel_size={}\n", s.parallel.tensor_parallel_size);
-  out += fmt::format("requests ({}):\n", s.requests.size());
-  for (const RequestSpec& r : s.requests) {
-    out += fmt::format("  {:<10} arrival_step={} prompt_len={} max_tokens={} min_tokens={}{}{}{} prompt={}\n", r.id,
-                       r.arrival_step, r.prompt.size(), r.max_tokens, r.min_tokens, r.ignore_eos ? " ignore_eos" : "",
+  if (!s.requests_file.empty()) {
+    out += fmt::format("requests: {} from {} (arriving by {})\n", s.num_requests, s.requests_file,
+                       s.timed_arrivals ? "arrival_time" : "arrival_step");
+  } else {
+    out += fmt::format("requests ({}):\n", s.requests.size());
+  }
+  // A long inline list is shown by its head (the scenario file has the rest).
+  const std::size_t shown = s.requests.size() <= kRequestsListedInFull ? s.requests.size() : kRequestsListedHead;
+  for (std::size_t i = 0; i < shown; ++i) {
+    const RequestSpec& r = s.requests[i];
+    const std::string arrival = r.arrival_time_ns ? fmt::format("arrival_time={:.6f}", *r.arrival_time_ns * 1e-9)
+                                                  : fmt::format("arrival_step={}", r.arrival_step);
+    out += fmt::format("  {:<10} {} prompt_len={} max_tokens={} min_tokens={}{}{}{} prompt={}\n", r.id, arrival,
+                       r.prompt.size(), r.max_tokens, r.min_tokens, r.ignore_eos ? " ignore_eos" : "",
                        r.priority != 0 ? fmt::format(" priority={}", r.priority) : "",
                        r.stop_token_ids.empty() ? "" : " stop=" + token_preview(r.stop_token_ids),
                        token_preview(r.prompt));
   }
+  if (shown < s.requests.size()) out += fmt::format("  ... and {} more\n", s.requests.size() - shown);
   if (!s.expect.steps.empty() || !s.expect.requests.empty() || !s.expect.invariants.empty() || s.expect.num_steps)
     out += fmt::format("expect: {} step entries, {} request entries, {} invariants\n", s.expect.steps.size(),
                        s.expect.requests.size(), s.expect.invariants.size());

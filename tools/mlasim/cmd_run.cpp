@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -16,7 +17,11 @@
 #include "tools/harness/expectations.h"
 #include "tools/harness/run_json.h"
 #include "tools/harness/scenario_printer.h"
-#include "tools/harness/step_table.h"
+#include "tools/harness/progress_line.h"
+#include "tools/harness/run_collector.h"
+#include "tools/harness/run_json_sink.h"
+#include "tools/harness/run_summary.h"
+#include "tools/harness/step_table_sink.h"
 #include "tools/mlasim/cli_backend.h"
 #include "tools/mlasim/commands.h"
 
@@ -35,6 +40,8 @@ struct RunOptions {
   std::vector<std::string> injects;
   std::vector<std::string> sets;
   std::string golden_dir = "golden";
+  std::string table = "auto";
+  std::string jsonl_path;
 };
 
 // Replays under the scenario's profile and `other` in fp64 and prints the differences.
@@ -65,7 +72,7 @@ int run(const RunOptions& o) {
     return kExitBadInput;
   }
   if (int rc = check_device(o.device); rc != kExitOk) return rc;
-  if (!output_path_ok("--json", o.json_path)) return kExitBadInput;
+  if (!output_path_ok("--json", o.json_path) || !output_path_ok("--jsonl", o.jsonl_path)) return kExitBadInput;
   FaultSet faults;
   if (!parse_faults(o.injects, faults)) return kExitBadInput;
   if (o.dry_run && (!o.logits_dir.empty() || !o.compare_profile.empty() || !faults.empty())) {
@@ -81,7 +88,8 @@ int run(const RunOptions& o) {
       return kExitBadInput;
     }
   }
-  std::cout << describe_scenario(scenario) << "\n";
+  const TableMode table = *parse_table_mode(o.table);
+  if (table != TableMode::kNone) std::cout << describe_scenario(scenario) << "\n";
   std::optional<MlaWeights> weights;
   std::unique_ptr<Backend> backend;
   EngineOptions engine_options;
@@ -90,23 +98,46 @@ int run(const RunOptions& o) {
     backend = make_backend(o.device, *weights, scenario, faults);
     engine_options.backend = backend.get();
   }
+  // The sinks: the summary first (the table printer reads it at the end).
   Engine engine(scenario, engine_options);
-  while (!engine.done()) {
-    const StepRecord& st = engine.step();
-    std::cout << format_step_line(st) << "\n";
-    if (o.explain) std::cout << format_step_explanation(st);
+  RunSummary summary(scenario);
+  StepTablePrinter printer(std::cout, table, o.explain, summary);
+  ExpectationChecker checker(scenario);
+  ProgressLine progress(stderr, scenario.num_requests);
+  LogitsCollector logits;
+  RunJsonSink json;
+  RunJsonlSink jsonl;
+  for (auto [path, open] : {std::pair<const std::string*, std::function<Status()>>{
+                                &o.json_path, [&] { return json.open(o.json_path, scenario.name); }},
+                            {&o.jsonl_path, [&] { return jsonl.open(o.jsonl_path, scenario.name); }}}) {
+    if (path->empty()) continue;
+    if (Status st = open(); !st) {
+      std::cerr << st.error().format() << "\n";
+      return kExitBadInput;
+    }
   }
-  RunRecord record = engine.run();
-  std::cout << "\n" << format_request_summary(record) << format_misrouting_summary(record);
+  engine.add_sink(&summary);
+  engine.add_sink(&printer);
+  engine.add_sink(&checker);
+  if (progress.enabled()) engine.add_sink(&progress);
+  if (backend) engine.add_sink(&logits);
+  if (!o.json_path.empty()) engine.add_sink(&json);
+  if (!o.jsonl_path.empty()) engine.add_sink(&jsonl);
+  try {
+    engine.run_to_end();
+  } catch (const RequestStreamError& e) {
+    std::cerr << e.error.format() << "\n";
+    return kExitBadInput;
+  }
   int rc = kExitOk;
-  std::vector<ExpectationFailure> failures = check_expectations(scenario, record);
+  const std::vector<ExpectationFailure>& failures = checker.failures();
   if (int n = count_expectation_checks(scenario); n > 0) {
     if (failures.empty()) std::cout << "expect: all " << n << " checks hold\n";
     for (const auto& f : failures) std::cout << f.format() << "\n";
   }
   if (!failures.empty()) rc = kExitRegression;
   if (backend) {
-    std::cout << "logits: " << record.logits.index.size() << " rows x " << record.logits.vocab_size << " from "
+    std::cout << "logits: " << logits.logits().index.size() << " rows x " << logits.logits().vocab_size << " from "
               << backend->name() << "\n";
     const std::string golden = o.golden_dir + "/" + scenario.name;
     if (std::filesystem::exists(golden + "/logits.npy")) {
@@ -115,14 +146,16 @@ int run(const RunOptions& o) {
         std::cerr << files.error().format() << "\n";
         return kExitBadInput;
       }
-      LogitsCheck lc = check_logits_against(files.value(), record.logits,
+      LogitsCheck lc = check_logits_against(files.value(), logits.logits(),
                                             logits_tolerance(tolerance_class(o.device, scenario)), golden);
       std::cout << "vs " << golden << ": " << lc.message << "\n";
       if (!lc.pass) rc = kExitRegression;
     }
   }
-  if (!o.json_path.empty()) {
-    if (Status st = write_file_atomically(o.json_path, run_record_to_json(record)); !st) {
+  for (auto [path, commit] : {std::pair<const std::string*, std::function<Status()>>{&o.json_path, [&] { return json.commit(); }},
+                              {&o.jsonl_path, [&] { return jsonl.commit(); }}}) {
+    if (path->empty()) continue;
+    if (Status st = commit(); !st) {
       std::cerr << st.error().format() << "\n";
       return kExitBadInput;
     }
@@ -131,7 +164,7 @@ int run(const RunOptions& o) {
     std::error_code ec;
     std::filesystem::create_directories(o.logits_dir, ec);
     Status st = ec ? Status(Error{o.logits_dir, 0, 0, "", "cannot create the directory: " + ec.message(), ""})
-                   : write_logits_files(o.logits_dir, record.logits);
+                   : write_logits_files(o.logits_dir, logits.logits());
     if (!st) {
       std::cerr << st.error().format() << "\n";
       return kExitBadInput;
@@ -153,9 +186,16 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "exits 1 when it does not hold.\n"
       "Examples:\n"
       "  mlasim run scenarios/seed/lone_one_token_prompt.yaml --dry-run\n"
-      "  mlasim run scenarios/seed/lone_one_token_prompt.yaml --set engine.profile=strict --json out.json");
+      "  mlasim run scenarios/seed/lone_one_token_prompt.yaml --set engine.profile=strict --json out.json\n"
+      "  mlasim run trace.yaml --dry-run --table summary --jsonl trace.jsonl");
   cmd->add_option("scenario", o->scenario, "Scenario YAML file")->required();
-  cmd->add_option("--json", o->json_path, "Write the run record as JSON to FILE (atomically)");
+  cmd->add_option("--json", o->json_path, "Write the run record as JSON to FILE (atomically, streamed as it runs)");
+  cmd->add_option("--jsonl", o->jsonl_path,
+                  "Write the run as JSONL to FILE (atomically): a header line, one object per step, then one per\n"
+                  "request in scenario order, with simulated times; for traces too big for one document");
+  cmd->add_option("--table", o->table,
+                  "What to print: auto (every step for runs up to 500 steps, else the summary), full, summary, none")
+      ->check(CLI::IsMember({"auto", "full", "summary", "none"}));
   cmd->add_option("--logits-dir", o->logits_dir, "Write logits.npy and logits_index.json to DIR");
   cmd->add_option("--device", o->device, "Backend for the model: cpu (reference) or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));

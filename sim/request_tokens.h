@@ -1,0 +1,23 @@
+// The token ids a request spec does not list: a prompt given by length (seeded from the request id,
+// or block by block from a trace's hash ids) and the teacher-forced outputs past the listed ones.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/scenario.h"
+
+namespace mlasim {
+
+inline constexpr int kDefaultPromptHashBlockSize = 512;  // Mooncake's trace block
+
+// Fills spec.prompt with `len` seeded ids. With hash ids, token t comes from block t / block_size
+// of the stream named by hash_ids[t / block_size], so requests sharing leading hash ids share
+// leading tokens (and prefix-cache blocks). hash_ids must cover len (checked by the readers).
+void seed_prompt(RequestSpec& spec, int len, const std::vector<std::uint64_t>& hash_ids, int block_size,
+                 const Scenario& s);
+// Appends seeded outputs past spec.output up to min(max_tokens, max_model_len - prompt): never EOS
+// or a stop id, so an unlisted output runs to max_tokens.
+void seed_outputs(RequestSpec& spec, const Scenario& s);
+
+}  // namespace mlasim
