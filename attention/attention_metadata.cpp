@@ -25,11 +25,35 @@ int chunked_prefill_workspace_size(const RoutingConfig& c) {
 
 AttentionMetadata build_attention_metadata(const BatchRoute& route, const RoutingConfig& c, const BlockIdsFn& block_ids) {
   AttentionMetadata m;
+  build_attention_metadata(m, route, c, block_ids);
+  return m;
+}
+
+void build_attention_metadata(AttentionMetadata& m, const BatchRoute& route, const RoutingConfig& c,
+                              const BlockIdsFn& block_ids) {
+  // Every vector is cleared, not freed, so a step reuses the previous step's capacity.
+  m.query_start_loc.clear();
+  m.seq_lens.clear();
+  m.context_lens.clear();
+  m.num_prompt_tokens.clear();
+  m.is_prefilling.clear();
+  m.positions.clear();
+  m.slot_mapping.clear();
+  m.is_decode.clear();
+  m.regions.clear();
+  m.paths.clear();
+  m.max_query_len = 0;
+  m.max_seq_len = 0;
+  std::optional<DecodeMetadata> old_decode = std::move(m.decode);
+  std::optional<PrefillMetadata> old_prefill = std::move(m.prefill);
+  m.decode.reset();
+  m.prefill.reset();
   m.profile = c.profile;
   m.sparse_mla = c.sparse_mla;
   m.block_size = c.block_size;
   const int n = static_cast<int>(route.rows.size());
   m.num_reqs = n;
+  m.block_table.resize(sz(n));
   m.query_start_loc.push_back(0);
   for (int i = 0; i < n; ++i) {
     const RowRoute& r = route.rows[sz(i)];
@@ -44,10 +68,10 @@ AttentionMetadata build_attention_metadata(const BatchRoute& route, const Routin
     m.max_query_len = std::max(m.max_query_len, r.q);
     m.max_seq_len = std::max(m.max_seq_len, r.nct + r.q);
     const std::span<const int> ids = block_ids(i);
-    m.block_table.emplace_back(ids.begin(), ids.end());
+    m.block_table[sz(i)].assign(ids.begin(), ids.end());
     for (int j = 0; j < r.q; ++j) {
       m.positions.push_back(r.nct + j);
-      m.slot_mapping.push_back(slot_of(m.block_table.back(), r.nct + j, c.block_size));
+      m.slot_mapping.push_back(slot_of(m.block_table[sz(i)], r.nct + j, c.block_size));
     }
   }
   m.num_actual_tokens = m.query_start_loc.back();
@@ -62,7 +86,8 @@ AttentionMetadata build_attention_metadata(const BatchRoute& route, const Routin
   int num_mqa_rows = 0;
   while (num_mqa_rows < n && m.paths[sz(num_mqa_rows)] == MlaPath::kMqa) ++num_mqa_rows;
   if (num_mqa_rows > 0) {
-    DecodeMetadata d;
+    DecodeMetadata d = old_decode ? std::move(*old_decode) : DecodeMetadata{};
+    d.max_query_len = 0;
     d.num_rows = num_mqa_rows;
     d.query_start_loc.assign(m.query_start_loc.begin(), m.query_start_loc.begin() + num_mqa_rows + 1);
     d.seq_lens.assign(m.seq_lens.begin(), m.seq_lens.begin() + num_mqa_rows);
@@ -71,7 +96,9 @@ AttentionMetadata build_attention_metadata(const BatchRoute& route, const Routin
     m.decode = std::move(d);
   }
   if (num_mqa_rows < n) {
-    PrefillMetadata p;
+    PrefillMetadata p = old_prefill ? std::move(*old_prefill) : PrefillMetadata{};
+    p.query_start_loc.clear();
+    p.max_query_len = 0;
     p.row_start = num_mqa_rows;
     p.num_rows = n - num_mqa_rows;
     p.token_start = m.query_start_loc[sz(num_mqa_rows)];
@@ -84,7 +111,6 @@ AttentionMetadata build_attention_metadata(const BatchRoute& route, const Routin
     p.chunked_context = build_chunked_context(ctx, chunked_prefill_workspace_size(c), c.block_size);
     m.prefill = std::move(p);
   }
-  return m;
 }
 
 AttentionMetadata build_attention_metadata(const BatchRoute& route, const RoutingConfig& c,

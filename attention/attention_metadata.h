@@ -73,6 +73,9 @@ struct AttentionMetadata {
 int chunked_prefill_workspace_size(const RoutingConfig& config);
 
 AttentionMetadata build_attention_metadata(const BatchRoute& route, const RoutingConfig& config, const BlockIdsFn& block_ids);
+// The same into `out`, reusing its vectors' capacity (the engine's per-step path).
+void build_attention_metadata(AttentionMetadata& out, const BatchRoute& route, const RoutingConfig& config,
+                              const BlockIdsFn& block_ids);
 // block_ids[row] in reordered order.
 AttentionMetadata build_attention_metadata(const BatchRoute& route, const RoutingConfig& config,
                                            std::span<const std::vector<int>> block_ids);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "sim/check.h"
+#include "sim/request_tokens.h"
 #include "sim/seeded_tokens.h"
 
 namespace mlasim {
@@ -34,11 +35,24 @@ int Request::accepted_drafts_at(int verify_step, int num_drafts) const {
   return num_drafts;
 }
 
+void materialize_prompt(Request& r) {
+  if (!r.pending_prompt) return;
+  MLASIM_CHECK(r.all_token_ids.empty() && r.num_computed_tokens == 0, "a pending prompt on a request that ran");
+  const Request::SeededPrompt& p = *r.pending_prompt;
+  generate_prompt(r.all_token_ids, r.num_prompt_tokens, p.seed, p.stream, p.hash_ids, p.block_size, p.vocab_size);
+  r.pending_prompt.reset();
+}
+
 Request make_request(const RequestSpec& spec, const ModelConfig& model, ReqId id) {
   Request r;
   r.request_id = id;
   r.all_token_ids = spec.prompt;
   r.num_prompt_tokens = static_cast<int>(spec.prompt.size());
+  if (spec.prompt.empty() && spec.seeded_prompt_len > 0) {
+    r.num_prompt_tokens = spec.seeded_prompt_len;
+    r.pending_prompt = Request::SeededPrompt{model.seed, prompt_token_stream(spec.id), spec.prompt_hash_ids,
+                                             spec.prompt_hash_block_size, model.vocab_size};
+  }
   r.max_tokens = spec.max_tokens;
   r.min_tokens = spec.min_tokens;
   r.ignore_eos = spec.ignore_eos;

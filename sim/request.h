@@ -69,6 +69,18 @@ struct Request {
   std::vector<int> block_ids;               // the block table
   int num_cached_blocks = 0;                // blocks of the table already in the prefix cache
 
+  // A prompt given only by its length (and a trace's hash ids) is generated when the scheduler
+  // first looks at the waiting request (materialize_prompt), so a long queue of waiting requests
+  // holds no token ids: until then all_token_ids is empty and num_prompt_tokens is the length.
+  struct SeededPrompt {
+    std::uint64_t seed = 0;
+    std::uint64_t stream = 0;                  // prompt_token_stream(id), without hash ids
+    std::vector<std::uint64_t> hash_ids;       // one per block of block_size tokens
+    int block_size = 0;
+    int vocab_size = 0;
+  };
+  std::optional<SeededPrompt> pending_prompt;
+
   int num_tokens() const { return static_cast<int>(all_token_ids.size()); }
   int num_output_tokens() const { return num_tokens() - num_prompt_tokens; }
   int num_tokens_with_spec() const { return num_tokens() + static_cast<int>(spec_token_ids.size()); }
@@ -88,6 +100,9 @@ struct Request {
 // A request from a scenario entry: prompt, sampling params, forced outputs (seeded by the
 // model's seed), priority, accepted drafts; EOS from the model. `id` is the caller's (the
 // scenario index).
+// Generates a pending prompt into all_token_ids (no-op when there is none).
+void materialize_prompt(Request& request);
+
 Request make_request(const RequestSpec& spec, const ModelConfig& model, ReqId id);
 
 }  // namespace mlasim

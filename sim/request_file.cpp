@@ -204,7 +204,9 @@ Result<bool> RequestFileReader::read_line(RequestSpec& req) {
                        "one hash id per prompt block: ceil(prompt_len / prompt_hash_block_size)");
         ids.assign(list.begin(), list.end());
       }
-      seed_prompt(req, len, ids, block, s_);
+      req.seeded_prompt_len = len;
+      req.prompt_hash_ids = std::move(ids);
+      req.prompt_hash_block_size = block;
     }
   } else if (static_cast<int>(req.prompt.size()) >= s_.scheduler.max_model_len) {
     return error(prompt->column, key(*prompt),
@@ -268,7 +270,8 @@ Result<bool> RequestFileReader::read_line(RequestSpec& req) {
                      "each entry is between 0 and scheduler.num_speculative_tokens");
     req.accepted_drafts = to_ints(list);
   }
-  seed_outputs(req, s_);
+  // Outputs past the listed ones continue from the request's seeded stream (Request::forced_output_token
+  // gives the same ids seed_outputs would list), so none are stored.
   const Request request = make_request(req, s_.model, static_cast<ReqId>(index_));
   if (std::string problem = check_request(request, s_.scheduler, s_.scheduler.max_model_len); !problem.empty())
     return error(1, p, problem,

@@ -7,21 +7,24 @@
 
 namespace mlasim {
 
-void seed_prompt(RequestSpec& spec, int len, const std::vector<std::uint64_t>& hash_ids, int block_size,
-                 const Scenario& s) {
-  const int vocab = s.model.vocab_size;
-  spec.prompt.clear();
-  spec.prompt.reserve(static_cast<std::size_t>(len));
+void generate_prompt(std::vector<int>& out, int len, std::uint64_t seed, std::uint64_t id_stream,
+                     const std::vector<std::uint64_t>& hash_ids, int block_size, int vocab_size) {
+  out.reserve(out.size() + static_cast<std::size_t>(len));
   if (hash_ids.empty()) {
-    const std::uint64_t stream = prompt_token_stream(spec.id);
-    for (int j = 0; j < len; ++j)
-      spec.prompt.push_back(seeded_token(s.model.seed, stream, static_cast<std::uint64_t>(j), vocab));
+    for (int j = 0; j < len; ++j) out.push_back(seeded_token(seed, id_stream, static_cast<std::uint64_t>(j), vocab_size));
     return;
   }
   for (int j = 0; j < len; ++j) {
     const std::uint64_t stream = prompt_block_stream(hash_ids[static_cast<std::size_t>(j / block_size)]);
-    spec.prompt.push_back(seeded_token(s.model.seed, stream, static_cast<std::uint64_t>(j % block_size), vocab));
+    out.push_back(seeded_token(seed, stream, static_cast<std::uint64_t>(j % block_size), vocab_size));
   }
+}
+
+void seed_prompt(RequestSpec& spec, int len, const std::vector<std::uint64_t>& hash_ids, int block_size,
+                 const Scenario& s) {
+  spec.prompt.clear();
+  generate_prompt(spec.prompt, len, s.model.seed, prompt_token_stream(spec.id), hash_ids, block_size,
+                  s.model.vocab_size);
 }
 
 void seed_outputs(RequestSpec& spec, const Scenario& s) {

@@ -14,6 +14,9 @@ inline constexpr int kDefaultPromptHashBlockSize = 512;  // Mooncake's trace blo
 // Fills spec.prompt with `len` seeded ids. With hash ids, token t comes from block t / block_size
 // of the stream named by hash_ids[t / block_size], so requests sharing leading hash ids share
 // leading tokens (and prefix-cache blocks). hash_ids must cover len (checked by the readers).
+// The generator behind both: `len` ids from (seed, id_stream), or block by block from hash ids.
+void generate_prompt(std::vector<int>& out, int len, std::uint64_t seed, std::uint64_t id_stream,
+                     const std::vector<std::uint64_t>& hash_ids, int block_size, int vocab_size);
 void seed_prompt(RequestSpec& spec, int len, const std::vector<std::uint64_t>& hash_ids, int block_size,
                  const Scenario& s);
 // Appends seeded outputs past spec.output up to min(max_tokens, max_model_len - prompt): never EOS

@@ -110,6 +110,11 @@ struct RequestSpec {
   // arrival_step, never both.
   std::optional<std::int64_t> arrival_time_ns;
   std::vector<int> prompt;              // resolved: from `prompt`, or seeded from `prompt_len`
+  // A requests_file request given by prompt_len keeps its prompt unresolved (prompt empty): the
+  // scheduler generates it when it first looks at the request (Request::pending_prompt).
+  int seeded_prompt_len = 0;
+  std::vector<std::uint64_t> prompt_hash_ids;  // with seeded_prompt_len: one per block
+  int prompt_hash_block_size = 512;
   int max_tokens = 16;                  // vLLM SamplingParams default
   int min_tokens = 0;
   bool ignore_eos = false;

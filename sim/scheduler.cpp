@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "sim/block_hash.h"
 #include "sim/check.h"
 
 namespace mlasim {
@@ -114,6 +115,10 @@ void Scheduler::schedule_waiting(int& budget, int threshold) {
   while (!waiting_.empty() && budget > 0) {
     if (static_cast<int>(running_.size()) == config_.max_num_seqs) break;
     Request* r = waiting_.peek_request();
+    if (r->pending_prompt) {  // first look at this request: its prompt and block hashes now
+      materialize_prompt(*r);
+      if (kv_.enable_caching()) update_block_hashes(*r, config_.block_size, num_hash_lookahead_tokens());
+    }
     int num_computed = r->num_computed_tokens;
     int num_new_computed = 0;
     hit_blocks_.clear();

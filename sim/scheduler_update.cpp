@@ -115,13 +115,15 @@ void Scheduler::add_request(Request request) {
   const std::string problem = check_request(request, config_, max_model_len_);
   MLASIM_CHECK(problem.empty(), "request " + std::to_string(request.request_id) + ": " + problem);
   MLASIM_CHECK(request.status == RequestStatus::kWaiting && request.num_computed_tokens == 0 &&
-                   request.block_ids.empty() && request.num_output_tokens() == 0,
+                   request.block_ids.empty() &&
+                   request.num_tokens() == (request.pending_prompt ? 0 : request.num_prompt_tokens),
                "add_request needs a fresh request");
   auto owned = std::make_unique<Request>(std::move(request));
   Request* r = owned.get();
   r->arrival = next_arrival_++;
   r->block_hashes.clear();
-  if (kv_.enable_caching()) update_block_hashes(*r, config_.block_size, num_hash_lookahead_tokens());
+  if (kv_.enable_caching() && !r->pending_prompt)
+    update_block_hashes(*r, config_.block_size, num_hash_lookahead_tokens());
   auto [it, inserted] = requests_.try_emplace(r->request_id, std::move(owned));
   MLASIM_CHECK(inserted, "duplicate request id " + std::to_string(r->request_id));
   waiting_.add_request(r);

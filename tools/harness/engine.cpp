@@ -88,7 +88,7 @@ const StepRecord& Engine::step() {
   const bool v2 = routing_.model_runner == ModelRunner::kV2;
   if (v2) order_batch_v2(batch_, out_, 1 + routing_.num_speculative_tokens);
   const BatchRoute route = route_batch(batch_, routing_, /*reorder=*/!v2);
-  metadata_ = build_attention_metadata(route, routing_, [this](int row) {
+  build_attention_metadata(metadata_, route, routing_, [this](int row) {
     return scheduler_.block_ids(batch_.rows()[static_cast<std::size_t>(row)].req_id);
   });
   const std::string problem = metadata_.validate();

@@ -34,7 +34,7 @@ struct EngineOptions {
 class Engine {
  public:
   static constexpr int kAuditEveryStepUntil = 256;
-  static constexpr int kAuditInterval = 256;
+  static constexpr int kAuditInterval = 1024;
 
   explicit Engine(const Scenario& scenario, EngineOptions options = {});
 
