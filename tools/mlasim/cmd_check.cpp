@@ -1,8 +1,14 @@
 // `mlasim check PATH...`: compare scenarios against their goldens and expect blocks.
+#include <cstdlib>
 #include <iostream>
+#include <numeric>
+#include <optional>
+#include <thread>
 
 #include "tools/harness/atomic_file.h"
 #include "tools/harness/check_runner.h"
+#include "tools/harness/check_shard.h"
+#include "tools/harness/ordered_pool.h"
 #include "tools/mlasim/cli_backend.h"
 #include "tools/mlasim/commands.h"
 
@@ -17,9 +23,40 @@ struct CheckOptions {
   std::string json_path;
   std::vector<std::string> injects;
   bool dry_run = false;
+  std::string jobs = "1";
+  std::string shard;         // "I/N"; read only when shard_given
+  bool shard_given = false;
 };
 
+// The shard to run: --shard, else GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS, else none (everything).
+// Creates GTEST_SHARD_STATUS_FILE when it is set, as gtest does. False (after saying why) on bad input.
+bool resolve_shard(const CheckOptions& o, std::optional<Shard>& shard) {
+  if (const char* status_file = std::getenv("GTEST_SHARD_STATUS_FILE")) {
+    if (Status st = touch_shard_status_file(status_file); !st) {
+      std::cerr << st.error().format() << "\n";
+      return false;
+    }
+  }
+  if (o.shard_given) {
+    Result<Shard> parsed = parse_shard(o.shard);
+    if (!parsed) std::cerr << parsed.error().format() << "\n";
+    if (parsed) shard = parsed.value();
+    return parsed.ok();
+  }
+  Result<std::optional<Shard>> env = shard_from_env(std::getenv("GTEST_SHARD_INDEX"), std::getenv("GTEST_TOTAL_SHARDS"));
+  if (!env) std::cerr << env.error().format() << "\n";
+  if (env) shard = env.value();
+  return env.ok();
+}
+
 int run_check(const CheckOptions& o) {
+  Result<int> jobs = parse_jobs(o.jobs, std::thread::hardware_concurrency());
+  if (!jobs) {
+    std::cerr << jobs.error().format() << "\n";
+    return kExitBadInput;
+  }
+  std::optional<Shard> shard;
+  if (!resolve_shard(o, shard)) return kExitBadInput;
   if (int rc = check_device(o.device); rc != kExitOk) return rc;
   if (!output_path_ok("--junit", o.junit_path) || !output_path_ok("--json", o.json_path)) return kExitBadInput;
   std::vector<std::string> paths = o.paths.empty() ? std::vector<std::string>{"scenarios"} : o.paths;
@@ -46,16 +83,31 @@ int run_check(const CheckOptions& o) {
       return backend_support_error(device, s, f);
     };
   }
-  std::vector<ScenarioCheck> checks;
-  int passed = 0, failed = 0, bad = 0;
-  for (const std::string& f : files.value()) {
-    checks.push_back(check_scenario(f, options));
-    const ScenarioCheck& c = checks.back();
-    std::cout << format_check_line(c) << std::endl;
-    (c.status == CheckStatus::kPass ? passed : failed)++;
-    bad += c.status == CheckStatus::kBadInput;
+  int num_jobs = jobs.value();
+  if (o.device == "cuda" && num_jobs > 1) {
+    std::cerr << "mlasim check: --device cuda runs the scenarios one at a time (-j " << num_jobs << " ignored)\n";
+    num_jobs = 1;
   }
-  std::cout << passed << " passed, " << failed << " failed" << std::endl;
+  const std::vector<std::string>& all = files.value();
+  std::vector<std::size_t> selected(all.size());
+  std::iota(selected.begin(), selected.end(), std::size_t{0});
+  if (shard) selected = shard_indices(all.size(), *shard);
+  // Workers fill checks[k]; the lines come out in scenario order, as a serial run prints them.
+  std::vector<ScenarioCheck> checks(selected.size());
+  int passed = 0, failed = 0, bad = 0;
+  run_ordered(
+      selected.size(), num_jobs, [&](std::size_t k) { checks[k] = check_scenario(all[selected[k]], options); },
+      [&](std::size_t k) {
+        const ScenarioCheck& c = checks[k];
+        std::cout << format_check_line(c) << std::endl;
+        (c.status == CheckStatus::kPass ? passed : failed)++;
+        bad += c.status == CheckStatus::kBadInput;
+      });
+  std::cout << passed << " passed, " << failed << " failed";
+  if (shard)
+    std::cout << " (shard " << shard->index << "/" << shard->total << " of " << all.size()
+              << (all.size() == 1 ? " scenario)" : " scenarios)");
+  std::cout << std::endl;
   for (const auto& [path, text] : {std::pair{o.junit_path, check_reports_junit(checks)},
                                    std::pair{o.json_path, check_reports_json(checks)}}) {
     if (path.empty()) continue;
@@ -78,8 +130,14 @@ void add_check_command(CLI::App& app, int& exit_code) {
       "logits (within the backend's tolerance class) with golden/<name>/, plus each scenario's expect:\n"
       "block. The CPU backend under test computes in float; goldens are fp64.\n"
       "Prints one line per scenario and a closing `N passed, N failed` line.\n"
+      "-j N checks N scenarios at once (-j 0: one per hardware thread); the lines and reports are those\n"
+      "of a serial run, in the same order. With --device cuda the scenarios run one at a time.\n"
+      "--shard I/N checks only the scenarios whose index i in the sorted list has i % N == I, so N\n"
+      "shards cover every scenario once; without it GTEST_SHARD_INDEX and GTEST_TOTAL_SHARDS are read\n"
+      "(both or neither), and GTEST_SHARD_STATUS_FILE is created when set, as gtest does.\n"
       "Exit 0 all pass, 1 a regression, 2 bad input, 77 a GPU was requested and none is present.\n"
-      "Example: mlasim check scenarios/ --junit report.xml");
+      "Examples: mlasim check scenarios/ --junit report.xml\n"
+      "          mlasim check scenarios/ -j 8 --shard 1/4 --json shard1.json");
   cmd->add_option("paths", o->paths, "Scenario files or directories (default: scenarios/)");
   cmd->add_option("--golden-dir", o->golden_dir, "Directory holding <scenario>/split.txt and logits goldens");
   cmd->add_option("--device", o->device, "Backend: cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
@@ -87,7 +145,15 @@ void add_check_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--json", o->json_path, "Write a JSON report to FILE");
   cmd->add_option("--inject", o->injects, "Inject a fault into the backend under test (repeatable); see `mlasim run --help`");
   cmd->add_flag("--dry-run", o->dry_run, "Compare splits and expect: blocks only, without the model and logits");
-  cmd->callback([o, &exit_code] { exit_code = run_check(*o); });
+  cmd->add_option("-j,--jobs", o->jobs, "Scenarios checked at once (default 1; 0: one per hardware thread; cpu only)")
+      ->type_name("N");
+  CLI::Option* shard = cmd->add_option(
+      "--shard", o->shard, "Check shard I of N: the scenarios with index % N == I (overrides GTEST_SHARD_INDEX/TOTAL_SHARDS)")
+      ->type_name("I/N");
+  cmd->callback([o, shard, &exit_code] {
+    o->shard_given = shard->count() > 0;
+    exit_code = run_check(*o);
+  });
 }
 
 }  // namespace mlasim::cli
