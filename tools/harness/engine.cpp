@@ -57,7 +57,10 @@ void Engine::admit_arrivals() {
     const int index = arrivals_->peek_index();
     RequestSpec spec = arrivals_->pop();
     scheduler_.add_request(make_request(spec, scenario_.model, index));
-    alive_.emplace(index, Alive{std::move(spec.id), now_ns_, -1});
+    // A timed request arrived at its time (it may wait for the step that admits it); a request
+    // arriving by step arrives when that step starts.
+    const std::int64_t arrival = scenario_.timed_arrivals ? spec.arrival_time_ns.value_or(0) : now_ns_;
+    alive_.emplace(index, Alive{std::move(spec.id), arrival, -1});
     ++num_arrived_;
   }
 }

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <fstream>
 #include <sstream>
 #include <vector>
 
@@ -39,17 +41,44 @@ std::string header_value(const std::vector<std::string>& lines, const std::strin
   return "";
 }
 
+// FNV-1a over a file's bytes, read in pieces ("unreadable" if it cannot be read).
+std::string file_fingerprint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "unreadable";
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    for (std::streamsize i = 0; i < in.gcount(); ++i) {
+      h ^= static_cast<unsigned char>(buf[i]);
+      h *= 0x100000001b3ULL;
+    }
+  }
+  return fmt::format("{:016x}", h);
+}
+
 }  // namespace
 
 std::string scenario_fingerprint(const Scenario& s) {
   std::string canon = describe_scenario(s);
-  for (const RequestSpec& r : s.requests)
-    canon += fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}\n", r.id, r.arrival_step, ints(r.prompt), r.max_tokens,
+  for (const RequestSpec& r : s.requests) {
+    canon += fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", r.id, r.arrival_step, ints(r.prompt), r.max_tokens,
                          r.min_tokens, r.ignore_eos, ints(r.stop_token_ids), ints(r.output), r.priority,
                          ints(r.accepted_drafts));
-  // describe_scenario names the source file; the fingerprint must not depend on where it lives.
+    if (r.arrival_time_ns) canon += fmt::format("|t={}", *r.arrival_time_ns);
+    canon += "\n";
+  }
+  // The clock decides when timed requests are admitted.
+  if (s.timed_arrivals)
+    canon += fmt::format("timing {} {} {} {}\n", s.timing.fixed_us, s.timing.per_scheduled_token_us,
+                         s.timing.per_context_token_us, s.timing.per_request_us);
+  // describe_scenario names the source file and the requests file; the fingerprint must not depend
+  // on where they live, but on the requests file's bytes.
   const std::string src = "(" + s.source + ")";
   if (auto pos = canon.find(src); pos != std::string::npos) canon.erase(pos, src.size());
+  if (!s.requests_file.empty()) {
+    if (auto pos = canon.find(s.requests_file); pos != std::string::npos) canon.erase(pos, s.requests_file.size());
+    canon += "requests_file " + file_fingerprint(s.requests_file) + "\n";
+  }
   return fmt::format("{:016x}", stable_hash(canon));
 }
 
