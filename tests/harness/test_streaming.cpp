@@ -16,6 +16,7 @@
 #include "tools/harness/expectations.h"
 #include "tools/harness/histogram.h"
 #include "tools/harness/json_value.h"
+#include "tools/harness/progress_line.h"
 #include "tools/harness/run_json.h"
 #include "tools/harness/run_json_sink.h"
 #include "tools/harness/run_summary.h"
@@ -257,4 +258,18 @@ TEST_CASE("a streamed file appears only on commit", "[stream]") {
   std::filesystem::remove(path);
   AtomicOutputFile bad;
   CHECK_FALSE(bad.open("/nonexistent-dir/x.json").ok());
+}
+
+TEST_CASE("the progress line stays off when stderr is not a terminal", "[stream]") {
+  std::FILE* f = std::tmpfile();
+  REQUIRE(f != nullptr);
+  ProgressLine off(f, 10);
+  CHECK_FALSE(off.enabled());
+  ProgressLine forced(f, 10, /*force=*/true);
+  CHECK(forced.enabled());
+  StepRecord st;
+  for (int i = 0; i < 64; ++i) off.on_step(st);
+  off.on_end(RunTotals{});
+  CHECK(std::ftell(f) == 0);  // nothing written, not even the clearing sequence
+  std::fclose(f);
 }

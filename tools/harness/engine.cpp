@@ -204,10 +204,15 @@ void Engine::record_step(const SchedulerOutput& out, const BatchRoute& route) {
 }
 
 void Engine::note_first_tokens(std::int64_t end_ns) {
-  for (const auto& [id, q] : out_.num_scheduled_tokens) {
-    const Request* r = scheduler_.request(id);
+  // A first output token can only come from a row whose prompt completes in this step (a partial
+  // chunk samples nothing; a decode row has sampled before). Finished requests are handled by finish().
+  for (const BatchRow& row : batch_.rows()) {
+    if (row.num_computed_tokens >= row.num_prompt_tokens ||
+        row.num_computed_tokens + row.num_scheduled_tokens < row.num_prompt_tokens)
+      continue;
+    const Request* r = scheduler_.request(row.req_id);
     if (r == nullptr || r->num_output_tokens() == 0) continue;
-    Alive& a = alive_.at(id);
+    Alive& a = alive_.at(row.req_id);
     if (a.first_token_ns < 0) a.first_token_ns = end_ns;
   }
 }
