@@ -104,7 +104,7 @@ TEST_CASE("streamed run JSON and expectations equal the collected ones for every
   }
 }
 
-TEST_CASE("--table auto prints every step of a short run and the summary past 500 steps", "[stream]") {
+TEST_CASE("the table in auto mode prints every step of a short run and the summary past 500 steps", "[stream]") {
   const std::string head = "version: 1\nscheduler: {max_num_batched_tokens: 64, max_num_seqs: 4, max_model_len: 1024}\n"
                            "requests:\n  - {id: a, prompt_len: 3, ignore_eos: true, max_tokens: ";
   for (const auto& [max_tokens, truncated] : {std::pair{500, false}, std::pair{501, true}}) {

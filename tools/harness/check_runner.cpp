@@ -9,15 +9,19 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
+#include "sim/request_stream.h"
 #include "sim/scenario_loader.h"
 #include "tools/harness/engine.h"
 #include "tools/harness/expectations.h"
 #include "tools/harness/atomic_file.h"
 #include "tools/harness/json_writer.h"
 #include "tools/harness/logits_golden.h"
+#include "tools/harness/run_collector.h"
 #include "tools/harness/split_golden.h"
+#include "tools/harness/split_golden_checker.h"
 
 namespace mlasim {
 namespace fs = std::filesystem;
@@ -46,23 +50,21 @@ Result<std::vector<std::string>> collect_scenarios(const std::vector<std::string
 
 namespace {
 
-// The split golden check: one more check that fails with the first differing step.
-void check_split_golden(const Scenario& s, const RunRecord& record, const CheckOptions& options, ScenarioCheck& c) {
+// The split golden check: one more check that fails with the first differing step. The checker
+// streams; null when there is no golden (reported here).
+std::optional<SplitGoldenChecker> split_golden_checker(const Scenario& s, const CheckOptions& options,
+                                                       ScenarioCheck& c) {
   const std::string path = split_golden_path(options.golden_dir, s.name);
   c.num_checks += 1;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  if (!std::ifstream(path, std::ios::binary)) {
     c.messages.push_back(fmt::format("{}: no split golden; write it with `mlasim golden update {}`", path, c.path));
-    return;
+    return std::nullopt;
   }
-  std::ostringstream golden;
-  golden << in.rdbuf();
-  GoldenComparison cmp = compare_split_golden(path, golden.str(), format_split_golden(s, record, ""));
-  if (!cmp.match) c.messages.push_back(cmp.message);
+  return std::optional<SplitGoldenChecker>(std::in_place, path, s);
 }
 
 // The logits golden check: the index exactly, then the values within the backend's class.
-void check_logits_golden(const Scenario& s, const RunRecord& record, const CheckOptions& options, ScenarioCheck& c) {
+void check_logits_golden(const Scenario& s, const LogitsRecord& logits, const CheckOptions& options, ScenarioCheck& c) {
   const std::string dir = options.golden_dir + "/" + s.name;
   c.num_checks += 1;
   if (!fs::exists(dir + "/logits.npy")) {
@@ -75,7 +77,7 @@ void check_logits_golden(const Scenario& s, const RunRecord& record, const Check
     c.messages.push_back(golden.error().format());
     return;
   }
-  LogitsCheck lc = check_logits_against(golden.value(), record.logits,
+  LogitsCheck lc = check_logits_against(golden.value(), logits,
                                         logits_tolerance(precision_class(s, options.replay)), dir);
   if (!lc.pass) c.messages.push_back(lc.message);
 }
@@ -143,11 +145,29 @@ ScenarioCheck check_scenario(const std::string& path, const CheckOptions& option
         return c;
       }
     }
-    RunRecord record = replay(s, options.replay);
+    // Streamed: the expectations and the split golden are checked step by step; only a model
+    // run keeps its logits (for the golden comparison).
     c.num_checks = count_expectation_checks(s);
-    for (const ExpectationFailure& f : check_expectations(s, record)) c.messages.push_back(f.format());
-    check_split_golden(s, record, options, c);
-    if (options.replay.with_model) check_logits_golden(s, record, options, c);
+    ExpectationChecker expectations(s);
+    std::vector<std::string> split_messages;
+    std::optional<SplitGoldenChecker> split = split_golden_checker(s, options, c);
+    split_messages.swap(c.messages);
+    LogitsCollector logits;
+    std::vector<StepSink*> sinks{&expectations};
+    if (split) sinks.push_back(&*split);
+    if (options.replay.with_model) sinks.push_back(&logits);
+    try {
+      replay(s, options.replay, sinks);
+    } catch (const RequestStreamError& e) {
+      c.status = CheckStatus::kBadInput;
+      c.messages = {e.error.format()};
+      c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return c;
+    }
+    for (const ExpectationFailure& f : expectations.failures()) c.messages.push_back(f.format());
+    c.messages.insert(c.messages.end(), split_messages.begin(), split_messages.end());
+    if (split && !split->result().match) c.messages.push_back(split->result().message);
+    if (options.replay.with_model) check_logits_golden(s, logits.logits(), options, c);
     if (!c.messages.empty() && c.status == CheckStatus::kPass) c.status = CheckStatus::kFail;
   }
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

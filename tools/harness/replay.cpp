@@ -5,11 +5,23 @@
 #include <optional>
 
 #include "tools/harness/engine.h"
+#include "tools/harness/run_collector.h"
 
 namespace mlasim {
 
 RunRecord replay(const Scenario& scenario, const ReplayOptions& options) {
-  if (!options.with_model) return Engine(scenario).run();
+  RecordCollector collector(scenario);
+  replay(scenario, options, {&collector});
+  return collector.take();
+}
+
+void replay(const Scenario& scenario, const ReplayOptions& options, const std::vector<StepSink*>& sinks) {
+  auto run = [&](EngineOptions engine_options) {
+    Engine engine(scenario, engine_options);
+    for (StepSink* s : sinks) engine.add_sink(s);
+    engine.run_to_end();
+  };
+  if (!options.with_model) return run({});
   std::optional<MlaWeights> seeded;
   const MlaWeights* weights = options.weights;
   if (!weights) weights = &seeded.emplace(seeded_weights(scenario.model));
@@ -31,7 +43,7 @@ RunRecord replay(const Scenario& scenario, const ReplayOptions& options) {
   EngineOptions engine_options;
   engine_options.backend = backend.get();
   engine_options.force_prefill_path = options.force_prefill_path;
-  return Engine(scenario, engine_options).run();
+  run(engine_options);
 }
 
 ReplayOptions golden_replay_options() {

@@ -11,6 +11,7 @@
 #include "attention/mla_weights.h"
 #include "sim/scenario.h"
 #include "tools/harness/run_record.h"
+#include "tools/harness/step_sink.h"
 
 namespace mlasim {
 
@@ -30,6 +31,8 @@ struct ReplayOptions {
 };
 
 RunRecord replay(const Scenario& scenario, const ReplayOptions& options);
+// The same run handing every step to `sinks` and keeping nothing itself.
+void replay(const Scenario& scenario, const ReplayOptions& options, const std::vector<StepSink*>& sinks);
 
 // The golden reference: fp64, TP 1, every token through the prefill form, no faults.
 ReplayOptions golden_replay_options();
