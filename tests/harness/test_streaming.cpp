@@ -21,6 +21,8 @@
 #include "tools/harness/run_json_sink.h"
 #include "tools/harness/run_summary.h"
 #include "tools/harness/scenario_order_spill.h"
+#include "tools/harness/split_golden.h"
+#include "tools/harness/split_golden_checker.h"
 #include "tools/harness/step_table_sink.h"
 
 using namespace mlasim;
@@ -272,4 +274,39 @@ TEST_CASE("the progress line stays off when stderr is not a terminal", "[stream]
   off.on_end(RunTotals{});
   CHECK(std::ftell(f) == 0);  // nothing written, not even the clearing sequence
   std::fclose(f);
+}
+
+TEST_CASE("the streaming split golden check reports what the whole-text comparison reports", "[stream]") {
+  Scenario s = load("version: 1\nscheduler: {max_num_batched_tokens: 64, max_num_seqs: 4, max_model_len: 64}\n"
+                    "requests:\n  - {id: a, prompt: [5, 6, 7], max_tokens: 3}\n  - {id: b, prompt: [9], max_tokens: 2}\n");
+  const RunRecord record = Engine(s).run();
+  const std::string good = format_split_golden(s, record, "test");
+  const std::vector<std::string> lines = lines_of(good);
+  auto join = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& l : v) out += l + "\n";
+    return out;
+  };
+  std::vector<std::string> changed = lines, dropped = lines, added = lines, stale = lines, header_only;
+  changed[6] += " x";
+  dropped.pop_back();
+  added.push_back("step 9 | extra");
+  for (auto& l : stale)
+    if (l.rfind("# fingerprint: ", 0) == 0) l = "# fingerprint: 0000000000000000";
+  stale[5] += " y";
+  for (const auto& l : lines)
+    if (l[0] == '#') header_only.push_back(l);
+  const std::string path = tmp_path("split.txt");
+  for (const std::string& golden : {good, join(changed), join(dropped), join(added), join(stale), join(header_only)}) {
+    std::ofstream(path, std::ios::binary) << golden;
+    SplitGoldenChecker checker(path, s);
+    for (const StepRecord& st : record.steps) checker.on_step(st);
+    checker.on_end(RunTotals{});
+    const GoldenComparison whole = compare_split_golden(path, golden, format_split_golden(s, record, ""));
+    INFO(golden);
+    CHECK(checker.result().match == whole.match);
+    CHECK(checker.result().stale == whole.stale);
+    CHECK(checker.result().message == whole.message);
+  }
+  std::filesystem::remove(path);
 }
