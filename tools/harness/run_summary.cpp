@@ -54,10 +54,11 @@ std::string RunSummary::format() const {
                      "rows, {} prefill rows\n",
                      mqa_tokens_, mha_tokens_, decode_rows_, prefill_rows_);
   out += format_misrouting();
-  out += fmt::format("per step {:>16} {:>8} {:>8} {:>8} {:>8} {:>10}\n", "min", "p50", "p90", "p99", "max", "mean");
+  out += fmt::format("{:<19} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10}\n", "per step", "min", "p50", "p90", "p99", "max",
+                     "mean");
   for (const auto& [name, v] : {std::pair{"scheduled tokens", &scheduled_}, std::pair{"batch size (rows)", &batch_},
                                 std::pair{"num_mqa", &mqa_}, std::pair{"num_mha", &mha_}})
-    out += fmt::format("  {:<17} {:>13} {:>8} {:>8} {:>8} {:>8} {:>10.1f}\n", name, v->min(), v->percentile(0.5),
+    out += fmt::format("  {:<17} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10.1f}\n", name, v->min(), v->percentile(0.5),
                        v->percentile(0.9), v->percentile(0.99), v->max(), v->mean());
   const TimingConfig& t = s_.timing;
   const double span_s =
@@ -66,13 +67,14 @@ std::string RunSummary::format() const {
                      "us/request; docs/spec/timing.md)\n",
                      static_cast<double>(totals_.end_ns) * 1e-9, t.fixed_us, t.per_scheduled_token_us,
                      t.per_context_token_us, t.per_request_us);
-  out += fmt::format("latency (ms) {:>12} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "min", "p50", "p90", "p99", "max", "mean");
+  out += fmt::format("{:<19} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "latency (ms)", "min", "p50", "p90", "p99", "max",
+                     "mean");
   for (const auto& [name, h] : {std::pair{"TTFT", &ttft_}, std::pair{"TPOT", &tpot_}, std::pair{"end to end", &e2e_}}) {
     if (h->count() == 0) {
-      out += fmt::format("  {:<10} {:>14}\n", name, "n/a");
+      out += fmt::format("  {:<17} {:>9}\n", name, "n/a");
       continue;
     }
-    out += fmt::format("  {:<10} {:>14.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f}\n", name, h->min() * 1e-6,
+    out += fmt::format("  {:<17} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f}\n", name, h->min() * 1e-6,
                        h->percentile(0.5) * 1e-6, h->percentile(0.9) * 1e-6, h->percentile(0.99) * 1e-6,
                        h->max() * 1e-6, h->mean() * 1e-6);
   }
