@@ -35,10 +35,8 @@ bool write_all(int fd, const char* p, std::size_t left) {
 }  // namespace
 
 AtomicOutputFile::~AtomicOutputFile() {
-  if (fd_ >= 0) {
-    ::close(fd_);
-    ::unlink(tmp_.c_str());
-  }
+  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0 || finished_) ::unlink(tmp_.c_str());
 }
 
 Status AtomicOutputFile::open(const std::string& path) {
@@ -60,6 +58,11 @@ void AtomicOutputFile::write(std::string_view text) {
 }
 
 Status AtomicOutputFile::commit() {
+  if (Status st = finish(); !st) return st;
+  return publish();
+}
+
+Status AtomicOutputFile::finish() {
   flush_buffer();
   const int fd = std::exchange(fd_, -1);
   if (write_errno_ != 0) {
@@ -76,6 +79,17 @@ Status AtomicOutputFile::commit() {
     if (!synced) errno = sync_errno;
     Error e = io_error(path_, "flush failed");
     ::unlink(tmp_.c_str());
+    return e;
+  }
+  finished_ = true;
+  return Status::Ok();
+}
+
+Status AtomicOutputFile::publish() {
+  if (!std::exchange(finished_, false)) {
+    Error e;
+    e.file = path_;
+    e.message = "internal: publish() of a file that is not finished";
     return e;
   }
   if (::rename(tmp_.c_str(), path_.c_str()) != 0) {

@@ -14,7 +14,9 @@ Status write_file_atomically(const std::string& path, const std::string& content
 
 // A file written in pieces and published atomically: the text goes to a temporary beside the
 // target; commit() syncs it and renames it over the target. Destroyed without commit (an error,
-// an exception), it removes the temporary and leaves the target as it was.
+// an exception), it removes the temporary and leaves the target as it was. commit() is finish()
+// (write, fsync, close) then publish() (rename), so several files can all be finished before any
+// is published.
 class AtomicOutputFile {
  public:
   AtomicOutputFile() = default;
@@ -24,15 +26,18 @@ class AtomicOutputFile {
 
   Status open(const std::string& path);
   bool is_open() const { return fd_ >= 0; }
-  // Appends; a write error is kept and reported by commit().
+  // Appends; a write error is kept and reported by commit() or finish().
   void write(std::string_view text);
   Status commit();
+  Status finish();
+  Status publish();
 
  private:
   void flush_buffer();
   std::string path_, tmp_;
   int fd_ = -1;
   int write_errno_ = 0;
+  bool finished_ = false;  // synced and closed; the temporary waits for publish()
   std::string buffer_;
 };
 
