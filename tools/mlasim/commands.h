@@ -16,6 +16,7 @@ void add_check_command(CLI::App& app, int& exit_code);
 void add_route_command(CLI::App& app, int& exit_code);
 void add_golden_command(CLI::App& app, int& exit_code);
 void add_export_command(CLI::App& app, int& exit_code);
+void add_import_command(CLI::App& app, int& exit_code);
 void add_version_command(CLI::App& app, int& exit_code);
 
 // Parses --inject names into `faults`; on an unknown name prints the known ones and returns false.

@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  mlasim run scenarios/seed/lone_one_token_prompt.yaml --dry-run\n"
       "  mlasim run scenarios/seed/lone_one_token_prompt.yaml --set engine.profile=strict\n"
-      "  mlasim check scenarios/\n\n"
+      "  mlasim check scenarios/\n"
+      "  mlasim import azure AzureLLMInferenceTrace_conv.csv -o /tmp/azure_conv.yaml\n\n"
       "Exit codes: 0 ok, 1 regression, 2 bad input, 77 a GPU was requested and none is present.",
       "mlasim"};
   app.require_subcommand(1);
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   mlasim::cli::add_route_command(app, exit_code);
   mlasim::cli::add_golden_command(app, exit_code);
   mlasim::cli::add_export_command(app, exit_code);
+  mlasim::cli::add_import_command(app, exit_code);
   mlasim::cli::add_version_command(app, exit_code);
   try {
     app.parse(argc, argv);
