@@ -99,7 +99,7 @@ std::string_view JsonLineScanner::string(std::string& scratch) {
         append_utf8(scratch, code);
         break;
       }
-      default: fail(pos_ - 1, std::string("unknown escape \\") + e);
+      default: fail(pos_ - 2, std::string("unknown escape \\") + e);  // at the backslash
     }
   }
   if (at_end()) fail(start - 1, "unterminated string");
