@@ -43,8 +43,8 @@ long long days_from_civil(long long y, unsigned m, unsigned d) {
 std::optional<FieldProblem> parse_azure_timestamp(std::string_view s, long long& out_ns) {
   unsigned year, month, day, hour, minute, second;
   if (!digits_at(s, 0, 4, year)) return bad(s, 0, "expected a 4-digit year");
-  if (year < 1900 || year > 2200)  // keeps nanoseconds since 1970 well inside 64 bits
-    return bad(s, 0, "year " + std::to_string(year) + " outside 1900-2200");
+  if (year < 1970 || year > 2200)  // nanoseconds since 1970 in [0, 8e18), as the other formats' times
+    return bad(s, 0, "year " + std::to_string(year) + " outside 1970-2200");
   if (s.size() <= 4 || s[4] != '-') return bad(s, 4, "expected '-' after the year");
   if (!digits_at(s, 5, 2, month)) return bad(s, 5, "expected a 2-digit month");
   if (month < 1 || month > 12) return bad(s, 5, "month " + std::to_string(month) + " out of range");

@@ -12,7 +12,7 @@ namespace mlasim {
 // Days from 1970-01-01 to the proleptic Gregorian date y-m-d (negative before 1970).
 long long days_from_civil(long long y, unsigned m, unsigned d);
 
-// "YYYY-MM-DD HH:MM:SS" (or 'T' between date and time), an optional fraction of 1 to 9 digits,
+// "YYYY-MM-DD HH:MM:SS" (year 1970-2200; or 'T' between date and time), an optional fraction of 1 to 9 digits,
 // an optional "Z" or "+HH:MM" / "-HH:MM" offset from UTC (a time without one is taken as UTC).
 std::optional<FieldProblem> parse_azure_timestamp(std::string_view text, long long& out_ns);
 

@@ -26,8 +26,7 @@ std::string CsvTraceReader::expected_header() const {
 Error CsvTraceReader::header_error(int column, std::string key, std::string message, std::string_view header) const {
   std::string hint = format_ + " traces start with the header " + expected_header();
   const std::string guess = guess_format(header);
-  if (!guess.empty() && guess != format_)
-    hint += "; this looks like a " + guess + " trace: use mlasim import " + guess;
+  if (!guess.empty() && guess != format_) hint += "; this looks like a " + guess + " trace: use mlasim import " + guess;
   return trace_error(path(), line_number(), column, std::move(key), std::move(message), std::move(hint));
 }
 

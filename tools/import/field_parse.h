@@ -1,5 +1,5 @@
 // Parsing the numbers of a trace field exactly (std::from_chars, no locale): token counts,
-// decimal seconds and integer milliseconds, the times as integer nanoseconds.
+// decimal seconds and integer milliseconds, the times as integer nanoseconds up to 8e18.
 #pragma once
 
 #include <optional>

@@ -196,8 +196,8 @@ Result<ImportSummary> import_trace(const ImportOptions& o) {
       append_request_line(line, s.duration_us, rec.prompt_len, rec.output_len, hashes ? &rec.hash_ids : nullptr);
       jsonl.write(line);  // a write error is reported by finish()
       ++s.imported;
-      s.prompt_tokens += rec.prompt_len;
-      s.output_tokens += rec.output_len;
+      s.prompt_tokens += static_cast<double>(rec.prompt_len);
+      s.output_tokens += static_cast<double>(rec.output_len);
       if (s.imported == o.limit) {
         s.stopped_at_limit = true;
         break;
@@ -241,8 +241,7 @@ std::string format_import_summary(const ImportSummary& s) {
   append_seconds(span, s.duration_us);
   char means[96];
   std::snprintf(means, sizeof means, "mean prompt %.1f tokens, mean output %.1f tokens",
-                static_cast<double>(s.prompt_tokens) / static_cast<double>(s.imported),
-                static_cast<double>(s.output_tokens) / static_cast<double>(s.imported));
+                s.prompt_tokens / static_cast<double>(s.imported), s.output_tokens / static_cast<double>(s.imported));
   out += "spread: arrivals over " + span + " s, " + means;
   if (s.stopped_at_limit) out += " (stopped at --limit " + std::to_string(s.limit) + ")";
   return out + "\n";

@@ -36,9 +36,9 @@ struct ImportSummary {
   long long max_model_len = 0;
   bool stopped_at_limit = false;
   long long limit = 0;
-  long long duration_us = 0;    // arrival time of the last imported request
-  long long prompt_tokens = 0;  // sums over the imported requests
-  long long output_tokens = 0;
+  long long duration_us = 0;  // arrival time of the last imported request
+  double prompt_tokens = 0;   // sums over the imported requests, for the means
+  double output_tokens = 0;
   long long skipped() const { return skipped_zero_output + skipped_zero_prompt + skipped_too_long; }
 };
 
