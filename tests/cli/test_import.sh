@@ -38,6 +38,13 @@ grep -qx "  max_num_batched_tokens: 4096" "$scratch/m.yaml" || { echo "FAIL --se
 grep -q '"prompt_hash_ids": \[0, 1, 2, ' "$scratch/m.jsonl" || { echo "FAIL mooncake: no prompt_hash_ids"; fail=1; }
 [[ $(ls "$scratch" | grep -c tmp) -eq 0 ]] || { echo "FAIL temporaries left: $(ls "$scratch")"; fail=1; }
 
+# The imported scenarios load and replay: run streams each request file through the scheduler.
+for name in a b m; do
+  check "run $name.yaml" 0 "$mlasim" run "$scratch/$name.yaml" --dry-run --table summary
+  contains "run $name.yaml" "requests: $(wc -l <"$scratch/$name.jsonl") from $scratch/$name.jsonl (arriving by arrival_time)"
+done
+contains "run m.yaml" "13 requests finished (0 stopped, 13 length-capped)"
+
 # Bad traces: exit 2, exactly the expected message and hint on stderr, nothing on stdout or on disk.
 count=0
 while IFS=$'\t' read -r format file message hint; do
