@@ -74,9 +74,9 @@ std::string RunSummary::format() const {
       out += fmt::format("  {:<17} {:>9}\n", name, "n/a");
       continue;
     }
-    out += fmt::format("  {:<17} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f}\n", name, h->min() * 1e-6,
+    out += fmt::format("  {:<17} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f}\n", name, static_cast<double>(h->min()) * 1e-6,
                        h->percentile(0.5) * 1e-6, h->percentile(0.9) * 1e-6, h->percentile(0.99) * 1e-6,
-                       h->max() * 1e-6, h->mean() * 1e-6);
+                       static_cast<double>(h->max()) * 1e-6, h->mean() * 1e-6);
   }
   if (span_s > 0)
     out += fmt::format("throughput: {:.1f} output tokens/s, {:.2f} requests/s over {:.3f} s from the first arrival\n",

@@ -64,7 +64,7 @@ std::string describe_scenario(const Scenario& s) {
   const std::size_t shown = s.requests.size() <= kRequestsListedInFull ? s.requests.size() : kRequestsListedHead;
   for (std::size_t i = 0; i < shown; ++i) {
     const RequestSpec& r = s.requests[i];
-    const std::string arrival = r.arrival_time_ns ? fmt::format("arrival_time={:.6f}", *r.arrival_time_ns * 1e-9)
+    const std::string arrival = r.arrival_time_ns ? fmt::format("arrival_time={:.6f}", static_cast<double>(*r.arrival_time_ns) * 1e-9)
                                                   : fmt::format("arrival_step={}", r.arrival_step);
     out += fmt::format("  {:<10} {} prompt_len={} max_tokens={} min_tokens={}{}{}{} prompt={}\n", r.id, arrival,
                        r.prompt.size(), r.max_tokens, r.min_tokens, r.ignore_eos ? " ignore_eos" : "",
