@@ -67,6 +67,12 @@ void read_model_section(const YamlReader& r, const YAML::Node& node, ModelConfig
   d("mscale_all_dim", out.mscale_all_dim, 0.0);
   d("beta_fast", out.beta_fast, 0.0);
   d("beta_slow", out.beta_slow, 0.0);
+  // YaRN's correction range needs rotation counts > 0; transformers and vLLM also replace a 0 by
+  // the default (32, 1), so 0 could not mean the same thing to them.
+  for (const auto& [key, value] : {std::pair{"beta_fast", out.beta_fast}, std::pair{"beta_slow", out.beta_slow}})
+    if (value <= 0.0)
+      r.fail(node[key], p + "." + key, std::string(key) + " must be > 0",
+             "YaRN's beta_fast / beta_slow count rotations (DeepSeek-V3: 32 and 1)");
   if (out.qk_rope_head_dim % 2 != 0)
     r.fail(node["qk_rope_head_dim"], p + ".qk_rope_head_dim", "must be even (RoPE rotates pairs)");
   if (node["seed"]) out.seed = static_cast<unsigned long long>(r.read_integer(node["seed"], p + ".seed", 0, 1LL << 62));

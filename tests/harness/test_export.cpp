@@ -68,3 +68,32 @@ TEST_CASE("a checkpoint with a missing tensor is refused, naming it", "[export]"
   REQUIRE_FALSE(back.ok());
   CHECK(back.error().file == "/nonexistent-dir/model.safetensors");
 }
+
+TEST_CASE("export writes every YaRN parameter, attention_factor 1 included", "[export]") {
+  // mscale_all_dim 0: transformers would derive attention_factor from factor alone (0.1 ln 40 + 1)
+  // if the config did not say 1; mlasim scales no cos/sin.
+  Result<Scenario> loaded = load_scenario_text(
+      "version: 1\nmodel: {preset: tiny, rope_scaling_factor: 40, mscale_all_dim: 0, beta_fast: 16, beta_slow: 2, "
+      "original_max_position_embeddings: 2048}\nrequests:\n  - {id: a, prompt: [5]}\n",
+      "yarn.yaml");
+  REQUIRE(loaded.ok());
+  Result<JsonValue> config = parse_json(hf_config_json(loaded.value().model), "config.json");
+  REQUIRE(config.ok());
+  const JsonValue* rope = config.value().find("rope_scaling");
+  REQUIRE(rope != nullptr);
+  CHECK(rope->find("type")->string() == "yarn");
+  CHECK(rope->find("factor")->number() == 40);
+  CHECK(rope->find("original_max_position_embeddings")->number() == 2048);
+  CHECK(rope->find("beta_fast")->number() == 16);
+  CHECK(rope->find("beta_slow")->number() == 2);
+  CHECK(rope->find("mscale")->number() == 0);
+  CHECK(rope->find("mscale_all_dim")->number() == 0);
+  CHECK(rope->find("attention_factor")->number() == 1);
+  CHECK(std::get<bool>(rope->find("truncate")->v));
+  // A zero beta is refused: readers would replace it by the default.
+  Result<Scenario> zero = load_scenario_text(
+      "version: 1\nmodel: {preset: tiny, beta_fast: 0}\nrequests:\n  - {id: a, prompt: [5]}\n", "b.yaml");
+  REQUIRE_FALSE(zero.ok());
+  CHECK(zero.error().key_path == "model.beta_fast");
+  CHECK(zero.error().message == "beta_fast must be > 0");
+}

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace mlasim {
 
@@ -110,9 +111,12 @@ JsonWriter& JsonWriter::value(double v) {
     out_ += "null";
     return *this;
   }
-  char buf[32];
+  char buf[40];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   out_ += buf;
+  // A whole number stays a float to readers that check the type (transformers' config checks
+  // do): 1 is written 1.0.
+  if (std::strpbrk(buf, ".eEn") == nullptr) out_ += ".0";
   return *this;
 }
 

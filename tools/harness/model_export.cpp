@@ -39,6 +39,11 @@ std::string hf_config_json(const ModelConfig& m) {
   w.key("rms_norm_eps").value(m.rms_norm_eps);
   w.key("rope_theta").value(m.rope_theta);
   if (m.rope_scaling_factor > 1.0) {
+    // Every YaRN parameter is written, so a reader that fills in defaults for missing or zero
+    // values computes what mlasim computes: transformers derives attention_factor (the cos/sin
+    // scale) from mscale / mscale_all_dim only when both are non-zero, else from factor alone;
+    // mlasim scales no cos/sin (the mscale^2 goes into the softmax scale), so it is 1 here.
+    // truncate: mlasim floors/ceils the correction range (transformers' default).
     w.key("rope_scaling").begin_object();
     w.key("type").value("yarn");
     w.key("factor").value(m.rope_scaling_factor);
@@ -47,6 +52,8 @@ std::string hf_config_json(const ModelConfig& m) {
     w.key("beta_slow").value(m.beta_slow);
     w.key("mscale").value(m.mscale_all_dim);
     w.key("mscale_all_dim").value(m.mscale_all_dim);
+    w.key("attention_factor").value(1.0);
+    w.key("truncate").value(true);
     w.end_object();
   } else {
     w.key("rope_scaling").null();

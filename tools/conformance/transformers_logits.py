@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""mlasim's model against Hugging Face transformers' DeepSeek-V3, logit for logit.
+
+Optional tool, not run in CI (see tools/conformance/README.md). For each scenario it writes the
+model with `mlasim export` (config.json + model.safetensors, DeepSeek-V3 layout and names), loads
+it into transformers' DeepseekV3ForCausalLM in float64 on the CPU, runs every request's final
+token ids (prompt + outputs) through it in one forward pass, and compares the logits at the
+positions of the scenario's logits golden (golden/<name>/logits.npy + logits_index.json: mlasim's
+fp64 CPU reference). Attention is causal per request, so one full-sequence forward gives the
+logits every step of the replay computed. Scenarios with speculative decoding (draft rows past
+the final tokens) or sparse MLA (index_topk: transformers has no indexer) are skipped.
+
+transformers computes three things in float32 whatever the model's dtype: RoPE
+(modeling_rope_utils.py builds the YaRN inverse frequencies with float32 aranges;
+DeepseekV3RotaryEmbedding.forward casts positions and frequencies to float32), RMSNorm
+(DeepseekV3RMSNorm.forward casts to float32) and the eager attention's softmax
+(eager_attention_forward, dtype=torch.float32). That is ~1e-7 relative error in the logits. By
+default the script makes all three float64 with the same formulas (RoPE recomputed, RMSNorm's
+forward without the cast, attention through SDPA, which keeps the input dtype);
+`--as-shipped` keeps transformers' float32 parts and widens the tolerance accordingly.
+
+Runs under the Python of a venv with torch and transformers (default ~/vllm-venv, which
+vllm==0.33.0 brings them into; the script re-executes itself there when `import transformers`
+fails).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_VENV = Path.home() / "vllm-venv"
+# transformers' float32 parts (RoPE, RMSNorm, softmax): ~6e-8 relative per operation, a few 1e-7
+# in O(1) logits; 1e-5 leaves room for positions up to a few thousand.
+TOLERANCE_AS_SHIPPED = 1e-5
+
+
+def float64_throughout(model) -> None:
+    """RoPE and RMSNorm in float64 (the attention goes through SDPA, chosen at load time)."""
+    import torch
+
+    rope_in_float64(model)
+
+    def rms_forward(self, hidden_states):
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        return self.weight * (hidden_states * torch.rsqrt(variance + self.variance_epsilon))
+
+    for module in model.modules():
+        if type(module).__name__ == "DeepseekV3RMSNorm":
+            module.forward = rms_forward.__get__(module)
+
+
+def rope_in_float64(model) -> None:
+    """Replaces the rotary embedding's float32 inverse frequencies and angles by float64 ones,
+    from transformers' own YaRN formulas (_compute_yarn_parameters, truncate = True)."""
+    import math
+
+    import torch
+
+    rotary = model.model.rotary_emb
+    cfg = model.config
+    rp = cfg.rope_parameters
+    dim, base = cfg.qk_rope_head_dim, rp["rope_theta"]
+    pos_freqs = base ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    inv = 1.0 / pos_freqs
+    if rp.get("rope_type", rp.get("type")) == "yarn":
+        factor, orig = rp["factor"], rp["original_max_position_embeddings"]
+        beta_fast, beta_slow = rp.get("beta_fast") or 32, rp.get("beta_slow") or 1
+
+        def corr(n: float) -> float:
+            return (dim * math.log(orig / (n * 2 * math.pi))) / (2 * math.log(base))
+
+        low, high = max(math.floor(corr(beta_fast)), 0), min(math.ceil(corr(beta_slow)), dim - 1)
+        if low == high:
+            high += 0.001
+        ramp = torch.clamp((torch.arange(dim // 2, dtype=torch.float64) - low) / (high - low), 0, 1)
+        extrapolation = 1 - ramp
+        inv = (1.0 / (factor * pos_freqs)) * (1 - extrapolation) + (1.0 / pos_freqs) * extrapolation
+    rotary.inv_freq64 = inv
+
+    def forward(x, position_ids):
+        freqs = position_ids[..., None].to(torch.float64) * rotary.inv_freq64
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return (emb.cos() * rotary.attention_scaling).to(x.dtype), (emb.sin() * rotary.attention_scaling).to(x.dtype)
+
+    rotary.forward = forward
+
+
+def reexec_in_venv(venv: Path) -> None:
+    try:
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+
+        return
+    except ImportError:
+        py = venv / "bin" / "python"
+        if py.exists() and Path(sys.prefix).resolve() != venv.resolve() and not os.environ.get("MLASIM_TRANSFORMERS_REEXEC"):
+            os.environ["MLASIM_TRANSFORMERS_REEXEC"] = "1"
+            os.execv(str(py), [str(py), *sys.argv])
+        print(f"torch/transformers are not importable here ({sys.executable}); use a venv that has them", file=sys.stderr)
+        sys.exit(2)
+
+
+def find_mlasim(given: str | None) -> Path:
+    for p in [given] if given else [ROOT / "build-cpu/tools/mlasim/mlasim", ROOT / "build/tools/mlasim/mlasim"]:
+        if p and Path(p).exists():
+            return Path(p)
+    print("no mlasim binary: build it (cmake --preset cpu && cmake --build --preset cpu) or give --mlasim", file=sys.stderr)
+    sys.exit(2)
+
+
+def check(mlasim: Path, scenario: Path, golden_dir: Path, fp64: bool) -> tuple[str, str]:
+    import numpy as np
+    import torch
+    import yaml
+    from transformers import AutoModelForCausalLM
+
+    doc = yaml.safe_load(scenario.read_text())
+    if int((doc.get("scheduler") or {}).get("num_speculative_tokens", 0)) > 0:
+        return "skipped", "speculative decoding"
+    if "index_topk" in (doc.get("model") or {}):
+        return "skipped", "sparse MLA"
+    with tempfile.TemporaryDirectory() as tmp:
+        run = subprocess.run([str(mlasim), "export", str(scenario), "-o", f"{tmp}/model"], capture_output=True, text=True)
+        if run.returncode != 0:
+            return "error", "mlasim export: " + run.stderr.strip()
+        run = subprocess.run([str(mlasim), "run", str(scenario), "--dry-run", "--table", "none", "--json", f"{tmp}/run.json"],
+                             capture_output=True, text=True)
+        if run.returncode not in (0, 1):
+            return "error", "mlasim run: " + run.stderr.strip()
+        record = json.loads(Path(f"{tmp}/run.json").read_text())
+        name = record["scenario"]
+        index = json.loads((golden_dir / name / "logits_index.json").read_text())
+        golden = np.load(golden_dir / name / "logits.npy").astype(np.float64)
+        model = AutoModelForCausalLM.from_pretrained(f"{tmp}/model", dtype=torch.float64,
+                                                     attn_implementation="sdpa" if fp64 else "eager")
+        model.eval()
+        if fp64:
+            float64_throughout(model)
+        rows = index["rows"] if isinstance(index, dict) else index
+        logits_of: dict[str, np.ndarray] = {}
+        with torch.no_grad():
+            for r in record["requests"]:
+                ids = torch.tensor([r["token_ids"]], dtype=torch.long)
+                logits_of[r["id"]] = model(input_ids=ids).logits[0].numpy()
+        # The golden holds float32 values rounded from mlasim's float64 logits, so transformers'
+        # float64 logits match when each differs from its golden value by at most half a float32
+        # ulp of that value (plus the float64 noise of both sides).
+        half_ulp = np.spacing(np.abs(golden).astype(np.float32)).astype(np.float64) / 2
+        worst, worst_ulps, where = 0.0, 0.0, ""
+        for i, row in enumerate(rows):
+            hf = logits_of[row["id"]][row["position"]]
+            diff = np.abs(hf - golden[i])
+            ulps = float(np.max(diff / half_ulp[i]))
+            if ulps > worst_ulps:
+                worst_ulps, worst, where = ulps, float(np.max(diff)), f"step {row['step']} {row['id']} position {row['position']}"
+        scale = float(np.max(np.abs(golden))) if golden.size else 0.0
+        ok = worst_ulps <= 1.0 + 1e-6 if fp64 else worst <= TOLERANCE_AS_SHIPPED * max(1.0, scale)
+        return ("match" if ok else "DIFFER"), (
+            f"{len(rows)} rows x {golden.shape[1]}: max abs difference {worst:.3e} = {worst_ulps:.3f} half-ulps of the "
+            f"float32 golden ({where}), max |logit| {scale:.3f}")
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="transformers_logits.py", description=__doc__.splitlines()[0])
+    ap.add_argument("scenarios", nargs="*", help="scenario files or folders (default: scenarios/)")
+    ap.add_argument("--mlasim", help="the mlasim binary (default build-cpu/ or build/ of this checkout)")
+    ap.add_argument("--golden-dir", default=str(ROOT / "golden"))
+    ap.add_argument("--venv", default=str(DEFAULT_VENV))
+    ap.add_argument("--as-shipped", action="store_true",
+                    help="keep transformers' float32 RoPE, RMSNorm and softmax (tolerance 1e-5)")
+    args = ap.parse_args(argv)
+    reexec_in_venv(Path(args.venv))
+    mlasim = find_mlasim(args.mlasim)
+    paths: list[Path] = []
+    for p in [Path(s) for s in args.scenarios] or [ROOT / "scenarios"]:
+        paths += sorted(p.rglob("*.yaml")) if p.is_dir() else [p]
+    counts: dict[str, int] = {}
+    for p in paths:
+        verdict, detail = check(mlasim, p, Path(args.golden_dir), not args.as_shipped)
+        counts[verdict] = counts.get(verdict, 0) + 1
+        print(f"{p.stem}: {verdict}: {detail}", flush=True)
+    print(", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
+    return 1 if counts.get("DIFFER", 0) or counts.get("error", 0) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
