@@ -11,6 +11,8 @@ ids, preempted ids, scheduled spec-decode tokens, new_block_ids, num_free_blocks
 runner's batch row order and the MLA split (num_decodes, num_prefills, num_decode_tokens,
 num_prefill_tokens; num_mqa = num_decode_tokens), the ids finished by the step; then each
 request's final token_ids, status, num_preemptions and stop_reason, and the number of steps.
+Requests with `arrival_time` reach vLLM at the steps at which mlasim admitted them (vLLM has no
+clock), and mlasim's step times are checked against the scenario's timing model.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import ast
 import copy
 import dataclasses
 import json
+import math
 import os
 import random
 import re
@@ -59,6 +62,11 @@ def stable_hash(s: str) -> int:
     return h
 
 
+def prompt_block_stream(hash_id: int) -> int:
+    """The stream of one prompt block named by a trace's hash id (prompt_hash_ids)."""
+    return splitmix64(stable_hash("prompt-block/") ^ splitmix64(hash_id & M64))
+
+
 def seeded_token(seed: int, stream: int, index: int, vocab: int, avoid=(), avoid_also: int = -1) -> int:
     rng = vocab - 2 if vocab > 2 else 1
     state = splitmix64((seed & M64) ^ splitmix64(stream ^ splitmix64(index)))
@@ -89,6 +97,9 @@ SCHEDULER_DEFAULTS = {
     "scheduler_reserve_full_isl": True,  # vLLM's default (vllm/config/scheduler.py)
     "speculative_method": "mtp",  # mlasim's default: DeepSeek's drafter
 }
+# The step-time model of mlasim's simulated clock (docs/spec/timing.md), microseconds.
+TIMING_DEFAULTS = {"fixed_us": 20000.0, "per_scheduled_token_us": 12.0, "per_context_token_us": 0.018, "per_request_us": 25.0}
+DEFAULT_PROMPT_HASH_BLOCK_SIZE = 512  # Mooncake's
 # mlasim backend name -> vLLM module and metadata builder class (vllm/v1/attention/backends/mla/).
 BACKENDS = {
     "flashmla": ("flashmla", "FlashMLAMetadataBuilder"),
@@ -120,6 +131,7 @@ class Req:
     seed: int
     vocab: int
     eos: int
+    arrival_ns: int | None = None  # arrival_time in ns (timed arrivals); arrival_step is then derived
 
     def forced(self, i: int) -> int:
         """The i-th teacher-forced output token (sim/request.cpp forced_output_token)."""
@@ -150,15 +162,55 @@ class Trace:
     query_len_support_override: str | None
     requests: list[Req]
     model_runner: str = "v1"
+    timing: dict[str, float] = dataclasses.field(default_factory=lambda: dict(TIMING_DEFAULTS))
+
+    @property
+    def timed(self) -> bool:
+        return any(r.arrival_ns is not None for r in self.requests)
 
 
-def resolve(doc: dict[str, Any], name: str) -> Trace:
-    """The effective configuration of a scenario document, as mlasim's loader computes it."""
+def llround(x: float) -> int:
+    """C's llround for x >= 0: to the nearest integer, halves away from zero (x - floor(x) is exact)."""
+    f = math.floor(x)
+    return int(f) + (1 if x - f >= 0.5 else 0)
+
+
+def read_requests_file(path: Path) -> list[dict[str, Any]]:
+    """The requests of a JSONL requests_file (sim/request_file.cpp): one JSON object per non-blank
+    line; without ids they are named r0, r1, ... by line order."""
+    try:
+        lines = [ln for ln in path.read_text().splitlines() if ln.strip(" \t\r")]
+    except OSError as e:
+        raise TraceError(f"cannot read the requests file {path.name}: {e.strerror}") from e
+    out = []
+    for i, ln in enumerate(lines):
+        rd = json.loads(ln)
+        if not isinstance(rd, dict):
+            raise TraceError(f"{path.name}: line {i + 1} is not a JSON object")
+        out.append(rd if "id" in rd else {"id": f"r{i}", **rd})
+    return out
+
+
+def seeded_prompt(rd: dict[str, Any], rid: str, seed: int, vocab: int) -> list[int]:
+    """A prompt given by prompt_len (sim/request_tokens.cpp generate_prompt): from the request's
+    own stream, or block by block from the streams of its prompt_hash_ids."""
+    n = int(rd["prompt_len"])
+    if "prompt_hash_ids" not in rd:
+        stream = stable_hash("prompt/" + rid)
+        return [seeded_token(seed, stream, j, vocab) for j in range(n)]
+    block = int(rd.get("prompt_hash_block_size", DEFAULT_PROMPT_HASH_BLOCK_SIZE))
+    streams = [prompt_block_stream(int(h)) for h in rd["prompt_hash_ids"]]
+    if len(streams) != -(-n // block):
+        raise TraceError(f"request {rid}: {len(streams)} prompt_hash_ids for {n} tokens in blocks of {block}")
+    return [seeded_token(seed, streams[j // block], j % block, vocab) for j in range(n)]
+
+
+def resolve(doc: dict[str, Any], name: str, base: Path | None = None) -> Trace:
+    """The effective configuration of a scenario document, as mlasim's loader computes it; a
+    `requests_file` is read relative to `base` (the scenario's folder) unless the document also
+    holds its `requests` (a generated trace in memory)."""
     if not isinstance(doc, dict):
         raise TraceError("not a YAML mapping")
-    for key in ("requests_file", "timing"):
-        if key in doc:
-            raise TraceError(f"`{key}` is not supported by this tool")
     model = doc.get("model") or {}
     vocab = int(model.get("vocab_size", PRESET_VOCAB.get(model.get("preset", "tiny"), 512)))
     eos = int(model.get("eos_token_id", 1))
@@ -170,18 +222,23 @@ def resolve(doc: dict[str, Any], name: str) -> Trace:
     if sched["max_model_len"] is None:
         sched["max_model_len"] = mpe
     eng = doc.get("engine") or {}
+    timing = dict(TIMING_DEFAULTS)
+    timing.update({key: float(v) for key, v in (doc.get("timing") or {}).items()})
+    if "requests" in doc or "requests_file" not in doc:
+        listed = doc.get("requests") or []
+    elif base is None:
+        raise TraceError("a requests_file needs the scenario's folder")
+    else:
+        listed = read_requests_file(base / str(doc["requests_file"]))
     reqs = []
-    for rd in doc.get("requests") or []:
+    for rd in listed:
         rid = str(rd["id"])
-        if "prompt" in rd:
-            prompt = [int(t) for t in rd["prompt"]]
-        else:
-            stream = stable_hash("prompt/" + rid)
-            prompt = [seeded_token(seed, stream, j, vocab) for j in range(int(rd["prompt_len"]))]
+        prompt = [int(t) for t in rd["prompt"]] if "prompt" in rd else seeded_prompt(rd, rid, seed, vocab)
         reqs.append(
             Req(
                 id=rid,
                 arrival_step=int(rd.get("arrival_step", 0)),
+                arrival_ns=llround(float(rd["arrival_time"]) * 1e9) if "arrival_time" in rd else None,
                 prompt=prompt,
                 max_tokens=int(rd.get("max_tokens", 16)),
                 min_tokens=int(rd.get("min_tokens", 0)),
@@ -210,6 +267,7 @@ def resolve(doc: dict[str, Any], name: str) -> Trace:
         query_len_support_override=eng.get("query_len_support"),
         requests=reqs,
         model_runner=str(eng.get("model_runner", "v1")),
+        timing=timing,
     )
 
 
@@ -422,23 +480,41 @@ class MlasimRun:
     stderr: str
     threshold: int | None
     query_len_support: str | None
+    clock: dict[str, Any] | None = None  # from --jsonl: step time_ns/duration_ns, request arrival_ns
+
+
+def read_clock(path: Path) -> dict[str, Any] | None:
+    """The simulated clock of `mlasim run --jsonl`: {"steps": [(step, time_ns, duration_ns)],
+    "arrival_ns": {id: ns}}."""
+    if not path.exists():
+        return None
+    steps, arrivals = [], {}
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        if rec.get("type") == "step":
+            steps.append((rec["step"], rec["time_ns"], rec["duration_ns"]))
+        elif rec.get("type") == "request":
+            arrivals[rec["id"]] = rec["arrival_ns"]
+    return {"steps": steps, "arrival_ns": arrivals}
 
 
 def run_mlasim(
     binary: Path, scenario: Path, workdir: Path, extra: tuple[str, ...] = (), fallback: bool = False
 ) -> MlasimRun:
-    """`mlasim run SCENARIO --dry-run --json OUT`. The binary may be missing or half written for a
-    moment while it is rebuilt: then retry for up to a minute (with `fallback`, also on the
-    other default path)."""
+    """`mlasim run SCENARIO --dry-run --json OUT --jsonl CLOCK`. The binary may be missing or half
+    written for a moment while it is rebuilt: then retry for up to a minute (with `fallback`, also
+    on the other default path)."""
     out = workdir / (scenario.stem + ".mlasim.json")
+    clock = workdir / (scenario.stem + ".mlasim.jsonl")
     for attempt in range(31):
-        if out.exists():
-            out.unlink()
+        for f in (out, clock):
+            if f.exists():
+                f.unlink()
         candidates = [binary] + ([p for p in DEFAULT_MLASIM if p != binary] if fallback else [])
         exe = next((c for c in candidates if c.is_file() and os.access(c, os.X_OK)), binary)
         try:
             proc = subprocess.run(
-                [str(exe), "run", str(scenario), "--dry-run", "--json", str(out), *extra],
+                [str(exe), "run", str(scenario), "--dry-run", "--json", str(out), "--jsonl", str(clock), *extra],
                 capture_output=True,
                 text=True,
                 timeout=600,
@@ -455,8 +531,66 @@ def run_mlasim(
     record = json.loads(out.read_text()) if out.exists() else None
     m = re.search(r"decode_threshold=(\d+)(?: \(override\))? query_len_support=(\w+)", proc.stdout)
     return MlasimRun(
-        proc.returncode, record, proc.stdout, proc.stderr, int(m.group(1)) if m else None, m.group(2) if m else None
+        proc.returncode,
+        record,
+        proc.stdout,
+        proc.stderr,
+        int(m.group(1)) if m else None,
+        m.group(2) if m else None,
+        read_clock(clock) if record is not None else None,
     )
+
+
+def admission_steps(trace: Trace, clock: dict[str, Any]) -> dict[str, int]:
+    """The step at which mlasim admitted each timed request: the first step (by step number) that
+    starts at or after its arrival time (tools/harness/engine.cpp admit_arrivals). vLLM has no
+    clock, so its replay takes these as arrival steps: the clock is mlasim's model, the scheduler
+    given the same admissions is what is compared."""
+    steps = sorted(clock["steps"])
+    out = {}
+    for r in trace.requests:
+        ns = clock["arrival_ns"].get(r.id)
+        if ns != r.arrival_ns:
+            raise TraceError(f"request {r.id}: mlasim's arrival_ns {ns} vs arrival_time {r.arrival_ns} ns")
+        step = next((s for s, t, _ in steps if t >= ns), None)
+        if step is None:
+            raise TraceError(f"request {r.id}: no step starts at or after its arrival ({ns} ns)")
+        out[r.id] = step
+    return out
+
+
+def clock_problem(trace: Trace, record: dict[str, Any], clock: dict[str, Any]) -> str | None:
+    """Whether mlasim's step times follow the scenario's timing model (docs/spec/timing.md),
+    recomputed from each step's rows: a step lasts fixed + per token x tokens scheduled + per
+    context token x sum(nct + q) + per request x rows (rows with q > 0), rounded to ns; the next
+    starts when it ends, or, with nothing alive, at the next arrival time (timed arrivals)."""
+    t = trace.timing
+    if [s for s, _, _ in clock["steps"]] != [s["step"] for s in record["steps"]]:
+        return "the --jsonl steps are not the --json steps"
+    timed = trace.timed
+    arrivals = sorted(r.arrival_ns if timed else r.arrival_step for r in trace.requests)
+    now = alive = nxt = 0
+    for rec, (step, time_ns, duration_ns) in zip(record["steps"], clock["steps"]):
+        if timed and alive == 0 and nxt < len(arrivals):
+            now = max(now, arrivals[nxt])
+        while nxt < len(arrivals) and arrivals[nxt] <= (now if timed else step):
+            alive += 1
+            nxt += 1
+        if time_ns != now:
+            return f"step {step} time_ns: mlasim {time_ns} vs the timing model {now}"
+        rows = [r for r in rec["rows"] if r["q"] > 0]
+        context = sum(r["nct"] + r["q"] for r in rows)
+        us = (
+            t["fixed_us"]
+            + t["per_scheduled_token_us"] * rec["total_num_scheduled_tokens"]
+            + t["per_context_token_us"] * float(context)
+            + t["per_request_us"] * len(rows)
+        )
+        if duration_ns != llround(us * 1000.0):
+            return f"step {step} duration_ns: mlasim {duration_ns} vs the timing model {llround(us * 1000.0)}"
+        now += duration_ns
+        alive -= len(rec["finished"])
+    return None
 
 
 OPTIONAL_KEYS = {"scheduler_reserve_full_isl": False, "speculative_method": "ngram"}
@@ -843,7 +977,8 @@ def replay_vllm(
     sched, vllm_config = make_scheduler(trace, tmp)
     k = int(trace.sched["num_speculative_tokens"])
     reqs = {r.id: r for r in trace.requests}
-    order = sorted(range(len(trace.requests)), key=lambda i: trace.requests[i].arrival_step)
+    # Arrival order as mlasim's request stream (sim/request_stream.cpp): stable, by step or time.
+    order = sorted(range(len(trace.requests)), key=lambda i: (trace.requests[i].arrival_step, trace.requests[i].arrival_ns or 0))
     live: dict[str, Any] = {}
     verify_steps = {r.id: 0 for r in trace.requests}
     batch = None
@@ -1080,8 +1215,8 @@ def check_file(path: Path, opts: Options, doc: dict[str, Any] | None = None) -> 
             import yaml
 
             doc = yaml.safe_load(path.read_text())
-        trace = resolve(doc, name)
-    except (TraceError, KeyError, TypeError, ValueError) as e:
+        trace = resolve(doc, name, path.parent)
+    except (TraceError, KeyError, TypeError, ValueError, OSError) as e:
         return Outcome(name, "tool: cannot read the scenario", f"{type(e).__name__}: {e}")
     size = trace_size(trace)
     out = _check(path, opts, trace, size)
@@ -1100,6 +1235,13 @@ def _check(path: Path, opts: Options, trace: Trace, size: tuple) -> Outcome:
         return Outcome(name, "mlasim: failed to run", str(e), size)
     # vLLM's runner is chosen per process (--runner); a scenario of the other runner is compared on
     # the scheduler only.
+    if trace.timed and mrun.record is not None and mrun.clock is not None:
+        try:
+            steps = admission_steps(trace, mrun.clock)
+        except TraceError as e:
+            return Outcome(name, "tool: timed arrivals", str(e), size)
+        trace = dataclasses.replace(trace, requests=[dataclasses.replace(r, arrival_step=steps[r.id]) for r in trace.requests])
+    # (Without mlasim's run, as when its loader rejects the scenario, vLLM admits timed requests at step 0.)
     route = not extra and not trace.sparse and mrun.threshold is not None and trace.model_runner == opts.runner
     # vLLM's routing runs with the threshold mlasim reports, so that the reorder and split are
     # compared on their own; a threshold vLLM would not use is reported separately.
@@ -1137,6 +1279,9 @@ def _check(path: Path, opts: Options, trace: Trace, size: tuple) -> Outcome:
     for mr, r in zip(mrun.record["requests"], trace.requests):
         if mr["id"] != r.id or mr["token_ids"][: mr["num_prompt_tokens"]] != r.prompt:
             return Outcome(name, "tool: prompt mismatch", f"request {r.id}", size)
+    problem = clock_problem(trace, mrun.record, mrun.clock) if mrun.clock is not None else "no --jsonl output"
+    if problem:
+        return Outcome(name, "tool: clock", problem, size)
     threshold_note = None
     if route and routing != vllm_threshold(trace) and "routing.threshold" not in opts.ignore:
         t, ru = vllm_threshold(trace)
