@@ -443,6 +443,100 @@ def generate(seed: int, index: int, spec: str, keys: frozenset[str]) -> dict[str
     }
 
 
+def file_trace(doc: dict[str, Any], seed: int, index: int) -> dict[str, Any]:
+    """The trace as a requests_file (written as JSONL next to the YAML; `requests` stays in the
+    document for the tool). Its own random stream, so the rest of the trace is generate()'s. Some
+    get timed arrivals (mid-step, at step boundaries, after idle gaps) and a `timing` model; some
+    get prompts from prompt_hash_ids sharing leading blocks (prompts seeded lazily by mlasim's
+    scheduler); ids are left out where they are the defaults r0, r1, ..."""
+    rng = random.Random(f"mlasim-conformance-files/{seed}/{index}")
+    doc = copy.deepcopy(doc)
+    reqs = doc["requests"]
+    bs = doc["scheduler"]["block_size"]
+    if rng.random() < 0.5:
+        u = rng.random()
+        if u < 0.35:
+            timing = {}
+        elif u < 0.65:  # every step exactly 1 ms: arrivals on whole ms hit step starts
+            timing = {"fixed_us": 1000, "per_scheduled_token_us": 0, "per_context_token_us": 0, "per_request_us": 0}
+        else:
+            timing = {
+                "fixed_us": rng.choice([0, 50, 500, 2000]),
+                "per_scheduled_token_us": rng.choice([0, 1.5, 7]),
+                "per_context_token_us": rng.choice([0, 0.25, 0.018]),
+                "per_request_us": rng.choice([0, 3, 25]),
+            }
+        t = {**TIMING_DEFAULTS, **timing}
+        unit = max(t["fixed_us"] + 8 * t["per_scheduled_token_us"] + 64 * t["per_context_token_us"] + 2 * t["per_request_us"], 1.0)
+        at = 0.0 if rng.random() < 0.6 else unit * rng.uniform(0, 3)
+        for r in reqs:
+            r.pop("arrival_step", None)
+            r["arrival_time"] = round(at * 1e-6, 9)
+            u = rng.random()
+            if u < 0.25:
+                gap = 0.0  # with the previous one
+            elif u < 0.55:
+                gap = unit * rng.uniform(0.05, 0.95)  # while a step runs
+            elif u < 0.75:
+                gap = unit * rng.randint(1, 4)
+            elif u < 0.9:
+                gap = unit * rng.uniform(1, 6)
+            else:
+                gap = unit * rng.randint(30, 200)  # usually after everything finished: an idle gap
+            at += round(gap, 3)
+        if timing:
+            doc["timing"] = timing
+    else:
+        reqs.sort(key=lambda r: r.get("arrival_step", 0))  # a requests_file lists requests in arrival order
+    if rng.random() < 0.6:
+        block = rng.choice([16, 16, 32, 5, bs, 2 * bs, DEFAULT_PROMPT_HASH_BLOCK_SIZE])
+        fresh = rng.choice([100, 1 << 40])  # hash ids are 64-bit in a requests_file
+        earlier: list[list[int]] = []
+        for r in reqs:
+            u = rng.random()
+            if u < 0.15:
+                continue  # keeps its token list
+            n = len(r.pop("prompt"))
+            r["prompt_len"] = n
+            if u < 0.25:
+                continue  # seeded from its own stream
+            ids = []
+            nblocks = -(-n // block)
+            if earlier and rng.random() < 0.6:
+                theirs = rng.choice(earlier)
+                ids = theirs[: rng.randint(1, min(len(theirs), nblocks))]
+            while len(ids) < nblocks:
+                ids.append(fresh)
+                fresh += 1
+            r["prompt_hash_ids"] = ids
+            if block != DEFAULT_PROMPT_HASH_BLOCK_SIZE or rng.random() < 0.5:
+                r["prompt_hash_block_size"] = block
+            earlier.append(ids)
+    named = rng.random() < 0.5  # else the default ids r0, r1, ... by line, left out of the file
+    first = ("id", "arrival_step", "arrival_time", "prompt", "prompt_len", "prompt_hash_ids", "prompt_hash_block_size")
+    for i, r in enumerate(reqs):
+        r["id"] = f"req-{r['id'][1:]}" if named else f"r{i}"
+        reqs[i] = {**{k: r[k] for k in first if k in r}, **r}
+    doc["requests_file"] = f"{doc['name']}.jsonl"
+    return doc
+
+
+def write_scenario(path: Path, doc: dict[str, Any], comment: str = "") -> None:
+    """The document as YAML at `path`; with `requests_file`, its `requests` go to PATH.jsonl
+    (named in the YAML), one per line, without ids where they are the defaults r0, r1, ..."""
+    if "requests_file" not in doc:
+        path.write_text(to_yaml(doc, comment))
+        return
+    jsonl = path.with_suffix(".jsonl")
+    reqs = doc["requests"]
+    default_ids = all(r["id"] == f"r{i}" for i, r in enumerate(reqs))
+    lines = [json.dumps({k: v for k, v in r.items() if not (default_ids and k == "id")}) for r in reqs]
+    jsonl.write_text("\n".join(lines) + "\n")
+    head = {k: v for k, v in doc.items() if k != "requests"}
+    head["requests_file"] = jsonl.name
+    path.write_text(to_yaml(head, comment))
+
+
 # ---------------------------------------------------------------------------------------------
 # mlasim
 
@@ -1332,23 +1426,55 @@ def _candidates(doc: dict[str, Any]):
                     if mn > mt:
                         d["requests"][i]["min_tokens"] = mt
                     yield d
-        p = r["prompt"]
-        for n in sorted({1, len(p) // 2, len(p) - 1}):
-            if 1 <= n < len(p):
-                for cut in (p[:n], p[len(p) - n :]):
+        if "prompt" in r:
+            p = r["prompt"]
+            for n in sorted({1, len(p) // 2, len(p) - 1}):
+                if 1 <= n < len(p):
+                    for cut in (p[:n], p[len(p) - n :]):
+                        d = copy.deepcopy(doc)
+                        d["requests"][i]["prompt"] = cut
+                        yield d
+        else:  # prompt_len, with or without prompt_hash_ids
+            n0 = r["prompt_len"]
+            block = r.get("prompt_hash_block_size", DEFAULT_PROMPT_HASH_BLOCK_SIZE)
+            for n in sorted({1, n0 // 2, n0 - 1}):
+                if 1 <= n < n0:
                     d = copy.deepcopy(doc)
-                    d["requests"][i]["prompt"] = cut
+                    d["requests"][i]["prompt_len"] = n
+                    if "prompt_hash_ids" in r:
+                        d["requests"][i]["prompt_hash_ids"] = r["prompt_hash_ids"][: -(-n // block)]
                     yield d
+            if "prompt_hash_ids" in r:
+                d = copy.deepcopy(doc)
+                del d["requests"][i]["prompt_hash_ids"]
+                d["requests"][i].pop("prompt_hash_block_size", None)
+                yield d
         if r.get("arrival_step", 0) > 1:
             d = copy.deepcopy(doc)
             d["requests"][i]["arrival_step"] -= 1
             yield d
+        if "arrival_time" in r:  # as early as the previous one (a requests_file keeps its order)
+            earlier = reqs[i - 1]["arrival_time"] if i else 0.0
+            if r["arrival_time"] > earlier:
+                d = copy.deepcopy(doc)
+                d["requests"][i]["arrival_time"] = earlier
+                yield d
         out = r.get("output", [])
         need = r["max_tokens"] + 2 * doc["scheduler"].get("num_speculative_tokens", 0) + 1
         if len(out) > need:
             d = copy.deepcopy(doc)
             d["requests"][i]["output"] = out[:need]
             yield d
+    if any("arrival_time" in r for r in reqs):  # arrivals by step 0 instead of by time
+        d = copy.deepcopy(doc)
+        d.pop("timing", None)
+        for r in d["requests"]:
+            r.pop("arrival_time", None)
+        yield d
+    if "requests_file" in doc and all(h < 1 << 31 for r in reqs for h in r.get("prompt_hash_ids", [])):
+        d = copy.deepcopy(doc)  # the requests in the YAML (prompts seeded by the loader, not lazily)
+        del d["requests_file"]
+        yield d
     sch = doc["scheduler"]
     for key in ("long_prefill_token_threshold",):
         if key in sch:
@@ -1392,7 +1518,7 @@ def shrink(outcome: Outcome, opts: Options, budget: int = 400) -> Outcome:
             if tries > budget:
                 break
             path = opts.workdir / f"{outcome.name}_shrink.yaml"
-            path.write_text(to_yaml(cand))
+            write_scenario(path, cand)
             res = check_file(path, opts, cand)
             if res.category == outcome.category:
                 doc = cand
@@ -1415,19 +1541,29 @@ def _work(item: tuple[str, Any]) -> Outcome:
     assert opts is not None
     if kind == "file":
         return check_file(Path(payload), opts)
-    seed, index, spec, keys = payload
+    seed, index, spec, keys, files = payload
     doc = generate(seed, index, spec, keys)
     if opts.runner == "v2":  # mlasim's engine.model_runner follows the runner vLLM uses here
         doc["engine"]["model_runner"] = "v2"
+    # Which traces become requests_file pairs: a stream of its own, so --files changes nothing else.
+    if random.Random(f"mlasim-conformance-files/{seed}/{index}/pick").random() * 100 < files:
+        doc = file_trace(doc, seed, index)
     path = opts.workdir / f"{doc['name']}.yaml"
-    path.write_text(to_yaml(doc, f"random trace {index} of seed {seed} (tools/conformance/vllm_conformance.py)"))
+    write_scenario(path, doc, f"random trace {index} of seed {seed} (tools/conformance/vllm_conformance.py)")
     out = check_file(path, opts, doc)
     out.doc = doc
     out.yaml_path = path
     if out.category is not None and opts.keep is not None:
-        opts.keep.mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, opts.keep / path.name)
+        keep_scenario(path, opts.keep)
     return out
+
+
+def keep_scenario(path: Path, keep: Path) -> None:
+    """Copies a scenario (and its requests file) into `keep`."""
+    keep.mkdir(parents=True, exist_ok=True)
+    for f in (path, path.with_suffix(".jsonl")):
+        if f.exists():
+            shutil.copy(f, keep / f.name)
 
 
 def reexec_in_venv(venv: Path) -> None:
@@ -1463,6 +1599,14 @@ def main(argv: list[str]) -> int:
         default="mixed",
         help="speculative decoding in random traces: off (k=0), on (k in {1,3}), mixed (k in {0,1,3}; default)",
     )
+    ap.add_argument(
+        "--files",
+        type=float,
+        default=0,
+        metavar="PCT",
+        help="write PCT%% of the random traces as YAML + JSONL requests_file pairs (some with timed arrivals, "
+        "some with prompt_hash_ids sharing leading blocks; default 0)",
+    )
     ap.add_argument("--mlasim", metavar="PATH", help="the mlasim binary (default build-cpu/tools/mlasim/mlasim of this checkout, then build/...)")
     ap.add_argument("--keep", metavar="DIR", help="keep the YAML (and both JSON records) of differing traces in DIR")
     ap.add_argument("--shrink", action="store_true", help="shrink the smallest differing random trace of each category and print it")
@@ -1478,8 +1622,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--venv", default=str(DEFAULT_VENV), help="venv with vllm==0.33.0 (default ~/vllm-venv)")
     ap.add_argument("-q", "--quiet", action="store_true", help="print only differing traces and the summary")
     args = ap.parse_args(argv)
-    if args.random < 0 or args.jobs < 1:
-        ap.error("--random must be >= 0 and -j >= 1")
+    if args.random < 0 or args.jobs < 1 or not 0 <= args.files <= 100:
+        ap.error("--random must be >= 0, -j >= 1 and --files in [0, 100]")
     ignore = frozenset(f for f in args.ignore.split(",") if f)
     if ignore - set(FIELDS):
         ap.error(f"unknown --ignore field(s) {', '.join(sorted(ignore - set(FIELDS)))}; fields: {', '.join(FIELDS)}")
@@ -1519,7 +1663,7 @@ def main(argv: list[str]) -> int:
                 f"(vLLM then runs with {SCHEDULER_DEFAULTS[key]})"
             )
         items: list[tuple[str, Any]] = [("file", str(f)) for f in files]
-        items += [("random", (args.seed, i, args.spec, keys)) for i in range(args.random)]
+        items += [("random", (args.seed, i, args.spec, keys, args.files)) for i in range(args.random)]
         outcomes: list[Outcome] = []
         if args.jobs > 1:
             import multiprocessing as mp
@@ -1556,9 +1700,13 @@ def main(argv: list[str]) -> int:
                 smallest = min(rand, key=lambda o: o.size)
                 small = shrink(smallest, _opts)
                 print(f"\n== {cat}: {small.detail}")
-                print(to_yaml(small.doc, f"shrunk from {smallest.name}"), end="")
+                shrunk = workdir / f"{smallest.name}.shrunk.yaml"
+                write_scenario(shrunk, small.doc, f"shrunk from {smallest.name}: {small.detail}")
+                print(shrunk.read_text(), end="")
+                if shrunk.with_suffix(".jsonl").exists():
+                    print(f"# {shrunk.with_suffix('.jsonl').name}:\n" + shrunk.with_suffix(".jsonl").read_text(), end="")
                 if keep is not None:
-                    (keep / f"{smallest.name}.shrunk.yaml").write_text(to_yaml(small.doc, f"shrunk from {smallest.name}: {small.detail}"))
+                    keep_scenario(shrunk, keep)
         return 0 if not differing else 1
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
