@@ -1394,7 +1394,16 @@ def _check(path: Path, opts: Options, trace: Trace, size: tuple) -> Outcome:
         opts.keep.mkdir(parents=True, exist_ok=True)
         (opts.keep / f"{name}.vllm.json").write_text(json.dumps(vrec, indent=1))
         (opts.keep / f"{name}.mlasim.json").write_text(json.dumps(mrun.record, indent=1))
-    note = "" if route else ("scheduler only, as vllm-current" if extra else "scheduler only: sparse MLA")
+    if route:
+        note = ""
+    elif extra:
+        note = "scheduler only, as vllm-current"
+    elif trace.sparse:
+        note = "scheduler only: sparse MLA"
+    elif trace.model_runner != opts.runner:
+        note = f"scheduler only: model runner {trace.model_runner}, vLLM's {opts.runner}"
+    else:
+        note = "scheduler only: mlasim printed no routing threshold"
     if diff is None:
         return Outcome(name, None, note, size)
     return Outcome(name, diff[0], diff[1], size)
