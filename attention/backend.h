@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "attention/precision_class.h"
+
 namespace mlasim {
 
 struct AttentionMetadata;
@@ -35,6 +37,8 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;  // e.g. "cpu-f64", "cpu-f32", "cuda"
+  // The tolerance class its logits are compared in: what it computes and stores in.
+  virtual PrecisionClass precision() const = 0;
   // Writes every token's latent to the cache, runs all layers, returns the sampled logits.
   virtual StepOutputs run_step(const StepInputs& inputs) = 0;
 };

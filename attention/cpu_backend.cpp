@@ -60,6 +60,12 @@ CpuBackend<T>::CpuBackend(const MlaWeights& weights, const CpuBackendOptions& op
 }
 
 template <typename T>
+PrecisionClass CpuBackend<T>::precision() const {
+  if constexpr (std::is_same_v<T, double>) return PrecisionClass::kFp64;
+  return options_.bf16_cache ? PrecisionClass::kBf16 : PrecisionClass::kFp32;
+}
+
+template <typename T>
 std::string CpuBackend<T>::name() const {
   std::string s = std::is_same_v<T, double> ? "cpu-f64" : "cpu-f32";
   if (options_.tensor_parallel_size > 1) s += " tp=" + std::to_string(options_.tensor_parallel_size);

@@ -31,6 +31,8 @@ class CpuBackend final : public Backend {
  public:
   CpuBackend(const MlaWeights& weights, const CpuBackendOptions& options);
   std::string name() const override;  // "cpu-f64" | "cpu-f32" (+ " tp=N", + " faults=...")
+  // fp64 in double; in float, bf16 when the cache holds bf16 values, else fp32.
+  PrecisionClass precision() const override;
   StepOutputs run_step(const StepInputs& inputs) override;
 
   const ModelConfig& config() const { return model_.config; }

@@ -42,6 +42,7 @@ class CudaBackend final : public Backend {
   CudaBackend(const MlaWeights& weights, const CudaBackendOptions& options);
   ~CudaBackend() override;
   std::string name() const override;  // "cuda" (+ " tp=N", + " faults=...")
+  PrecisionClass precision() const override { return PrecisionClass::kBf16; }  // bf16 weights and cache
   StepOutputs run_step(const StepInputs& inputs) override;
 
   const CudaBackendOptions& options() const;

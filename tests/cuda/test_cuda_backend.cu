@@ -482,7 +482,7 @@ std::unique_ptr<Backend> cpu_float(const MlaWeights& w, int tp, int num_blocks, 
 // The logits of `got` within the bf16 class of `ref` (both [rows, vocab]).
 bool within_bf16(const std::string& what, const std::vector<double>& got, const std::vector<double>& ref, int vocab) {
   const long rows = vocab > 0 ? static_cast<long>(ref.size()) / vocab : 0;
-  const LogitsTolerance tol = logits_tolerance("bf16");
+  const LogitsTolerance tol = logits_tolerance(PrecisionClass::kBf16);
   const LogitsComparison c = compare_logits(got, ref, rows, vocab, tol);
   std::printf("  %s: %s\n", what.c_str(), c.summary(tol, {}).c_str());
   if (rows == 0) {
@@ -594,7 +594,7 @@ GPU_TEST(cuda_backend_faults_vs_cpu) {
     const std::vector<double> ref = mixed_script(*cpu);
     CudaBackend cuda(w, cuda_options(1, 64, 4, {f}));
     ok = within_bf16(std::string("fault ") + to_string(f), mixed_script(cuda), ref, w.config.vocab_size) && ok;
-    const LogitsTolerance tol = logits_tolerance("bf16");
+    const LogitsTolerance tol = logits_tolerance(PrecisionClass::kBf16);
     const long rows = static_cast<long>(ref.size()) / w.config.vocab_size;
     if (compare_logits(ref, clean_ref, rows, w.config.vocab_size, tol).pass)
       std::printf("  note: fault %s does not change this script's logits beyond the bf16 class\n", to_string(f));
@@ -622,7 +622,6 @@ bool replay_vs_cpu(const std::string& text, const std::vector<int>& tps) {
   for (int tp : tps) {
     ReplayOptions o;
     o.weights = &w;
-    o.compute_class = "bf16";
     o.make_backend = [tp](const MlaWeights& weights, const Scenario& sc, const FaultSet& faults) {
       return make_cuda_backend(weights, cuda_options(tp, sc.scheduler.num_gpu_blocks, sc.scheduler.block_size, faults));
     };
@@ -683,7 +682,6 @@ GPU_TEST(cuda_backend_scenarios_vs_golden) {
       continue;
     }
     ReplayOptions o;
-    o.compute_class = "bf16";
     o.make_backend = [](const MlaWeights& weights, const Scenario& sc, const FaultSet& faults) {
       CudaBackendOptions co = cuda_options(sc.parallel.tensor_parallel_size, sc.scheduler.num_gpu_blocks,
                                            sc.scheduler.block_size, faults);
@@ -691,7 +689,7 @@ GPU_TEST(cuda_backend_scenarios_vs_golden) {
       return make_cuda_backend(weights, co);
     };
     const RunRecord record = replay(s, o);
-    const LogitsCheck lc = check_logits_against(golden.value(), record.logits, logits_tolerance("bf16"), dir);
+    const LogitsCheck lc = check_logits_against(golden.value(), record.logits, logits_tolerance(PrecisionClass::kBf16), dir);
     std::printf("  %s %s: %s\n", lc.pass ? "ok  " : "FAIL", s.name.c_str(), lc.message.c_str());
     (lc.pass ? passed : failed)++;
   }

@@ -9,7 +9,7 @@ using namespace mlasim;
 
 TEST_CASE("identical logits match; one perturbed element is named", "[logits]") {
   std::vector<double> g = {1.0, 2.0, 3.0, -1.0, 0.5, 0.25};
-  LogitsTolerance tol = logits_tolerance("fp32");
+  LogitsTolerance tol = logits_tolerance(PrecisionClass::kFp32);
   LogitsComparison same = compare_logits(g, g, 2, 3, tol);
   CHECK(same.pass);
   CHECK(same.max_abs == 0.0);
@@ -26,7 +26,7 @@ TEST_CASE("identical logits match; one perturbed element is named", "[logits]") 
 }
 
 TEST_CASE("within either tolerance passes, NaN positions must match", "[logits]") {
-  LogitsTolerance tol = logits_tolerance("fp32");
+  LogitsTolerance tol = logits_tolerance(PrecisionClass::kFp32);
   std::vector<double> g = {1000.0, 1.0, NAN, INFINITY};
   std::vector<double> a = {1000.05, 1.0 + 5e-5, NAN, INFINITY};  // rel 5e-5 < 1e-3; abs 5e-5 < 1e-4
   CHECK(compare_logits(a, g, 1, 4, tol).pass);
@@ -49,7 +49,7 @@ TEST_CASE("top-1 disagreement fails unless the golden's top two are a tie", "[lo
 }
 
 TEST_CASE("shape differences are reported, not compared", "[logits]") {
-  LogitsComparison c = compare_logits({1, 2, 3}, {1, 2, 3, 4}, 2, 2, logits_tolerance("fp64"));
+  LogitsComparison c = compare_logits({1, 2, 3}, {1, 2, 3, 4}, 2, 2, logits_tolerance(PrecisionClass::kFp64));
   CHECK_FALSE(c.pass);
-  CHECK(c.summary(logits_tolerance("fp64"), {}).rfind("logits shape differs from the golden", 0) == 0);
+  CHECK(c.summary(logits_tolerance(PrecisionClass::kFp64), {}).rfind("logits shape differs from the golden", 0) == 0);
 }

@@ -66,10 +66,11 @@ TEST_CASE("tensor parallel 2 and 4 equal TP 1 in double", "[model]") {
 TEST_CASE("a bf16 cache stays within the bf16 class of the fp64 golden, outside the fp32 class", "[model]") {
   Scenario s = load("{preset: tiny, dtype: bf16}");
   ReplayOptions o;  // float compute
-  CHECK(std::string(precision_class(s, o)) == "bf16");
   const RunRecord bf16 = replay(s, o), golden = replay(s, golden_replay_options());
+  CHECK(bf16.precision == PrecisionClass::kBf16);
+  CHECK(golden.precision == PrecisionClass::kFp64);
   std::vector<double> a(bf16.logits.values.begin(), bf16.logits.values.end());
   const long rows = static_cast<long>(bf16.logits.index.size());
-  CHECK(compare_logits(a, golden.logits.values_f64, rows, bf16.logits.vocab_size, logits_tolerance("bf16")).pass);
-  CHECK_FALSE(compare_logits(a, golden.logits.values_f64, rows, bf16.logits.vocab_size, logits_tolerance("fp32")).pass);
+  CHECK(compare_logits(a, golden.logits.values_f64, rows, bf16.logits.vocab_size, logits_tolerance(PrecisionClass::kBf16)).pass);
+  CHECK_FALSE(compare_logits(a, golden.logits.values_f64, rows, bf16.logits.vocab_size, logits_tolerance(PrecisionClass::kFp32)).pass);
 }

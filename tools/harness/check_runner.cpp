@@ -64,7 +64,8 @@ std::optional<SplitGoldenChecker> split_golden_checker(const Scenario& s, const 
 }
 
 // The logits golden check: the index exactly, then the values within the backend's class.
-void check_logits_golden(const Scenario& s, const LogitsRecord& logits, const CheckOptions& options, ScenarioCheck& c) {
+void check_logits_golden(const Scenario& s, const LogitsRecord& logits, PrecisionClass precision,
+                         const CheckOptions& options, ScenarioCheck& c) {
   const std::string dir = options.golden_dir + "/" + s.name;
   c.num_checks += 1;
   if (!fs::exists(dir + "/logits.npy")) {
@@ -78,7 +79,7 @@ void check_logits_golden(const Scenario& s, const LogitsRecord& logits, const Ch
     return;
   }
   LogitsCheck lc = check_logits_against(golden.value(), logits,
-                                        logits_tolerance(precision_class(s, options.replay)), dir);
+                                        logits_tolerance(precision), dir);
   if (!lc.pass) c.messages.push_back(lc.message);
 }
 
@@ -156,8 +157,9 @@ ScenarioCheck check_scenario(const std::string& path, const CheckOptions& option
     std::vector<StepSink*> sinks{&expectations};
     if (split) sinks.push_back(&*split);
     if (options.replay.with_model) sinks.push_back(&logits);
+    std::optional<PrecisionClass> precision;
     try {
-      replay(s, options.replay, sinks);
+      precision = replay(s, options.replay, sinks);
     } catch (const RequestStreamError& e) {
       c.status = CheckStatus::kBadInput;
       c.messages = {e.error.format()};
@@ -167,7 +169,7 @@ ScenarioCheck check_scenario(const std::string& path, const CheckOptions& option
     for (const ExpectationFailure& f : expectations.failures()) c.messages.push_back(f.format());
     c.messages.insert(c.messages.end(), split_messages.begin(), split_messages.end());
     if (split && !split->result().match) c.messages.push_back(split->result().message);
-    if (options.replay.with_model) check_logits_golden(s, logits.logits(), options, c);
+    if (precision) check_logits_golden(s, logits.logits(), *precision, options, c);
     if (!c.messages.empty() && c.status == CheckStatus::kPass) c.status = CheckStatus::kFail;
   }
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

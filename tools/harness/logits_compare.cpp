@@ -7,12 +7,12 @@
 
 namespace mlasim {
 
-LogitsTolerance logits_tolerance(const std::string& compute) {
-  if (compute == "fp64")
+LogitsTolerance logits_tolerance(PrecisionClass compute) {
+  if (compute == PrecisionClass::kFp64)
     return {"fp64", 1e-10, 1e-10, 1e-18,
             "both sides in double: the two MLA forms agree to ~1e-15 relative (associativity only), so "
             "anything above 1e-10 is a real difference"};
-  if (compute == "bf16")
+  if (compute == PrecisionClass::kBf16)
     return {"bf16", 3e-2, 2.01 / 128, 1e-4,
             "bf16 storage (unit roundoff 2^-8 = 3.9e-3) compounds over norms, both MLA forms, the MLP and "
             "lm_head: a few bf16 ulps at O(1) logits; rel 2.01/128 is FlashMLA's decode rule"};

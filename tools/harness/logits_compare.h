@@ -5,6 +5,8 @@
 #pragma once
 
 #include <string>
+
+#include "attention/precision_class.h"
 #include <vector>
 
 namespace mlasim {
@@ -17,9 +19,8 @@ struct LogitsTolerance {
   std::string reason;  // why these numbers
 };
 
-// The class for logits computed with `compute` precision ("fp64", "fp32", "bf16") against the
-// fp64 golden.
-LogitsTolerance logits_tolerance(const std::string& compute);
+// The tolerance for logits of precision class `compute` against the fp64 golden.
+LogitsTolerance logits_tolerance(PrecisionClass compute);
 
 struct LogitsComparison {
   bool pass = true;

@@ -86,8 +86,8 @@ Status write_logits_golden(const std::string& dir, const Scenario& scenario, con
   meta += "  stored_as: float32\n";
   meta += fmt::format("rows: {}\nvocab_size: {}\n", logits.index.size(), logits.vocab_size);
   meta += "tolerances:  # the class is chosen by the precision of the backend under test\n";
-  meta += yaml_tolerance(logits_tolerance("fp64")) + yaml_tolerance(logits_tolerance("fp32")) +
-          yaml_tolerance(logits_tolerance("bf16"));
+  meta += yaml_tolerance(logits_tolerance(PrecisionClass::kFp64)) + yaml_tolerance(logits_tolerance(PrecisionClass::kFp32)) +
+          yaml_tolerance(logits_tolerance(PrecisionClass::kBf16));
   return write_file_atomically(dir + "/meta.yaml", meta);
 }
 

@@ -11,17 +11,23 @@ namespace mlasim {
 
 RunRecord replay(const Scenario& scenario, const ReplayOptions& options) {
   RecordCollector collector(scenario);
-  replay(scenario, options, {&collector});
-  return collector.take();
+  const std::optional<PrecisionClass> precision = replay(scenario, options, {&collector});
+  RunRecord record = collector.take();
+  record.precision = precision;
+  return record;
 }
 
-void replay(const Scenario& scenario, const ReplayOptions& options, const std::vector<StepSink*>& sinks) {
+std::optional<PrecisionClass> replay(const Scenario& scenario, const ReplayOptions& options,
+                                     const std::vector<StepSink*>& sinks) {
   auto run = [&](EngineOptions engine_options) {
     Engine engine(scenario, engine_options);
     for (StepSink* s : sinks) engine.add_sink(s);
     engine.run_to_end();
   };
-  if (!options.with_model) return run({});
+  if (!options.with_model) {
+    run({});
+    return std::nullopt;
+  }
   std::optional<MlaWeights> seeded;
   const MlaWeights* weights = options.weights;
   if (!weights) weights = &seeded.emplace(seeded_weights(scenario.model));
@@ -44,6 +50,7 @@ void replay(const Scenario& scenario, const ReplayOptions& options, const std::v
   engine_options.backend = backend.get();
   engine_options.force_prefill_path = options.force_prefill_path;
   run(engine_options);
+  return backend->precision();
 }
 
 ReplayOptions golden_replay_options() {
@@ -54,10 +61,5 @@ ReplayOptions golden_replay_options() {
   return o;
 }
 
-const char* precision_class(const Scenario& scenario, const ReplayOptions& options) {
-  if (options.make_backend && !options.compute_class.empty()) return options.compute_class.c_str();
-  if (options.precision == CpuPrecision::kDouble) return "fp64";
-  return scenario.model.dtype == ModelDtype::kBf16 ? "bf16" : "fp32";
-}
 
 }  // namespace mlasim

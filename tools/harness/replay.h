@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "attention/backend.h"
 #include "attention/cpu_backend.h"
@@ -27,17 +28,15 @@ struct ReplayOptions {
   FaultSet faults;
   const MlaWeights* weights = nullptr;          // nullptr: the scenario's seeded weights
   BackendFactory make_backend;                  // empty: the CPU backend in `precision`
-  std::string compute_class;                    // tolerance class of make_backend's backend ("bf16")
 };
 
 RunRecord replay(const Scenario& scenario, const ReplayOptions& options);
-// The same run handing every step to `sinks` and keeping nothing itself.
-void replay(const Scenario& scenario, const ReplayOptions& options, const std::vector<StepSink*>& sinks);
+// The same run handing every step to `sinks` and keeping nothing itself. Returns the backend's
+// precision class (nullopt for a dry run).
+std::optional<PrecisionClass> replay(const Scenario& scenario, const ReplayOptions& options,
+                                     const std::vector<StepSink*>& sinks);
 
 // The golden reference: fp64, TP 1, every token through the prefill form, no faults.
 ReplayOptions golden_replay_options();
-
-// The tolerance class name ("fp64", "fp32", "bf16") for a replay's precision and the scenario's dtype.
-const char* precision_class(const Scenario& scenario, const ReplayOptions& options);
 
 }  // namespace mlasim

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "attention/precision_class.h"
+
 namespace mlasim {
 
 // One row of the model runner's persistent batch, in batch order.
@@ -104,6 +106,7 @@ struct RunTotals {
 
 struct RunRecord {
   std::string scenario;  // name
+  std::optional<PrecisionClass> precision;  // the backend's class; nullopt for a dry run
   std::vector<StepRecord> steps;
   std::vector<RequestRecord> requests;  // scenario order
   LogitsRecord logits;                  // empty for a dry run

@@ -55,9 +55,5 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const MlaWeight
   return make_cpu_backend(weights, cpu, CpuPrecision::kFloat);
 }
 
-std::string tolerance_class(const std::string& device, const Scenario& scenario) {
-  if (device == "cuda") return "bf16";
-  return scenario.model.dtype == ModelDtype::kBf16 ? "bf16" : "fp32";
-}
 
 }  // namespace mlasim::cli

@@ -18,7 +18,5 @@ std::string backend_support_error(const std::string& device, const Scenario& sce
 // Call backend_support_error first.
 std::unique_ptr<Backend> make_backend(const std::string& device, const MlaWeights& weights, const Scenario& scenario,
                                       const FaultSet& faults);
-// The logits tolerance class of `device` for this scenario: "bf16" on CUDA, else by dtype.
-std::string tolerance_class(const std::string& device, const Scenario& scenario);
 
 }  // namespace mlasim::cli

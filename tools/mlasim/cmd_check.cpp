@@ -78,7 +78,6 @@ int run_check(const CheckOptions& o) {
     options.replay.make_backend = [device](const MlaWeights& w, const Scenario& s, const FaultSet& f) {
       return make_backend(device, w, s, f);
     };
-    options.replay.compute_class = "bf16";
     options.backend_support_error = [device](const Scenario& s, const FaultSet& f) {
       return backend_support_error(device, s, f);
     };

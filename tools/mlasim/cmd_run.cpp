@@ -58,7 +58,7 @@ int compare_profiles(const Scenario& scenario, const std::string& other, const F
   options.precision = CpuPrecision::kDouble;  // so only the routing, not float rounding, can differ
   options.faults = faults;
   const RunRecord ra = replay(scenario, options), rb = replay(b, options);
-  const ProfileDiff d = diff_profiles(ra, rb, to_string(scenario.engine.profile), other, logits_tolerance("fp64"));
+  const ProfileDiff d = diff_profiles(ra, rb, to_string(scenario.engine.profile), other, logits_tolerance(PrecisionClass::kFp64));
   std::cout << d.text;
   return kExitOk;
 }
@@ -147,7 +147,7 @@ int run(const RunOptions& o) {
         return kExitBadInput;
       }
       LogitsCheck lc = check_logits_against(files.value(), logits.logits(),
-                                            logits_tolerance(tolerance_class(o.device, scenario)), golden);
+                                            logits_tolerance(backend->precision()), golden);
       std::cout << "vs " << golden << ": " << lc.message << "\n";
       if (!lc.pass) rc = kExitRegression;
     }
