@@ -65,8 +65,8 @@ TEST_CASE("streamed run JSON and expectations equal the collected ones for every
     REQUIRE(loaded.ok());
     const Scenario& s = loaded.value();
     Engine engine(s);
-    RunJsonSink json;
-    RunJsonlSink jsonl;
+    RunFileSink json(RunFileFormat::kJson);
+    RunFileSink jsonl(RunFileFormat::kJsonl);
     ExpectationChecker checker(s);
     const std::string json_path = tmp_path("run.json"), jsonl_path = tmp_path("run.jsonl");
     REQUIRE(json.open(json_path, s.name).ok());

@@ -4,42 +4,18 @@
 #include "tools/harness/run_json.h"
 
 namespace mlasim {
-Status RunJsonSink::open(const std::string& path, const std::string& scenario_name) {
+
+RunFileSink::RunFileSink(RunFileFormat format)
+    : format_(format),
+      w_(0, format == RunFileFormat::kJson ? JsonWriter::Layout::kIndented : JsonWriter::Layout::kOneLine) {}
+
+Status RunFileSink::open(const std::string& path, const std::string& scenario_name) {
   if (Status st = file_.open(path); !st) return st;
-  begin_run_json(w_, scenario_name);
-  file_.write(w_.take());
-  return Status::Ok();
-}
-
-void RunJsonSink::on_step(const StepRecord& step) {
-  w_.begin_object();
-  write_step_fields(w_, step);
-  w_.end_object();
-  file_.write(w_.take());
-}
-
-void RunJsonSink::on_request_finished(const RequestRecord& request) {
-  JsonWriter w(2);  // an element of the top-level "requests" array
-  w.begin_object();
-  write_request_fields(w, request);
-  w.end_object();
-  requests_.add(request.index, w.take());
-}
-
-void RunJsonSink::on_end(const RunTotals& /*totals*/) {
-  w_.end_array();
-  w_.key("requests").begin_array();
-  requests_.for_each([&](std::string_view text) {
-    w_.raw_element(text);
+  if (format_ == RunFileFormat::kJson) {
+    begin_run_json(w_, scenario_name);
     file_.write(w_.take());
-  });
-  w_.end_array();
-  w_.end_object();
-  file_.write(w_.str());
-}
-
-Status RunJsonlSink::open(const std::string& path, const std::string& scenario_name) {
-  if (Status st = file_.open(path); !st) return st;
+    return Status::Ok();
+  }
   JsonWriter w(0, JsonWriter::Layout::kOneLine);
   w.begin_object();
   w.key("type").value("header");
@@ -51,7 +27,14 @@ Status RunJsonlSink::open(const std::string& path, const std::string& scenario_n
   return Status::Ok();
 }
 
-void RunJsonlSink::on_step(const StepRecord& step) {
+void RunFileSink::on_step(const StepRecord& step) {
+  if (format_ == RunFileFormat::kJson) {
+    w_.begin_object();
+    write_step_fields(w_, step);
+    w_.end_object();
+    file_.write(w_.take());
+    return;
+  }
   JsonWriter w(0, JsonWriter::Layout::kOneLine);
   w.begin_object();
   w.key("type").value("step");
@@ -62,20 +45,36 @@ void RunJsonlSink::on_step(const StepRecord& step) {
   file_.write(w.str());
 }
 
-void RunJsonlSink::on_request_finished(const RequestRecord& request) {
-  JsonWriter w(0, JsonWriter::Layout::kOneLine);
+void RunFileSink::on_request_finished(const RequestRecord& request) {
+  const bool json = format_ == RunFileFormat::kJson;
+  // In the document a request is an element of the top-level "requests" array (depth 2).
+  JsonWriter w(json ? 2 : 0, json ? JsonWriter::Layout::kIndented : JsonWriter::Layout::kOneLine);
   w.begin_object();
-  w.key("type").value("request");
+  if (!json) w.key("type").value("request");
   write_request_fields(w, request);
-  w.key("arrival_ns").value(static_cast<long long>(request.arrival_ns));
-  w.key("first_token_ns").value(static_cast<long long>(request.first_token_ns));
-  w.key("finish_ns").value(static_cast<long long>(request.finish_ns));
+  if (!json) {
+    w.key("arrival_ns").value(static_cast<long long>(request.arrival_ns));
+    w.key("first_token_ns").value(static_cast<long long>(request.first_token_ns));
+    w.key("finish_ns").value(static_cast<long long>(request.finish_ns));
+  }
   w.end_object();
-  requests_.add(request.index, w.str());
+  requests_.add(request.index, json ? w.take() : w.str());
 }
 
-void RunJsonlSink::on_end(const RunTotals& /*totals*/) {
-  requests_.for_each([&](std::string_view line) { file_.write(line); });
+void RunFileSink::on_end(const RunTotals& /*totals*/) {
+  if (format_ == RunFileFormat::kJsonl) {
+    requests_.for_each([&](std::string_view line) { file_.write(line); });
+    return;
+  }
+  w_.end_array();
+  w_.key("requests").begin_array();
+  requests_.for_each([&](std::string_view text) {
+    w_.raw_element(text);
+    file_.write(w_.take());
+  });
+  w_.end_array();
+  w_.end_object();
+  file_.write(w_.str());
 }
 
 }  // namespace mlasim

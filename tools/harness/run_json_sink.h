@@ -1,6 +1,6 @@
-// Sinks that write the run as it happens: the run JSON document (`--json`, the same bytes as
-// run_record_to_json) and JSONL (`--jsonl`: a header line, one line per step, then one per
-// request in scenario order). Both publish atomically on commit().
+// A sink that writes the run as it happens: the run JSON document (`--json`, the same bytes as
+// run_record_to_json) or JSONL (`--jsonl`: a header line, one line per step, then one per request
+// in scenario order, with simulated times). Published atomically on commit().
 #pragma once
 
 #include <string>
@@ -13,8 +13,11 @@
 
 namespace mlasim {
 
-class RunJsonSink final : public StepSink {
+enum class RunFileFormat { kJson, kJsonl };
+
+class RunFileSink final : public StepSink {
  public:
+  explicit RunFileSink(RunFileFormat format);
   Status open(const std::string& path, const std::string& scenario_name);
   void on_step(const StepRecord& step) override;
   void on_request_finished(const RequestRecord& request) override;
@@ -23,22 +26,9 @@ class RunJsonSink final : public StepSink {
   Status commit() { return file_.commit(); }
 
  private:
+  RunFileFormat format_;
   AtomicOutputFile file_;
-  JsonWriter w_;
-  ScenarioOrderSpill requests_;
-};
-
-class RunJsonlSink final : public StepSink {
- public:
-  Status open(const std::string& path, const std::string& scenario_name);
-  void on_step(const StepRecord& step) override;
-  void on_request_finished(const RequestRecord& request) override;
-  void on_end(const RunTotals& totals) override;
-  bool wants_row_reasons() const override { return true; }
-  Status commit() { return file_.commit(); }
-
- private:
-  AtomicOutputFile file_;
+  JsonWriter w_;  // the document (kJson); JSONL lines each get their own writer
   ScenarioOrderSpill requests_;
 };
 

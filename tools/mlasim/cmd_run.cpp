@@ -105,8 +105,8 @@ int run(const RunOptions& o) {
   ExpectationChecker checker(scenario);
   ProgressLine progress(stderr, scenario.num_requests);
   LogitsCollector logits;
-  RunJsonSink json;
-  RunJsonlSink jsonl;
+  RunFileSink json(RunFileFormat::kJson);
+  RunFileSink jsonl(RunFileFormat::kJsonl);
   for (auto [path, open] : {std::pair<const std::string*, std::function<Status()>>{
                                 &o.json_path, [&] { return json.open(o.json_path, scenario.name); }},
                             {&o.jsonl_path, [&] { return jsonl.open(o.jsonl_path, scenario.name); }}}) {
