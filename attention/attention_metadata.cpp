@@ -18,82 +18,77 @@ int slot_of(const std::vector<int>& blocks, int pos, int b) {
 
 }  // namespace
 
-int chunked_prefill_workspace_size(const RoutingConfig& c) {
-  const int cap = c.profile == EngineProfile::kVllm2025Early ? kWorkspaceCapEarly2025 : kWorkspaceCap;
-  return chunked_prefill_workspace_size(c.max_model_len, c.max_num_seqs, c.block_size, cap);
+int chunked_prefill_workspace_size(const RoutingConfig& config) {
+  const int cap = config.profile == EngineProfile::kVllm2025Early ? kWorkspaceCapEarly2025 : kWorkspaceCap;
+  return chunked_prefill_workspace_size(config.max_model_len, config.max_num_seqs, config.block_size, cap);
 }
 
-AttentionMetadata build_attention_metadata(const BatchRoute& route, const RoutingConfig& c, const BlockIdsFn& block_ids) {
+AttentionMetadata build_attention_metadata(const BatchRoute& route, const RoutingConfig& config, const BlockIdsFn& block_ids) {
   AttentionMetadata m;
-  build_attention_metadata(m, route, c, block_ids);
+  build_attention_metadata(m, route, config, block_ids);
   return m;
 }
 
-void build_attention_metadata(AttentionMetadata& m, const BatchRoute& route, const RoutingConfig& c,
+void build_attention_metadata(AttentionMetadata& out, const BatchRoute& route, const RoutingConfig& config,
                               const BlockIdsFn& block_ids) {
   // Every vector is cleared, not freed, so a step reuses the previous step's capacity.
-  m.query_start_loc.clear();
-  m.seq_lens.clear();
-  m.context_lens.clear();
-  m.num_prompt_tokens.clear();
-  m.is_prefilling.clear();
-  m.positions.clear();
-  m.slot_mapping.clear();
-  m.is_decode.clear();
-  m.regions.clear();
-  m.paths.clear();
-  m.max_query_len = 0;
-  m.max_seq_len = 0;
-  std::optional<DecodeMetadata> old_decode = std::move(m.decode);
-  std::optional<PrefillMetadata> old_prefill = std::move(m.prefill);
-  m.decode.reset();
-  m.prefill.reset();
-  m.profile = c.profile;
-  m.sparse_mla = c.sparse_mla;
-  m.block_size = c.block_size;
+  out.query_start_loc.clear();
+  out.seq_lens.clear();
+  out.context_lens.clear();
+  out.num_prompt_tokens.clear();
+  out.is_prefilling.clear();
+  out.positions.clear();
+  out.slot_mapping.clear();
+  out.is_decode.clear();
+  out.regions.clear();
+  out.paths.clear();
+  out.max_query_len = 0;
+  out.max_seq_len = 0;
+  std::optional<DecodeMetadata> old_decode = std::move(out.decode);
+  std::optional<PrefillMetadata> old_prefill = std::move(out.prefill);
+  out.decode.reset();
+  out.prefill.reset();
+  out.profile = config.profile;
+  out.sparse_mla = config.sparse_mla;
+  out.block_size = config.block_size;
   const int n = static_cast<int>(route.rows.size());
-  m.num_reqs = n;
-  m.block_table.resize(sz(n));
-  m.query_start_loc.push_back(0);
+  out.num_reqs = n;
+  out.block_table.resize(sz(n));
+  out.query_start_loc.push_back(0);
   for (int i = 0; i < n; ++i) {
     const RowRoute& r = route.rows[sz(i)];
-    m.query_start_loc.push_back(m.query_start_loc.back() + r.q);
-    m.seq_lens.push_back(r.nct + r.q);
-    m.context_lens.push_back(r.nct);
-    m.num_prompt_tokens.push_back(r.prompt_len);
-    m.is_prefilling.push_back(r.nct < r.prompt_len);
-    m.is_decode.push_back(r.is_decode);
-    m.regions.push_back(r.region);
-    m.paths.push_back(r.path);
-    m.max_query_len = std::max(m.max_query_len, r.q);
-    m.max_seq_len = std::max(m.max_seq_len, r.nct + r.q);
+    out.query_start_loc.push_back(out.query_start_loc.back() + r.q);
+    out.seq_lens.push_back(r.nct + r.q);
+    out.context_lens.push_back(r.nct);
+    out.num_prompt_tokens.push_back(r.prompt_len);
+    out.is_prefilling.push_back(r.nct < r.prompt_len);
+    out.is_decode.push_back(r.is_decode);
+    out.regions.push_back(r.region);
+    out.paths.push_back(r.path);
+    out.max_query_len = std::max(out.max_query_len, r.q);
+    out.max_seq_len = std::max(out.max_seq_len, r.nct + r.q);
     const std::span<const int> ids = block_ids(i);
-    m.block_table[sz(i)].assign(ids.begin(), ids.end());
+    out.block_table[sz(i)].assign(ids.begin(), ids.end());
     for (int j = 0; j < r.q; ++j) {
-      m.positions.push_back(r.nct + j);
-      m.slot_mapping.push_back(slot_of(m.block_table[sz(i)], r.nct + j, c.block_size));
+      out.positions.push_back(r.nct + j);
+      out.slot_mapping.push_back(slot_of(out.block_table[sz(i)], r.nct + j, config.block_size));
     }
   }
-  m.num_actual_tokens = m.query_start_loc.back();
-  m.num_decodes = route.num_decodes;
-  m.num_decode_tokens = route.num_decode_tokens;
-  m.num_prefills = route.num_prefills;
-  m.num_prefill_tokens = route.num_prefill_tokens;
-  m.num_mqa_tokens = route.num_mqa_tokens;
-  m.num_mha_tokens = route.num_mha_tokens;
+  out.num_actual_tokens = out.query_start_loc.back();
+  out.counts = route.counts;
 
   // Decode-path rows form a prefix (vLLM: the decodes; sparse: every row; SGLang: all or none).
   int num_mqa_rows = 0;
-  while (num_mqa_rows < n && m.paths[sz(num_mqa_rows)] == MlaPath::kMqa) ++num_mqa_rows;
+  while (num_mqa_rows < n && out.paths[sz(num_mqa_rows)] == MlaPath::kMqa) ++num_mqa_rows;
   if (num_mqa_rows > 0) {
     DecodeMetadata d = old_decode ? std::move(*old_decode) : DecodeMetadata{};
     d.max_query_len = 0;
     d.num_rows = num_mqa_rows;
-    d.query_start_loc.assign(m.query_start_loc.begin(), m.query_start_loc.begin() + num_mqa_rows + 1);
-    d.seq_lens.assign(m.seq_lens.begin(), m.seq_lens.begin() + num_mqa_rows);
-    d.block_table.assign(m.block_table.begin(), m.block_table.begin() + num_mqa_rows);
+    d.query_start_loc.assign(out.query_start_loc.begin(), out.query_start_loc.begin() + num_mqa_rows + 1);
+    d.seq_lens.assign(out.seq_lens.begin(), out.seq_lens.begin() + num_mqa_rows);
+    d.block_table.assign(out.block_table.begin(), out.block_table.begin() + num_mqa_rows);
     for (int i = 0; i < num_mqa_rows; ++i) d.max_query_len = std::max(d.max_query_len, route.rows[sz(i)].q);
-    m.decode = std::move(d);
+    out.decode = std::move(d);
   }
   if (num_mqa_rows < n) {
     PrefillMetadata p = old_prefill ? std::move(*old_prefill) : PrefillMetadata{};
@@ -101,21 +96,21 @@ void build_attention_metadata(AttentionMetadata& m, const BatchRoute& route, con
     p.max_query_len = 0;
     p.row_start = num_mqa_rows;
     p.num_rows = n - num_mqa_rows;
-    p.token_start = m.query_start_loc[sz(num_mqa_rows)];
+    p.token_start = out.query_start_loc[sz(num_mqa_rows)];
     std::vector<int> ctx;
-    for (int i = num_mqa_rows; i <= n; ++i) p.query_start_loc.push_back(m.query_start_loc[sz(i)] - p.token_start);
+    for (int i = num_mqa_rows; i <= n; ++i) p.query_start_loc.push_back(out.query_start_loc[sz(i)] - p.token_start);
     for (int i = num_mqa_rows; i < n; ++i) {
       p.max_query_len = std::max(p.max_query_len, route.rows[sz(i)].q);
       ctx.push_back(route.rows[sz(i)].nct);
     }
-    p.chunked_context = build_chunked_context(ctx, chunked_prefill_workspace_size(c), c.block_size);
-    m.prefill = std::move(p);
+    p.chunked_context = build_chunked_context(ctx, chunked_prefill_workspace_size(config), config.block_size);
+    out.prefill = std::move(p);
   }
 }
 
-AttentionMetadata build_attention_metadata(const BatchRoute& route, const RoutingConfig& c,
+AttentionMetadata build_attention_metadata(const BatchRoute& route, const RoutingConfig& config,
                                            std::span<const std::vector<int>> block_ids) {
-  return build_attention_metadata(route, c, [block_ids](int row) -> std::span<const int> {
+  return build_attention_metadata(route, config, [block_ids](int row) -> std::span<const int> {
     if (row < 0 || sz(row) >= block_ids.size()) return {};
     return block_ids[sz(row)];
   });
@@ -153,27 +148,27 @@ std::string AttentionMetadata::validate() const {
     }
   }
 
-  if (num_decodes + num_prefills != num_reqs) return "num_decodes + num_prefills != num_reqs";
-  if (num_decode_tokens + num_prefill_tokens != num_actual_tokens) return "num_decode_tokens + num_prefill_tokens != num_actual_tokens";
-  if (num_mqa_tokens + num_mha_tokens != num_actual_tokens) return "num_mqa_tokens + num_mha_tokens != num_actual_tokens";
+  if (counts.num_decodes + counts.num_prefills != num_reqs) return "num_decodes + num_prefills != num_reqs";
+  if (counts.num_decode_tokens + counts.num_prefill_tokens != num_actual_tokens) return "num_decode_tokens + num_prefill_tokens != num_actual_tokens";
+  if (counts.num_mqa_tokens + counts.num_mha_tokens != num_actual_tokens) return "num_mqa_tokens + num_mha_tokens != num_actual_tokens";
   int decodes = 0, decode_tokens = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (!is_decode[i]) continue;
     ++decodes;
     decode_tokens += query_start_loc[i + 1] - query_start_loc[i];
   }
-  if (decodes != num_decodes || decode_tokens != num_decode_tokens) return "num_decodes/num_decode_tokens disagree with the per-row split";
+  if (decodes != counts.num_decodes || decode_tokens != counts.num_decode_tokens) return "num_decodes/num_decode_tokens disagree with the per-row split";
   if (profile != EngineProfile::kSglang) {
     for (std::size_t i = 0; i < n; ++i)
-      if (is_decode[i] != (i < sz(num_decodes))) return "row " + num(static_cast<long long>(i)) + ": the decodes must be rows [0, num_decodes)";
+      if (is_decode[i] != (i < sz(counts.num_decodes))) return "row " + num(static_cast<long long>(i)) + ": the decodes must be rows [0, num_decodes)";
   }
   std::size_t mqa_rows = 0;
   while (mqa_rows < n && paths[mqa_rows] == MlaPath::kMqa) ++mqa_rows;
   for (std::size_t i = mqa_rows; i < n; ++i)
     if (paths[i] == MlaPath::kMqa) return "decode-path row " + num(static_cast<long long>(i)) + " after a prefill-path row";
-  if (query_start_loc[mqa_rows] != num_mqa_tokens) return "num_mqa_tokens != tokens of the decode-path rows";
-  if (sparse_mla && num_mha_tokens != 0) return "sparse MLA with tokens on the prefill path";
-  if (profile != EngineProfile::kSglang && !sparse_mla && num_mqa_tokens != num_decode_tokens)
+  if (query_start_loc[mqa_rows] != counts.num_mqa_tokens) return "num_mqa_tokens != tokens of the decode-path rows";
+  if (sparse_mla && counts.num_mha_tokens != 0) return "sparse MLA with tokens on the prefill path";
+  if (profile != EngineProfile::kSglang && !sparse_mla && counts.num_mqa_tokens != counts.num_decode_tokens)
     return "num_mqa_tokens != num_decode_tokens";
 
   if (decode.has_value() != (mqa_rows > 0)) return "decode metadata present iff a row takes the decode path";
@@ -189,10 +184,10 @@ std::string AttentionMetadata::validate() const {
   if (prefill.has_value() != (mqa_rows < n)) return "prefill metadata present iff a row takes the prefill path";
   if (prefill) {
     if (sz(prefill->row_start) != mqa_rows || sz(prefill->num_rows) != n - mqa_rows ||
-        prefill->query_start_loc.size() != n - mqa_rows + 1 || prefill->token_start != num_mqa_tokens)
+        prefill->query_start_loc.size() != n - mqa_rows + 1 || prefill->token_start != counts.num_mqa_tokens)
       return "prefill metadata size mismatch";
     for (std::size_t k = 0; k + mqa_rows <= n; ++k)
-      if (prefill->query_start_loc[k] != query_start_loc[mqa_rows + k] - num_mqa_tokens) return "prefill query_start_loc mismatch";
+      if (prefill->query_start_loc[k] != query_start_loc[mqa_rows + k] - counts.num_mqa_tokens) return "prefill query_start_loc mismatch";
     const ChunkedContextMetadata& cc = prefill->chunked_context;
     if (cc.context_lens.size() != n - mqa_rows) return "chunked context does not cover the prefill rows";
     for (std::size_t k = 0; k < cc.context_lens.size(); ++k)

@@ -11,6 +11,7 @@
 
 #include "attention/chunked_context.h"
 #include "attention/route.h"
+#include "attention/split_counts.h"
 
 namespace mlasim {
 
@@ -21,7 +22,7 @@ using BlockIdsFn = std::function<std::span<const int>(int row)>;
 struct PrefillMetadata {
   int row_start = 0;
   int num_rows = 0;
-  int token_start = 0;               // = num_mqa_tokens
+  int token_start = 0;               // = counts.num_mqa_tokens
   std::vector<int> query_start_loc;  // relative to token_start, num_rows + 1 entries
   int max_query_len = 0;
   ChunkedContextMetadata chunked_context;  // over these rows' context_lens
@@ -54,8 +55,7 @@ struct AttentionMetadata {
   std::vector<std::vector<int>> block_table;  // per row
   std::vector<int> slot_mapping;     // per token: block_table[pos / B] * B + pos % B (-1 if uncovered)
 
-  int num_decodes = 0, num_decode_tokens = 0, num_prefills = 0, num_prefill_tokens = 0;
-  int num_mqa_tokens = 0, num_mha_tokens = 0;
+  SplitCounts counts;                // the route's split and MLA's forward split
   std::vector<bool> is_decode;       // per row: the split's verdict
   std::vector<Region> regions;       // per row
   std::vector<MlaPath> paths;        // per row

@@ -98,39 +98,38 @@ const char* to_string(ReorderVersion v) {
   return "?";
 }
 
-Region row_region(const RowInput& r, ReorderVersion version, int t) {
+Region row_region(const RowInput& row, ReorderVersion version, int decode_threshold) {
   switch (version) {
-    case ReorderVersion::kMlaBuilderQ1: return r.q == 1 ? Region::kDecode : Region::kPrefill;
-    case ReorderVersion::kTwoRegion: return r.q <= t ? Region::kDecode : Region::kPrefill;
+    case ReorderVersion::kMlaBuilderQ1: return row.q == 1 ? Region::kDecode : Region::kPrefill;
+    case ReorderVersion::kTwoRegion: return row.q <= decode_threshold ? Region::kDecode : Region::kPrefill;
     case ReorderVersion::kThreeRegion:
-      if (r.nct == 0) return Region::kPrefill;
-      return r.q <= t ? Region::kDecode : Region::kLongExtend;
+      if (row.nct == 0) return Region::kPrefill;
+      return row.q <= decode_threshold ? Region::kDecode : Region::kLongExtend;
     case ReorderVersion::kNone:
     case ReorderVersion::kFourRegion:
-      if (r.nct == 0) return Region::kPrefill;
-      if (r.q > t) return Region::kLongExtend;
-      return r.nct >= r.prompt_len ? Region::kDecode : Region::kShortExtend;
+      if (row.nct == 0) return Region::kPrefill;
+      if (row.q > decode_threshold) return Region::kLongExtend;
+      return row.nct >= row.prompt_len ? Region::kDecode : Region::kShortExtend;
   }
   return Region::kPrefill;
 }
 
-ReorderResult reorder_rows(std::span<const RowInput> rows, ReorderVersion version, int t) {
-  ReorderResult res;
-  const int n = static_cast<int>(rows.size());
-  res.regions.reserve(rows.size());
-  for (const RowInput& r : rows) res.regions.push_back(row_region(r, version, t));
+ReorderResult reorder_rows(std::span<const RowInput> rows, ReorderVersion version, int decode_threshold) {
+  ReorderResult reordered;
+  reordered.regions.reserve(rows.size());
+  for (const RowInput& row : rows) reordered.regions.push_back(row_region(row, version, decode_threshold));
   switch (version) {
     case ReorderVersion::kNone: break;
     case ReorderVersion::kMlaBuilderQ1:
-    case ReorderVersion::kTwoRegion: res.swaps = two_region_swaps(res.regions); break;
+    case ReorderVersion::kTwoRegion: reordered.swaps = two_region_swaps(reordered.regions); break;
     case ReorderVersion::kThreeRegion:
-    case ReorderVersion::kFourRegion: res.swaps = swap_cycle_swaps(res.regions); break;
+    case ReorderVersion::kFourRegion: reordered.swaps = swap_cycle_swaps(reordered.regions); break;
   }
-  res.order.resize(sz(n));
-  for (int i = 0; i < n; ++i) res.order[sz(i)] = i;
-  for (const auto& [i, j] : res.swaps) std::swap(res.order[sz(i)], res.order[sz(j)]);
-  res.modified = !res.swaps.empty();
-  return res;
+  reordered.order.resize(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) reordered.order[i] = static_cast<int>(i);
+  for (const auto& [i, j] : reordered.swaps) std::swap(reordered.order[sz(i)], reordered.order[sz(j)]);
+  reordered.modified = !reordered.swaps.empty();
+  return reordered;
 }
 
 ReorderResult reorder_rows(std::span<const RowInput> rows, const RoutingConfig& config) {
@@ -138,17 +137,17 @@ ReorderResult reorder_rows(std::span<const RowInput> rows, const RoutingConfig& 
 }
 
 std::vector<RowInput> row_inputs(const InputBatch& batch) {
-  std::vector<RowInput> out;
-  out.reserve(sz(batch.num_reqs()));
-  for (const BatchRow& r : batch.rows()) out.push_back({r.num_scheduled_tokens, r.num_computed_tokens, r.num_prompt_tokens});
-  return out;
+  std::vector<RowInput> rows;
+  rows.reserve(sz(batch.num_reqs()));
+  for (const BatchRow& row : batch.rows())
+    rows.push_back({row.num_scheduled_tokens, row.num_computed_tokens, row.num_prompt_tokens});
+  return rows;
 }
 
-bool reorder_input_batch(InputBatch& batch, const RoutingConfig& config) {
-  const std::vector<RowInput> rows = row_inputs(batch);
-  const ReorderResult res = reorder_rows(rows, config);
-  for (const auto& [i, j] : res.swaps) batch.swap_rows(i, j);
-  return res.modified;
+ReorderResult reorder_input_batch(InputBatch& batch, const RoutingConfig& config) {
+  ReorderResult reordered = reorder_rows(row_inputs(batch), config);
+  for (const auto& [i, j] : reordered.swaps) batch.swap_rows(i, j);
+  return reordered;
 }
 
 }  // namespace mlasim

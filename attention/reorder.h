@@ -59,7 +59,8 @@ ReorderResult reorder_rows(std::span<const RowInput> rows, const RoutingConfig& 
 std::vector<RowInput> row_inputs(const InputBatch& batch);
 
 // Applies the reorder of config's profile to the persistent batch in place (the swaps persist to
-// later steps, docs/spec/scheduler.md §8). Returns whether any row moved.
-bool reorder_input_batch(InputBatch& batch, const RoutingConfig& config);
+// later steps, docs/spec/scheduler.md §8). Returns the reorder: `modified` (vLLM's return value),
+// the regions and the order, both by row index before the swaps.
+ReorderResult reorder_input_batch(InputBatch& batch, const RoutingConfig& config);
 
 }  // namespace mlasim

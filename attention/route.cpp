@@ -1,191 +1,135 @@
-// Reorder + split + forward split for one step, with the reason for every row's path.
+// One step's routing in one pass: reorder the batch once, place the rows in their new order, then
+// route them as vLLM (the split) or SGLang (the per-batch dispatch) does.
 #include "attention/route.h"
 
-#include <algorithm>
 #include <cstddef>
+#include <utility>
 
 #include "attention/input_batch.h"
+#include "attention/route_explain.h"
 #include "attention/sglang_dispatch.h"
 
 namespace mlasim {
 namespace {
 
-std::string num(int v) { return std::to_string(v); }
+std::size_t sz(int i) { return static_cast<std::size_t>(i); }
 
-std::string region_reason(const RowInput& r, Region region, ReorderVersion v, int t) {
-  const std::string q_t = "q=" + num(r.q) + (r.q <= t ? " <= " : " > ") + "T=" + num(t);
-  switch (v) {
-    case ReorderVersion::kMlaBuilderQ1:
-      return std::string("early-2025 ") + (region == Region::kDecode ? "decode" : "prefill") + " (q=" + num(r.q) +
-             (r.q == 1 ? " == 1" : " != 1") + ")";
-    case ReorderVersion::kTwoRegion:
-      return std::string("2-region ") + (region == Region::kDecode ? "decode" : "prefill") + " (" + q_t + ", nct ignored)";
-    case ReorderVersion::kThreeRegion:
-      if (region == Region::kPrefill) return "region prefill (nct=0)";
-      return std::string("region ") + (region == Region::kDecode ? "decode" : "extend") + " (nct=" + num(r.nct) + " > 0, " + q_t + ")";
-    case ReorderVersion::kNone:
-    case ReorderVersion::kFourRegion:
-      break;
+// The rows left in the given order, each with its region under the profile's reorder version.
+ReorderResult unreordered(std::span<const RowInput> rows, const RoutingConfig& config) {
+  ReorderResult kept;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    kept.regions.push_back(row_region(rows[i], reorder_version(config.profile), config.decode_threshold));
+    kept.order.push_back(static_cast<int>(i));
   }
-  const std::string head = "region " + num(static_cast<int>(region)) + " " + to_string(region);
-  switch (region) {
-    case Region::kPrefill: return head + " (nct=0)";
-    case Region::kLongExtend: return head + " (nct=" + num(r.nct) + " > 0, " + q_t + ")";
-    case Region::kShortExtend: return head + " (nct=" + num(r.nct) + " < P=" + num(r.prompt_len) + ", " + q_t + ")";
-    case Region::kDecode: return head + " (nct=" + num(r.nct) + " >= P=" + num(r.prompt_len) + ", " + q_t + ")";
-  }
-  return head;
+  return kept;
 }
 
-std::string split_reason(const SplitResult& s, int row, int max_q, int q0, int t, const RowInput& r) {
-  switch (s.rule) {
-    case SplitRule::kEmpty: return "split: empty batch";
-    case SplitRule::kMaxQueryLen:
-      return "split: every row is a decode: max query length " + num(max_q) + " <= threshold " + num(t);
-    case SplitRule::kFirstRowAboveT:
-      return "split: every row is a prefill: the first row's query length " + num(q0) + " > threshold " + num(t);
-    case SplitRule::kUniformPadded:
-      return "split: every row is a decode: every query length equals the first row's " + num(q0) +
-             " or is 0 (uniform query lengths required)";
-    case SplitRule::kNoPrefill: return "split: every row is a decode: no row is a prefill";
-    case SplitRule::kFirstPrefill: break;
+// `rows` as they stand after the reorder; reordered.order[pos] names each one's index before it.
+std::vector<RowRoute> placed_rows(std::span<const RowInput> rows, const ReorderResult& reordered) {
+  std::vector<RowRoute> placed(rows.size());
+  for (std::size_t pos = 0; pos < rows.size(); ++pos) {
+    RowRoute& row = placed[pos];
+    row.input_index = reordered.order[pos];
+    row.q = rows[pos].q;
+    row.nct = rows[pos].nct;
+    row.prompt_len = rows[pos].prompt_len;
+    row.region = reordered.regions[sz(row.input_index)];
   }
-  const int f = s.num_decodes;
-  if (row < f) return "split: a decode: before the first prefill row " + num(f);
-  if (row > f) return "split: a prefill: after the first prefill row " + num(f) + ", whatever its query length";
-  switch (s.first_prefill_cause) {
-    case PrefillCause::kQueryAboveT:
-      return "split: the first prefill row: query length " + num(r.q) + " > threshold " + num(t);
-    case PrefillCause::kQueryDiffersFromFirst:
-      return "split: the first prefill row: query length " + num(r.q) + " != the first row's " + num(q0) +
-             " (uniform query lengths required)";
-    case PrefillCause::kIsPrefilling:
-      return "split: the first prefill row: still prefilling (nct=" + num(r.nct) + " < P=" + num(r.prompt_len) +
-             ") and short extends are not treated as decodes";
-    case PrefillCause::kNone: break;
-  }
-  return "split: the first prefill row";
+  return placed;
 }
 
 // A padded row (q = 0) carries no token, so it cannot be a prefill on the decode path.
-bool fresh_on_decode_path(const RowRoute& rr) { return rr.q > 0 && rr.nct == 0 && rr.path == MlaPath::kMqa; }
+bool fresh_on_decode_path(const RowRoute& row) { return row.q > 0 && row.nct == 0 && row.path == MlaPath::kMqa; }
 
-void finish_rows(BatchRoute& br) {
-  for (RowRoute& rr : br.rows) {
-    rr.fresh_on_decode_path = fresh_on_decode_path(rr);
-    if (!rr.reason.empty()) rr.reason += std::string(" -> ") + to_string(rr.path);
+// The router's verdict on one row; its reason is worded when reasons are wanted, and always for a
+// fresh prefill on the decode path.
+template <class Explain>
+void decide_row(RowRoute& row, bool is_decode, MlaPath path, bool row_reasons, const Explain& explain) {
+  row.is_decode = is_decode;
+  row.path = path;
+  row.fresh_on_decode_path = fresh_on_decode_path(row);
+  if (row_reasons || row.fresh_on_decode_path) row.reason = explain() + " -> " + to_string(path);
+}
+
+// Sparse MLA (index_topk): every token takes the decode path.
+SplitCounts all_on_decode_path(SplitCounts counts) {
+  counts.num_mqa_tokens = counts.num_actual_tokens();
+  counts.num_mha_tokens = 0;
+  return counts;
+}
+
+SplitCounts counts_of(std::span<const RowRoute> rows) {
+  SplitCounts counts;
+  for (const RowRoute& row : rows) {
+    (row.is_decode ? counts.num_decodes : counts.num_prefills) += 1;
+    (row.is_decode ? counts.num_decode_tokens : counts.num_prefill_tokens) += row.q;
+    (row.path == MlaPath::kMqa ? counts.num_mqa_tokens : counts.num_mha_tokens) += row.q;
   }
+  return counts;
+}
+
+// vLLM (§2, §4): rows [0, num_decodes) of the split take the decode path, the rest the prefill path.
+void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, BatchRoute& route) {
+  std::vector<int> query_lens;
+  std::vector<bool> is_prefilling;
+  for (const RowInput& row : rows) {
+    query_lens.push_back(row.q);
+    // vLLM: is_prefilling = nct < num_prompt_tokens; strict also requires nct > 0 for a decode
+    // (vllm-ascend), which nct < P already implies for any non-empty prompt.
+    is_prefilling.push_back(row.nct == 0 || row.nct < row.prompt_len);
+  }
+  const SplitResult split = split_decodes_and_prefills(query_lens, is_prefilling, config.decode_threshold,
+                                                       config.require_uniform, config.profile != EngineProfile::kStrict);
+  route.counts = config.sparse_mla ? all_on_decode_path(split.counts) : split.counts;
+  route.split_rule = split.rule;
+  route.batch_reason = explain_split(split);
+  for (int pos = 0; pos < static_cast<int>(route.rows.size()); ++pos) {
+    RowRoute& row = route.rows[sz(pos)];
+    const bool is_decode = pos < split.counts.num_decodes;
+    const MlaPath path = config.sparse_mla || is_decode ? MlaPath::kMqa : MlaPath::kMha;
+    decide_row(row, is_decode, path, config.row_reasons, [&] { return explain_vllm_row(row, pos, split, config); });
+  }
+}
+
+// SGLang (§6): one path for the whole batch. Sparse MLA (NSA backend) absorbs every token, as in
+// vLLM; the spec is silent and SGLang's short-sequence MHA variants of NSA are not modelled.
+void route_sglang(std::span<const RowInput> rows, const RoutingConfig& config, BatchRoute& route) {
+  const SglangDispatch dispatch = sglang_dispatch(rows, config);
+  const MlaPath path = dispatch.use_mha && !config.sparse_mla ? MlaPath::kMha : MlaPath::kMqa;
+  for (std::size_t pos = 0; pos < route.rows.size(); ++pos) {
+    RowRoute& row = route.rows[pos];
+    decide_row(row, !dispatch.row_is_extend[pos], path, config.row_reasons,
+               [&] { return explain_sglang_row(row, dispatch, config); });
+  }
+  route.counts = counts_of(route.rows);
+  route.batch_reason = explain_sglang_batch(dispatch, config);
+}
+
+BatchRoute route_reordered(std::span<const RowInput> rows, ReorderResult reordered, const RoutingConfig& config) {
+  BatchRoute route;
+  route.rows = placed_rows(rows, reordered);
+  route.order = std::move(reordered.order);
+  route.modified = reordered.modified;
+  if (config.profile == EngineProfile::kSglang) route_sglang(rows, config, route);
+  else route_vllm(rows, config, route);
+  return route;
 }
 
 }  // namespace
 
 const char* to_string(MlaPath p) { return p == MlaPath::kMqa ? "mqa" : "mha"; }
 
-BatchRoute route_batch(std::span<const RowInput> input, const RoutingConfig& c, bool reorder) {
-  const ReorderVersion version = reorder_version(c.profile);
-  const int t = c.decode_threshold;
-  ReorderResult rr = reorder ? reorder_rows(input, version, t) : reorder_rows(input, ReorderVersion::kNone, t);
-  if (!reorder) {  // regions under the profile's version, rows left in place
-    for (std::size_t i = 0; i < input.size(); ++i) rr.regions[i] = row_region(input[i], version, t);
-  }
-  BatchRoute br;
-  br.order = rr.order;
-  br.modified = rr.modified;
-  br.profile = c.profile;
-  br.decode_threshold = t;
-
-  std::vector<RowInput> rows;
-  rows.reserve(input.size());
-  for (int idx : br.order) rows.push_back(input[static_cast<std::size_t>(idx)]);
-  const int n = static_cast<int>(rows.size());
-  int total = 0;
-  for (const RowInput& r : rows) total += r.q;
-
-  br.rows.resize(rows.size());
-  for (int i = 0; i < n; ++i) {
-    const std::size_t k = static_cast<std::size_t>(i);
-    RowRoute& rt = br.rows[k];
-    rt.input_index = br.order[k];
-    rt.q = rows[k].q;
-    rt.nct = rows[k].nct;
-    rt.prompt_len = rows[k].prompt_len;
-    rt.region = rr.regions[static_cast<std::size_t>(rt.input_index)];
-  }
-
-  if (c.profile == EngineProfile::kSglang) {
-    const SglangDispatch d = sglang_dispatch(rows, c);
-    for (int i = 0; i < n; ++i) {
-      const std::size_t k = static_cast<std::size_t>(i);
-      RowRoute& rt = br.rows[k];
-      rt.is_decode = !d.row_is_extend[k];
-      rt.path = (d.use_mha && !c.sparse_mla) ? MlaPath::kMha : MlaPath::kMqa;
-      if (c.row_reasons || fresh_on_decode_path(rt)) {
-        rt.reason = std::string(rt.is_decode ? "sglang decode row" : "sglang extend row") + " (nct=" +
-                    num(rt.nct) + ", P=" + num(rt.prompt_len) + ", q=" + num(rt.q) + "); " + d.reason;
-        if (c.sparse_mla) rt.reason += "; sparse MLA (index_topk): every token on the decode path";
-      }
-      if (rt.is_decode) {
-        ++br.num_decodes;
-        br.num_decode_tokens += rt.q;
-      } else {
-        ++br.num_prefills;
-        br.num_prefill_tokens += rt.q;
-      }
-    }
-    // Sparse MLA under SGLang (NSA backend): every token absorbed, as in vLLM; the spec is silent
-    // and SGLang's short-sequence MHA variants of the NSA backend are not modelled.
-    const bool mha = d.use_mha && !c.sparse_mla;
-    br.num_mha_tokens = mha ? total : 0;
-    br.num_mqa_tokens = total - br.num_mha_tokens;
-    br.batch_reason = d.reason;
-    if (c.sparse_mla) br.batch_reason += "; sparse MLA (index_topk): every token on the decode path";
-    finish_rows(br);
-    return br;
-  }
-
-  std::vector<int> q(rows.size());
-  std::vector<bool> is_prefilling(rows.size());
-  for (std::size_t k = 0; k < rows.size(); ++k) {
-    q[k] = rows[k].q;
-    // vLLM: is_prefilling = nct < num_prompt_tokens; strict also requires nct > 0 for a decode
-    // (vllm-ascend), which nct < P already implies for any non-empty prompt.
-    is_prefilling[k] = rows[k].nct == 0 || rows[k].nct < rows[k].prompt_len;
-  }
-  const bool treat_short = c.profile != EngineProfile::kStrict;
-  const SplitResult s = split_decodes_and_prefills(q, is_prefilling, t, c.require_uniform, treat_short);
-  br.num_decodes = s.num_decodes;
-  br.num_prefills = s.num_prefills;
-  br.num_decode_tokens = s.num_decode_tokens;
-  br.num_prefill_tokens = s.num_prefill_tokens;
-  br.split_rule = s.rule;
-  // §4: tokens [0, num_decode_tokens) take the decode path; sparse MLA sends every token there.
-  br.num_mqa_tokens = c.sparse_mla ? total : s.num_decode_tokens;
-  br.num_mha_tokens = total - br.num_mqa_tokens;
-  const int max_q = n > 0 ? *std::max_element(q.begin(), q.end()) : 0;
-  const int q0 = n > 0 ? q[0] : 0;
-  br.batch_reason = n > 0 ? split_reason(s, 0, max_q, q0, t, rows[0]) : "split: empty batch";
-  if (s.rule == SplitRule::kFirstPrefill) br.batch_reason = "split: rows [0, " + num(s.num_decodes) + ") are decodes, the rest prefills";
-  for (int i = 0; i < n; ++i) {
-    const std::size_t k = static_cast<std::size_t>(i);
-    RowRoute& rt = br.rows[k];
-    rt.is_decode = i < s.num_decodes;
-    rt.path = (c.sparse_mla || rt.is_decode) ? MlaPath::kMqa : MlaPath::kMha;
-    if (!c.row_reasons && !fresh_on_decode_path(rt)) continue;
-    rt.reason = region_reason(rows[k], rt.region, version, t) + "; " + split_reason(s, i, max_q, q0, t, rows[k]);
-    if (c.sparse_mla) rt.reason += "; sparse MLA (index_topk): every token on the decode path";
-  }
-  finish_rows(br);
-  return br;
+BatchRoute route_batch(std::span<const RowInput> rows, const RoutingConfig& config, bool reorder) {
+  ReorderResult reordered = reorder ? reorder_rows(rows, config) : unreordered(rows, config);
+  std::vector<RowInput> placed;
+  placed.reserve(rows.size());
+  for (int index : reordered.order) placed.push_back(rows[sz(index)]);
+  return route_reordered(placed, std::move(reordered), config);
 }
 
-BatchRoute route_batch(InputBatch& batch, const RoutingConfig& c, bool reorder) {
-  const std::vector<RowInput> rows = row_inputs(batch);
-  BatchRoute br = route_batch(rows, c, reorder);
-  if (reorder) {
-    const ReorderResult rr = reorder_rows(rows, c);
-    for (const auto& [i, j] : rr.swaps) batch.swap_rows(i, j);
-  }
-  return br;
+BatchRoute route_batch(InputBatch& batch, const RoutingConfig& config, bool reorder) {
+  ReorderResult reordered = reorder ? reorder_input_batch(batch, config) : unreordered(row_inputs(batch), config);
+  return route_reordered(row_inputs(batch), std::move(reordered), config);
 }
 
 }  // namespace mlasim

@@ -9,6 +9,7 @@
 #include "attention/reorder.h"
 #include "attention/routing_config.h"
 #include "attention/split.h"
+#include "attention/split_counts.h"
 
 namespace mlasim {
 
@@ -31,23 +32,19 @@ struct RowRoute {
 struct BatchRoute {
   std::vector<int> order;   // order[pos] = input index of the row at pos after the reorder
   bool modified = false;    // the reorder moved a row
-  int num_decodes = 0, num_prefills = 0, num_decode_tokens = 0, num_prefill_tokens = 0;
-  int num_mqa_tokens = 0, num_mha_tokens = 0;
+  SplitCounts counts;       // the split (vLLM) or the rows' classification (SGLang), and MLA's forward split
   std::vector<RowRoute> rows;  // reordered order
-  // Context for reports.
-  EngineProfile profile = EngineProfile::kVllm033;
-  int decode_threshold = 0;
   SplitRule split_rule = SplitRule::kEmpty;  // kEmpty for sglang (no split)
   std::string batch_reason;                  // split rule / SGLang dispatch in words
-  int num_actual_tokens() const { return num_mqa_tokens + num_mha_tokens; }
 };
 
 // Routes an explicit batch given in persistent-batch order. reorder = false splits the rows in
 // the given order (regions are still reported). sglang never reorders.
 BatchRoute route_batch(std::span<const RowInput> rows, const RoutingConfig& config, bool reorder = true);
 
-// Applies the profile's reorder swaps to the persistent batch in place, then routes it.
-// `order` refers to the rows as they were before the swaps.
+// Reorders the persistent batch in place (the profile's swaps, once), then routes its rows in
+// their new order. `order` refers to the rows as they were before the swaps. reorder = false
+// routes the rows as they stand (model runner V2 has ordered them already).
 BatchRoute route_batch(InputBatch& batch, const RoutingConfig& config, bool reorder = true);
 
 }  // namespace mlasim

@@ -2,6 +2,30 @@
 #include "attention/sglang_dispatch.h"
 
 namespace mlasim {
+namespace {
+
+SglangForwardMode forward_mode(int num_extend, int num_reqs, int num_speculative_tokens) {
+  if (num_extend == 0) return num_speculative_tokens > 0 ? SglangForwardMode::kTargetVerify : SglangForwardMode::kDecode;
+  return num_extend == num_reqs ? SglangForwardMode::kExtend : SglangForwardMode::kMixed;
+}
+
+SglangMhaRule mha_rule(const SglangDispatch& dispatch) {
+  const long long sum = dispatch.sum_extend_prefix_lens;
+  if (dispatch.mode != SglangForwardMode::kExtend && dispatch.mode != SglangForwardMode::kMixed)
+    return SglangMhaRule::kNotExtend;
+  if (dispatch.backend == AttentionBackendKind::kRocmAiterMla) return SglangMhaRule::kAiterAnyExtend;
+  if (sum == 0) return SglangMhaRule::kPrefixZero;
+  if (dispatch.backend == AttentionBackendKind::kTritonMla) return SglangMhaRule::kTritonPrefixNonzero;
+  if (sum >= dispatch.chunked_prefix_cache_threshold) return SglangMhaRule::kChunkedPrefix;
+  return SglangMhaRule::kShortPrefix;
+}
+
+bool takes_mha(SglangMhaRule rule) {
+  return rule == SglangMhaRule::kAiterAnyExtend || rule == SglangMhaRule::kPrefixZero ||
+         rule == SglangMhaRule::kChunkedPrefix;
+}
+
+}  // namespace
 
 const char* to_string(SglangForwardMode m) {
   switch (m) {
@@ -13,8 +37,8 @@ const char* to_string(SglangForwardMode m) {
   return "?";
 }
 
-const char* sglang_backend_name(AttentionBackendKind b) {
-  switch (b) {
+const char* sglang_backend_name(AttentionBackendKind backend) {
+  switch (backend) {
     case AttentionBackendKind::kFlashMla: return "flashmla";
     case AttentionBackendKind::kFlashAttnMla: return "fa3";
     case AttentionBackendKind::kFlashInferMla: return "flashinfer";
@@ -25,46 +49,21 @@ const char* sglang_backend_name(AttentionBackendKind b) {
   return "?";
 }
 
-SglangDispatch sglang_dispatch(std::span<const RowInput> rows, const RoutingConfig& c) {
-  SglangDispatch d;
+SglangDispatch sglang_dispatch(std::span<const RowInput> rows, const RoutingConfig& config) {
+  SglangDispatch dispatch;
   int num_extend = 0;
-  for (const RowInput& r : rows) {
-    const bool extend = r.nct < r.prompt_len || r.q > 1 + c.num_speculative_tokens;
-    d.row_is_extend.push_back(extend);
+  for (const RowInput& row : rows) {
+    const bool extend = row.nct < row.prompt_len || row.q > 1 + config.num_speculative_tokens;
+    dispatch.row_is_extend.push_back(extend);
     num_extend += extend ? 1 : 0;
-    d.sum_extend_prefix_lens += r.nct;
+    dispatch.sum_extend_prefix_lens += row.nct;
   }
-  const int n = static_cast<int>(rows.size());
-  if (num_extend == 0) d.mode = c.num_speculative_tokens > 0 ? SglangForwardMode::kTargetVerify : SglangForwardMode::kDecode;
-  else d.mode = num_extend == n ? SglangForwardMode::kExtend : SglangForwardMode::kMixed;
-
-  const bool extend_without_spec = d.mode == SglangForwardMode::kExtend || d.mode == SglangForwardMode::kMixed;
-  const std::string backend = sglang_backend_name(c.backend);
-  const std::string head = std::string("sglang ") + to_string(d.mode) + " batch on " + backend +
-                           ", sum(extend_prefix_lens) = " + std::to_string(d.sum_extend_prefix_lens) + ": ";
-  const long long sum = d.sum_extend_prefix_lens;
-  if (!extend_without_spec) {
-    d.use_mha = false;
-    d.reason = head + "not an extend batch, so absorbed MLA";
-  } else if (c.backend == AttentionBackendKind::kRocmAiterMla) {
-    d.use_mha = true;
-    d.reason = head + "aiter takes MHA for any extend";
-  } else if (c.backend == AttentionBackendKind::kTritonMla) {
-    d.use_mha = sum == 0;
-    d.reason = head + (d.use_mha ? "prefix sum 0, so MHA" : "triton takes MHA only when the prefix sum is 0, so absorbed MLA");
-  } else if (sum == 0) {
-    d.use_mha = true;
-    d.reason = head + "prefix sum 0, so MHA";
-  } else if (sum >= c.sglang_chunked_prefix_cache_threshold) {
-    d.use_mha = true;
-    d.reason = head + "prefix sum >= chunked_prefix_cache_threshold " +
-               std::to_string(c.sglang_chunked_prefix_cache_threshold) + ", so MHA (chunked KV)";
-  } else {
-    d.use_mha = false;
-    d.reason = head + "0 < prefix sum < chunked_prefix_cache_threshold " +
-               std::to_string(c.sglang_chunked_prefix_cache_threshold) + ", so absorbed MLA";
-  }
-  return d;
+  dispatch.mode = forward_mode(num_extend, static_cast<int>(rows.size()), config.num_speculative_tokens);
+  dispatch.backend = config.backend;
+  dispatch.chunked_prefix_cache_threshold = config.sglang_chunked_prefix_cache_threshold;
+  dispatch.rule = mha_rule(dispatch);
+  dispatch.use_mha = takes_mha(dispatch.rule);
+  return dispatch;
 }
 
 }  // namespace mlasim

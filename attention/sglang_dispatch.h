@@ -3,7 +3,6 @@
 #pragma once
 
 #include <span>
-#include <string>
 #include <vector>
 
 #include "attention/reorder.h"
@@ -20,12 +19,25 @@ const char* to_string(SglangForwardMode m);
 // cutlass_mla, triton, aiter).
 const char* sglang_backend_name(AttentionBackendKind backend);
 
+// Which branch of the dispatch decided MHA or absorbed MLA.
+enum class SglangMhaRule {
+  kNotExtend,             // DECODE or TARGET_VERIFY: absorbed MLA
+  kAiterAnyExtend,        // aiter: MHA for any extend
+  kPrefixZero,            // prefix sum 0: MHA
+  kTritonPrefixNonzero,   // triton, prefix sum > 0: absorbed MLA
+  kChunkedPrefix,         // prefix sum >= chunked_prefix_cache_threshold: MHA with chunked KV
+  kShortPrefix,           // 0 < prefix sum < chunked_prefix_cache_threshold: absorbed MLA
+};
+
+// The dispatch and the facts it was decided on (what its explanation quotes).
 struct SglangDispatch {
   SglangForwardMode mode = SglangForwardMode::kDecode;
   std::vector<bool> row_is_extend;   // per row, in batch order
   long long sum_extend_prefix_lens = 0;
   bool use_mha = false;              // true: every token takes MHA; false: every token absorbed MLA
-  std::string reason;
+  SglangMhaRule rule = SglangMhaRule::kNotExtend;
+  AttentionBackendKind backend = AttentionBackendKind::kFlashAttnMla;
+  int chunked_prefix_cache_threshold = 0;
 };
 
 // A row extends unless its prompt is done (nct >= P) and q <= 1 + k (a decode, or a verify of k

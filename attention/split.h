@@ -6,6 +6,8 @@
 #include <span>
 #include <vector>
 
+#include "attention/split_counts.h"
+
 namespace mlasim {
 
 // Which step of §2 decided the split.
@@ -22,13 +24,17 @@ const char* to_string(SplitRule r);
 // Why row f was flagged a prefill (rule 3/4).
 enum class PrefillCause { kNone, kQueryAboveT, kQueryDiffersFromFirst, kIsPrefilling };
 
+// The split and the facts it was decided on (what its explanation quotes).
 struct SplitResult {
-  int num_decodes = 0;
-  int num_prefills = 0;
-  int num_decode_tokens = 0;
-  int num_prefill_tokens = 0;
+  // num_decodes, num_decode_tokens, num_prefills, num_prefill_tokens; num_mqa_tokens and
+  // num_mha_tokens are MLA's forward split of dense attention (§4): the decode tokens take the
+  // decode path, the prefill tokens the prefill path.
+  SplitCounts counts;
   SplitRule rule = SplitRule::kEmpty;
   PrefillCause first_prefill_cause = PrefillCause::kNone;  // for kFirstPrefill
+  int decode_threshold = 0;
+  int max_query_len = 0;
+  int first_query_len = 0;  // query_lens[0]
   friend bool operator==(const SplitResult&, const SplitResult&) = default;
 };
 

@@ -14,7 +14,7 @@ inline RoutingConfig cfg(EngineProfile p, AttentionBackendKind b, int k = 0) { r
 inline RoutingConfig current(AttentionBackendKind b, int k = 0) { return cfg(EngineProfile::kVllm033, b, k); }
 
 inline std::array<int, 4> split_of(const BatchRoute& r) {
-  return {r.num_decodes, r.num_prefills, r.num_decode_tokens, r.num_prefill_tokens};
+  return {r.counts.num_decodes, r.counts.num_prefills, r.counts.num_decode_tokens, r.counts.num_prefill_tokens};
 }
 
 // "mqa,mha,..." in reordered order.

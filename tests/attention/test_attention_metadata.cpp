@@ -80,8 +80,8 @@ TEST_CASE("attention metadata: long extends with context first, then a fresh pre
   const auto tables = block_tables(r, c.block_size);
   const AttentionMetadata m = build_attention_metadata(r, c, tables);
   REQUIRE(m.validate().empty());
-  CHECK(m.num_prefills == 3);
-  CHECK(m.num_mha_tokens == 1800);
+  CHECK(m.counts.num_prefills == 3);
+  CHECK(m.counts.num_mha_tokens == 1800);
   CHECK_FALSE(m.decode.has_value());
   REQUIRE(m.prefill.has_value());
   const ChunkedContextMetadata& cc = m.prefill->chunked_context;
@@ -114,10 +114,10 @@ TEST_CASE("attention metadata: fields, slot mapping and decode metadata", "[rout
   CHECK(m.slot_mapping == std::vector<int>{60, 13, 14, 15, 36, 80, 81, 82, 83, 84});
   CHECK(m.max_query_len == 5);
   CHECK(m.max_seq_len == 21);
-  CHECK(m.num_decodes == 1);
-  CHECK(m.num_decode_tokens == 1);
-  CHECK(m.num_mqa_tokens == 1);
-  CHECK(m.num_mha_tokens == 9);
+  CHECK(m.counts.num_decodes == 1);
+  CHECK(m.counts.num_decode_tokens == 1);
+  CHECK(m.counts.num_mqa_tokens == 1);
+  CHECK(m.counts.num_mha_tokens == 9);
   CHECK(m.regions == std::vector<Region>{Region::kDecode, Region::kLongExtend, Region::kPrefill});
   CHECK(m.paths == std::vector<MlaPath>{MlaPath::kMqa, MlaPath::kMha, MlaPath::kMha});
   REQUIRE(m.decode.has_value());
@@ -151,16 +151,16 @@ TEST_CASE("attention metadata: validate() catches corruption", "[routing]") {
   CHECK(broken([](AttentionMetadata& m) { m.slot_mapping[2] += 1; }).rfind("slot_mapping[2]", 0) == 0);
   CHECK(broken([](AttentionMetadata& m) { m.query_start_loc[1] = 3; }) != "");
   CHECK(broken([](AttentionMetadata& m) { m.block_table[1].pop_back(); }).find("outside the row's block table") != std::string::npos);
-  CHECK(broken([](AttentionMetadata& m) { m.num_decodes += 1; }) == "num_decodes + num_prefills != num_reqs");
-  CHECK(broken([](AttentionMetadata& m) { m.num_mqa_tokens += 1; }) == "num_mqa_tokens + num_mha_tokens != num_actual_tokens");
+  CHECK(broken([](AttentionMetadata& m) { m.counts.num_decodes += 1; }) == "num_decodes + num_prefills != num_reqs");
+  CHECK(broken([](AttentionMetadata& m) { m.counts.num_mqa_tokens += 1; }) == "num_mqa_tokens + num_mha_tokens != num_actual_tokens");
   CHECK(broken([](AttentionMetadata& m) { m.is_decode[2] = true; }) ==
         "num_decodes/num_decode_tokens disagree with the per-row split");
   CHECK(broken([](AttentionMetadata& m) {
           m.is_decode[2] = true;  // counts made consistent, order not
-          m.num_decodes = 2;
-          m.num_prefills = 1;
-          m.num_decode_tokens = 6;
-          m.num_prefill_tokens = 4;
+          m.counts.num_decodes = 2;
+          m.counts.num_prefills = 1;
+          m.counts.num_decode_tokens = 6;
+          m.counts.num_prefill_tokens = 4;
         }) == "row 1: the decodes must be rows [0, num_decodes)");
   CHECK(broken([](AttentionMetadata& m) { m.paths[2] = MlaPath::kMqa; }) == "decode-path row 2 after a prefill-path row");
   CHECK(broken([](AttentionMetadata& m) { m.positions[0] = 0; }) == "positions[0] != nct + j");

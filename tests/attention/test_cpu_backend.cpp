@@ -94,8 +94,8 @@ TEST_CASE("cpu backend: every token through the prefill form == the engine's spl
   std::vector<StepDriver::Step> steps;
   const std::vector<Logits> a = mixed_run(split, mla_routing(), false, &steps);
   const std::vector<Logits> b = mixed_run(forced, mla_routing(), true);
-  CHECK(steps[1].md.num_mqa_tokens == 3);  // the script exercises both paths
-  CHECK(steps[2].md.num_mha_tokens == 6);
+  CHECK(steps[1].md.counts.num_mqa_tokens == 3);  // the script exercises both paths
+  CHECK(steps[2].md.counts.num_mha_tokens == 6);
   CHECK(worst(a, b) < 1e-12);
 }
 

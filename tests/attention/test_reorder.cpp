@@ -39,7 +39,7 @@ TEST_CASE("routing reorder: swaps applied to the InputBatch persist", "[routing]
   const RoutingConfig c = current(AttentionBackendKind::kFlashAttnMla);
   InputBatch b;
   b.update(Out().add_new(5, 10, 10).add_new(6, 10, 10).add_new(3, 10, 10).out);
-  CHECK_FALSE(reorder_input_batch(b, c));  // all fresh: region 3, nothing moves
+  CHECK_FALSE(reorder_input_batch(b, c).modified);  // all fresh: region 3, nothing moves
   // 5 and 6 finish; 1 (P 300) and 2 (P 200) fill holes 0 and 1: [P, Q, A].
   SchedulerOutput s1 = Out().add_cached(3, 1, 10).add_new(1, 300, 300).add_new(2, 200, 200).out;
   s1.finished_req_ids = {5, 6};
@@ -52,16 +52,16 @@ TEST_CASE("routing reorder: swaps applied to the InputBatch persist", "[routing]
   // Next step: every row decodes; the order from the swaps persists.
   b.update(Out().add_cached(3, 1, 11).add_cached(1, 1, 300).add_cached(2, 1, 200).out);
   CHECK(b.req_ids() == std::vector<ReqId>{3, 2, 1});
-  CHECK_FALSE(reorder_input_batch(b, c));
+  CHECK_FALSE(reorder_input_batch(b, c).modified);
   CHECK(b.req_ids() == std::vector<ReqId>{3, 2, 1});
 }
 
 TEST_CASE("routing reorder: sglang never reorders the InputBatch", "[routing]") {
   InputBatch b;
   b.update(Out().add_new(1, 300, 300).add_new(2, 1, 1).out);
-  CHECK_FALSE(reorder_input_batch(b, cfg(EngineProfile::kSglang, AttentionBackendKind::kFlashInferMla)));
+  CHECK_FALSE(reorder_input_batch(b, cfg(EngineProfile::kSglang, AttentionBackendKind::kFlashInferMla)).modified);
   CHECK(b.req_ids() == std::vector<ReqId>{1, 2});
   // vllm-0.11 moves the 1-token prompt to the front.
-  CHECK(reorder_input_batch(b, cfg(EngineProfile::kVllm011, AttentionBackendKind::kFlashInferMla)));
+  CHECK(reorder_input_batch(b, cfg(EngineProfile::kVllm011, AttentionBackendKind::kFlashInferMla)).modified);
   CHECK(b.req_ids() == std::vector<ReqId>{2, 1});
 }

@@ -12,8 +12,8 @@ TEST_CASE("a padded q = 0 row is not a fresh prefill on the decode path", "[rout
   const std::vector<RowInput> rows = {{1, 5, 3}, {0, 0, 4}, {1, 0, 1}};
   const BatchRoute r = route_batch(rows, config, /*reorder=*/false);
   REQUIRE(r.rows.size() == 3);
-  CHECK(r.num_mqa_tokens == 2);
-  CHECK(r.num_mha_tokens == 0);
+  CHECK(r.counts.num_mqa_tokens == 2);
+  CHECK(r.counts.num_mha_tokens == 0);
   CHECK_FALSE(r.rows[1].fresh_on_decode_path);  // q = 0: no token took any path
   CHECK(r.rows[2].fresh_on_decode_path);        // the one-token prompt did
 }

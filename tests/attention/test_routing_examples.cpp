@@ -61,8 +61,8 @@ TEST_CASE("routing §5: every worked example (vllm-current)", "[routing]") {
       CHECK(r.order == c.order);
       CHECK(split_of(r) == c.split);
       CHECK(paths_of(r) == c.paths);
-      CHECK(r.num_mqa_tokens == c.split[2]);
-      CHECK(r.num_mha_tokens == c.split[3]);
+      CHECK(r.counts.num_mqa_tokens == c.split[2]);
+      CHECK(r.counts.num_mha_tokens == c.split[3]);
     }
   }
 }
@@ -94,9 +94,9 @@ TEST_CASE("routing: the seed observation", "[routing]") {
   SECTION("a lone 1-token prompt on T=1: num_mqa=1 num_mha=0") {
     const std::vector<RowInput> rows{{1, 0, 1}};
     const BatchRoute r = route_batch(rows, t1);
-    CHECK(r.num_mqa_tokens == 1);
-    CHECK(r.num_mha_tokens == 0);
-    CHECK(r.num_actual_tokens() == 1);
+    CHECK(r.counts.num_mqa_tokens == 1);
+    CHECK(r.counts.num_mha_tokens == 0);
+    CHECK(r.counts.num_actual_tokens() == 1);
     CHECK(r.rows[0].fresh_on_decode_path);
     CHECK(r.rows[0].reason ==
           "region 3 prefill (nct=0); split: every row is a decode: max query length 1 <= threshold 1 -> mqa");
@@ -104,16 +104,16 @@ TEST_CASE("routing: the seed observation", "[routing]") {
   SECTION("a lone 5-token prompt: num_mqa=0 num_mha=5") {
     const std::vector<RowInput> rows{{5, 0, 5}};
     const BatchRoute r = route_batch(rows, t1);
-    CHECK(r.num_mqa_tokens == 0);
-    CHECK(r.num_mha_tokens == 5);
+    CHECK(r.counts.num_mqa_tokens == 0);
+    CHECK(r.counts.num_mha_tokens == 5);
     CHECK_FALSE(r.rows[0].fresh_on_decode_path);
     CHECK(r.rows[0].reason == "region 3 prefill (nct=0); split: every row is a prefill: the first row's query length 5 > threshold 1 -> mha");
   }
   SECTION("FlashMLA: a fresh 50-token prompt takes the decode path") {
     const std::vector<RowInput> rows{N};
     const BatchRoute r = route_batch(rows, current(AttentionBackendKind::kFlashMla));
-    CHECK(r.num_mqa_tokens == 50);
-    CHECK(r.num_mha_tokens == 0);
+    CHECK(r.counts.num_mqa_tokens == 50);
+    CHECK(r.counts.num_mha_tokens == 0);
     CHECK(r.rows[0].fresh_on_decode_path);
     CHECK(r.split_rule == SplitRule::kUniformPadded);
   }

@@ -97,7 +97,7 @@ TEST_CASE("routing strict: fresh and short-extend rows take the prefill path", "
     const std::vector<RowInput> rows{B};
     const BatchRoute r = route_batch(rows, cfg(P::kStrict, K::kFlashInferMla));
     CHECK(split_of(r) == Split{0, 1, 0, 1});
-    CHECK(r.num_mha_tokens == 1);
+    CHECK(r.counts.num_mha_tokens == 1);
     CHECK_FALSE(r.rows[0].fresh_on_decode_path);
   }
   SECTION("a fresh 50-token prompt on FlashMLA") {
@@ -126,17 +126,17 @@ TEST_CASE("routing sglang: per-batch MHA or absorbed MLA", "[routing]") {
     CHECK(r.order == Order{0, 1});
     CHECK_FALSE(r.modified);
     CHECK(paths_of(r) == "mha,mha");
-    CHECK(r.num_mha_tokens == 6);
+    CHECK(r.counts.num_mha_tokens == 6);
     CHECK(split_of(r) == Split{0, 2, 0, 6});
     CHECK(r.batch_reason == "sglang EXTEND batch on fa3, sum(extend_prefix_lens) = 0: prefix sum 0, so MHA");
     const std::vector<RowInput> lone{B};
-    CHECK(route_batch(lone, cfg(P::kSglang, K::kFlashInferMla)).num_mha_tokens == 1);
+    CHECK(route_batch(lone, cfg(P::kSglang, K::kFlashInferMla)).counts.num_mha_tokens == 1);
   }
   SECTION("prefix sum between 1 and 8191: absorbed MLA for every row") {
     const std::vector<RowInput> rows{C, G};  // prefix sum 50
     const BatchRoute r = route_batch(rows, cfg(P::kSglang, K::kFlashMla));
     CHECK(paths_of(r) == "mqa,mqa");
-    CHECK(r.num_mqa_tokens == 105);
+    CHECK(r.counts.num_mqa_tokens == 105);
     CHECK(r.rows[0].fresh_on_decode_path);
     const std::vector<RowInput> edge{{100, 8191, 9000}};
     CHECK(paths_of(route_batch(edge, cfg(P::kSglang, K::kCutlassMla))) == "mqa");
@@ -196,8 +196,8 @@ TEST_CASE("routing sparse MLA: every token on the decode path", "[routing]") {
   const RoutingConfig c = make_routing_config(o);
   const std::vector<RowInput> rows{C, B, G};
   const BatchRoute r = route_batch(rows, c);
-  CHECK(r.num_mqa_tokens == 106);
-  CHECK(r.num_mha_tokens == 0);
+  CHECK(r.counts.num_mqa_tokens == 106);
+  CHECK(r.counts.num_mha_tokens == 0);
   CHECK(paths_of(r) == "mqa,mqa,mqa");
   CHECK(r.rows[0].reason.find("sparse MLA") != std::string::npos);
   // The indexer's threshold 1 + k lowers the runner's T (min over groups).

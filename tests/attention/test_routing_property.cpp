@@ -62,9 +62,9 @@ TEST_CASE("routing property: seeded random batches", "[routing]") {
     int total = 0;
     for (const RowInput& x : rows) total += x.q;
     // Counts sum to the batch.
-    REQUIRE(r.num_decodes + r.num_prefills == n);
-    REQUIRE(r.num_decode_tokens + r.num_prefill_tokens == total);
-    REQUIRE(r.num_mqa_tokens + r.num_mha_tokens == total);
+    REQUIRE(r.counts.num_decodes + r.counts.num_prefills == n);
+    REQUIRE(r.counts.num_decode_tokens + r.counts.num_prefill_tokens == total);
+    REQUIRE(r.counts.num_mqa_tokens + r.counts.num_mha_tokens == total);
     // order is a permutation, rows follow it.
     std::vector<int> sorted = r.order;
     std::sort(sorted.begin(), sorted.end());
@@ -80,7 +80,7 @@ TEST_CASE("routing property: seeded random batches", "[routing]") {
       // Decodes precede prefills; the decode path is exactly the decodes (all rows when sparse).
       for (int i = 0; i < n; ++i) {
         const RowRoute& rr = r.rows[static_cast<std::size_t>(i)];
-        REQUIRE(rr.is_decode == (i < r.num_decodes));
+        REQUIRE(rr.is_decode == (i < r.counts.num_decodes));
         REQUIRE((rr.path == MlaPath::kMqa) == (c.sparse_mla || rr.is_decode));
       }
       // After the reorder the rows are sorted by region (every version sorts its own classes).

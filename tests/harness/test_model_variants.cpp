@@ -45,7 +45,7 @@ TEST_CASE("decode-form routing equals the all-prefill golden in double, with and
     routed.precision = CpuPrecision::kDouble;
     const RunRecord a = replay(s, routed), golden = replay(s, golden_replay_options());
     REQUIRE(a.logits.index.size() == 7);  // 4 + 3 sampled tokens
-    CHECK(a.steps[2].num_mha_tokens == 0);  // everything on the decode path (T = 512)
+    CHECK(a.steps[2].counts.num_mha_tokens == 0);  // everything on the decode path (T = 512)
     // 1e-12: the two forms differ by associativity only (~1e-15 per operation).
     CHECK(max_rel_diff(a.logits, golden.logits) < 1e-12);
   }

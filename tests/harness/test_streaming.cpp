@@ -95,7 +95,7 @@ TEST_CASE("streamed run JSON and expectations equal the collected ones for every
       } else if (i <= record.steps.size()) {
         CHECK(type == "step");
         CHECK(v.value().find("step")->number() == record.steps[i - 1].step);
-        CHECK(v.value().find("num_mqa_tokens")->number() == record.steps[i - 1].num_mqa_tokens);
+        CHECK(v.value().find("num_mqa_tokens")->number() == record.steps[i - 1].counts.num_mqa_tokens);
       } else {
         CHECK(type == "request");
         CHECK(v.value().find("id")->string() == record.requests[i - 1 - record.steps.size()].id);

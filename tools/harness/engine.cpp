@@ -160,12 +160,7 @@ void Engine::record_step(const SchedulerOutput& out, const BatchRoute& route) {
     rec.reason = rr.reason;
   }
   s.reorder_modified = route.modified;
-  s.num_decodes = route.num_decodes;
-  s.num_decode_tokens = route.num_decode_tokens;
-  s.num_prefills = route.num_prefills;
-  s.num_prefill_tokens = route.num_prefill_tokens;
-  s.num_mqa_tokens = route.num_mqa_tokens;
-  s.num_mha_tokens = route.num_mha_tokens;
+  s.counts = route.counts;
   s.split_reason = route.batch_reason;
   s.context_chunks = ContextChunksRecord{};
   if (metadata_.prefill && metadata_.prefill->chunked_context.num_chunks > 0) {

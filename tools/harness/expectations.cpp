@@ -80,12 +80,12 @@ void check_step(Checker& c, const StepExpectation& e, const StepRecord& r) {
   }
   if (e.new_block_ids && !same_map(*e.new_block_ids, r.new_block_ids))
     c.fail(p + "new_block_ids", show_map(*e.new_block_ids), show_map(r.new_block_ids));
-  c.eq(p + "num_decodes", e.num_decodes, r.num_decodes);
-  c.eq(p + "num_decode_tokens", e.num_decode_tokens, r.num_decode_tokens);
-  c.eq(p + "num_prefills", e.num_prefills, r.num_prefills);
-  c.eq(p + "num_prefill_tokens", e.num_prefill_tokens, r.num_prefill_tokens);
-  c.eq(p + "num_mqa_tokens", e.num_mqa_tokens, r.num_mqa_tokens);
-  c.eq(p + "num_mha_tokens", e.num_mha_tokens, r.num_mha_tokens);
+  c.eq(p + "num_decodes", e.num_decodes, r.counts.num_decodes);
+  c.eq(p + "num_decode_tokens", e.num_decode_tokens, r.counts.num_decode_tokens);
+  c.eq(p + "num_prefills", e.num_prefills, r.counts.num_prefills);
+  c.eq(p + "num_prefill_tokens", e.num_prefill_tokens, r.counts.num_prefill_tokens);
+  c.eq(p + "num_mqa_tokens", e.num_mqa_tokens, r.counts.num_mqa_tokens);
+  c.eq(p + "num_mha_tokens", e.num_mha_tokens, r.counts.num_mha_tokens);
 }
 
 }  // namespace

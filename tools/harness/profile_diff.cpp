@@ -17,10 +17,10 @@ ProfileDiff diff_profiles(const RunRecord& a, const RunRecord& b, const std::str
     const std::string la = format_split_line(a.steps[i]), lb = format_split_line(b.steps[i]);
     if (la == lb) continue;
     ++d.num_steps_differing;
-    d.text += fmt::format("  {:<{}}  num_mqa={} num_mha={}  {}\n", name_a, width, a.steps[i].num_mqa_tokens,
-                          a.steps[i].num_mha_tokens, la);
-    d.text += fmt::format("  {:<{}}  num_mqa={} num_mha={}  {}\n", name_b, width, b.steps[i].num_mqa_tokens,
-                          b.steps[i].num_mha_tokens, lb);
+    d.text += fmt::format("  {:<{}}  num_mqa={} num_mha={}  {}\n", name_a, width, a.steps[i].counts.num_mqa_tokens,
+                          a.steps[i].counts.num_mha_tokens, la);
+    d.text += fmt::format("  {:<{}}  num_mqa={} num_mha={}  {}\n", name_b, width, b.steps[i].counts.num_mqa_tokens,
+                          b.steps[i].counts.num_mha_tokens, lb);
   }
   std::string out = fmt::format("split: {} of {} steps route differently under {} and {}\n", d.num_steps_differing,
                                 a.steps.size(), name_a, name_b);

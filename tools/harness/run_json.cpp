@@ -27,18 +27,22 @@ void write_row_json(JsonWriter& w, const RowRecord& r) {
   w.end_object();
 }
 
+void write_split_counts(JsonWriter& w, const SplitCounts& counts) {
+  w.key("num_decodes").value(counts.num_decodes);
+  w.key("num_decode_tokens").value(counts.num_decode_tokens);
+  w.key("num_prefills").value(counts.num_prefills);
+  w.key("num_prefill_tokens").value(counts.num_prefill_tokens);
+  w.key("num_mqa_tokens").value(counts.num_mqa_tokens);
+  w.key("num_mha_tokens").value(counts.num_mha_tokens);
+}
+
 void write_step_fields(JsonWriter& w, const StepRecord& s) {
   w.key("step").value(s.step);
   w.key("num_scheduled_tokens").begin_object();
   for (const auto& [id, q] : s.num_scheduled_tokens) w.key(id).value(q);
   w.end_object();
   w.key("total_num_scheduled_tokens").value(s.total_num_scheduled_tokens);
-  w.key("num_decodes").value(s.num_decodes);
-  w.key("num_decode_tokens").value(s.num_decode_tokens);
-  w.key("num_prefills").value(s.num_prefills);
-  w.key("num_prefill_tokens").value(s.num_prefill_tokens);
-  w.key("num_mqa_tokens").value(s.num_mqa_tokens);
-  w.key("num_mha_tokens").value(s.num_mha_tokens);
+  write_split_counts(w, s.counts);
   w.key("reorder_modified").value(s.reorder_modified);
   w.key("split_reason").value(s.split_reason);
   w.key("rows").begin_array();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attention/precision_class.h"
+#include "attention/split_counts.h"
 
 namespace mlasim {
 
@@ -51,8 +52,7 @@ struct StepRecord {
   int num_free_blocks = 0;  // after scheduling, before this step's finished requests free theirs
   // The split of the reordered batch and MLA's forward split.
   bool reorder_modified = false;
-  int num_decodes = 0, num_decode_tokens = 0, num_prefills = 0, num_prefill_tokens = 0;
-  int num_mqa_tokens = 0, num_mha_tokens = 0;
+  SplitCounts counts;
   std::string split_reason;  // the split rule or SGLang dispatch, in words
   ContextChunksRecord context_chunks;
   // Simulated time (the scenario's timing model): when the step starts and how long it takes.

@@ -8,14 +8,14 @@ namespace mlasim {
 void RunSummary::on_step(const StepRecord& st) {
   ++num_steps_;
   preemptions_ += static_cast<long long>(st.preempted.size());
-  mqa_tokens_ += st.num_mqa_tokens;
-  mha_tokens_ += st.num_mha_tokens;
-  decode_rows_ += st.num_decodes;
-  prefill_rows_ += st.num_prefills;
+  mqa_tokens_ += st.counts.num_mqa_tokens;
+  mha_tokens_ += st.counts.num_mha_tokens;
+  decode_rows_ += st.counts.num_decodes;
+  prefill_rows_ += st.counts.num_prefills;
   scheduled_.add(st.total_num_scheduled_tokens);
   batch_.add(static_cast<long long>(st.rows.size()));
-  mqa_.add(st.num_mqa_tokens);
-  mha_.add(st.num_mha_tokens);
+  mqa_.add(st.counts.num_mqa_tokens);
+  mha_.add(st.counts.num_mha_tokens);
   for (const RowRecord& r : st.rows) {
     if (!r.fresh_on_decode_path) continue;
     if (num_fresh_++ < kExamples) fresh_examples_.push_back({st.step, r.id, r.q});

@@ -82,12 +82,16 @@ std::string scenario_fingerprint(const Scenario& s) {
   return fmt::format("{:016x}", stable_hash(canon));
 }
 
+std::string format_split_counts(const SplitCounts& counts) {
+  return fmt::format("decode {}/{} prefill {}/{}", counts.num_decodes, counts.num_decode_tokens, counts.num_prefills,
+                     counts.num_prefill_tokens);
+}
+
 std::string format_split_line(const StepRecord& st) {
   std::string rows;
   for (const RowRecord& r : st.rows) rows += fmt::format("{}{}:{}[{},{}]", rows.empty() ? "" : " ", r.id, r.path, r.q, r.nct);
-  return fmt::format("step {} | decode {}/{} prefill {}/{} | {} | preempted {} | finished {}", st.step, st.num_decodes,
-                     st.num_decode_tokens, st.num_prefills, st.num_prefill_tokens, rows.empty() ? "-" : rows,
-                     joined(st.preempted), joined(st.finished));
+  return fmt::format("step {} | {} | {} | preempted {} | finished {}", st.step, format_split_counts(st.counts),
+                     rows.empty() ? "-" : rows, joined(st.preempted), joined(st.finished));
 }
 
 std::string format_split_golden(const Scenario& scenario, const RunRecord& run, const std::string& generator) {

@@ -17,6 +17,8 @@ inline constexpr int kSplitGoldenFormat = 1;
 // tokens and parameters), not of comments, descriptions or the expect block.
 std::string scenario_fingerprint(const Scenario& scenario);
 
+// "decode reqs/tokens prefill reqs/tokens" of a step line.
+std::string format_split_counts(const SplitCounts& counts);
 std::string format_split_line(const StepRecord& step);
 // Header (format, scenario name and fingerprint, generator version) and one line per step.
 std::string format_split_golden(const Scenario& scenario, const RunRecord& run, const std::string& generator);

@@ -18,8 +18,8 @@ std::string id_list(const char* label, const std::vector<std::string>& ids) {
 std::string format_step_line(const StepRecord& s) {
   // "num_mqa=.. num_mha=.. total_toks=.." is the form of the observation being reproduced.
   std::string out = fmt::format("step {:>4}: num_mqa={} num_mha={} total_toks={} decodes={}/{} prefills={}/{} free_blocks={} |",
-                                s.step, s.num_mqa_tokens, s.num_mha_tokens, s.total_num_scheduled_tokens, s.num_decodes,
-                                s.num_decode_tokens, s.num_prefills, s.num_prefill_tokens, s.num_free_blocks);
+                                s.step, s.counts.num_mqa_tokens, s.counts.num_mha_tokens, s.total_num_scheduled_tokens, s.counts.num_decodes,
+                                s.counts.num_decode_tokens, s.counts.num_prefills, s.counts.num_prefill_tokens, s.num_free_blocks);
   for (const RowRecord& r : s.rows) {
     out += fmt::format(" {}(q={},nct={},P={})={}", r.id, r.q, r.nct, r.prompt_len, r.path);
     if (r.fresh_on_decode_path) out += "[fresh-on-decode-path]";

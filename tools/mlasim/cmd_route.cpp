@@ -85,12 +85,12 @@ int run_route(const RouteOptions& o) {
     w.key("require_uniform").value(config.require_uniform);
     w.key("order").int_array(r.order);
     w.key("modified").value(r.modified);
-    w.key("num_decodes").value(r.num_decodes);
-    w.key("num_prefills").value(r.num_prefills);
-    w.key("num_decode_tokens").value(r.num_decode_tokens);
-    w.key("num_prefill_tokens").value(r.num_prefill_tokens);
-    w.key("num_mqa_tokens").value(r.num_mqa_tokens);
-    w.key("num_mha_tokens").value(r.num_mha_tokens);
+    w.key("num_decodes").value(r.counts.num_decodes);
+    w.key("num_prefills").value(r.counts.num_prefills);
+    w.key("num_decode_tokens").value(r.counts.num_decode_tokens);
+    w.key("num_prefill_tokens").value(r.counts.num_prefill_tokens);
+    w.key("num_mqa_tokens").value(r.counts.num_mqa_tokens);
+    w.key("num_mha_tokens").value(r.counts.num_mha_tokens);
     w.key("reason").value(r.batch_reason);
     w.key("rows").begin_array();
     for (const RowRoute& row : r.rows)  // id: the row's index in the given batch
@@ -107,10 +107,10 @@ int run_route(const RouteOptions& o) {
   std::string order;
   for (int i : r.order) order += (order.empty() ? "" : ",") + std::to_string(i);
   std::cout << "order: " << order << (r.modified ? "  (reordered)" : "  (unchanged)") << "\n";
-  std::cout << fmt::format("num_decodes={} num_prefills={} num_decode_tokens={} num_prefill_tokens={}\n", r.num_decodes,
-                           r.num_prefills, r.num_decode_tokens, r.num_prefill_tokens);
-  std::cout << fmt::format("num_mqa={} num_mha={} total_toks={}\n", r.num_mqa_tokens, r.num_mha_tokens,
-                           r.num_actual_tokens());
+  std::cout << fmt::format("num_decodes={} num_prefills={} num_decode_tokens={} num_prefill_tokens={}\n", r.counts.num_decodes,
+                           r.counts.num_prefills, r.counts.num_decode_tokens, r.counts.num_prefill_tokens);
+  std::cout << fmt::format("num_mqa={} num_mha={} total_toks={}\n", r.counts.num_mqa_tokens, r.counts.num_mha_tokens,
+                           r.counts.num_actual_tokens());
   std::cout << "batch: " << r.batch_reason << "\n";
   for (const RowRoute& row : r.rows)
     std::cout << fmt::format("  row {} (q={},nct={},P={}) region={} path={}{}\n      {}\n", row.input_index, row.q,

@@ -1,0 +1,26 @@
+// The reasons of a step's routing in words (RowRoute::reason, BatchRoute::batch_reason, the
+// --explain table), formatted from the decisions and the facts they carry (docs/spec/routing.md).
+#pragma once
+
+#include <string>
+
+#include "attention/routing_config.h"
+#include "attention/sglang_dispatch.h"
+#include "attention/split.h"
+
+namespace mlasim {
+
+struct RowRoute;
+
+// vLLM: the split's rule for the whole batch.
+std::string explain_split(const SplitResult& split);
+// vLLM: the row's region under the profile's reorder, then the split's verdict on the row at
+// position `pos` of the reordered batch.
+std::string explain_vllm_row(const RowRoute& row, int pos, const SplitResult& split, const RoutingConfig& config);
+
+// SGLang: the batch's forward mode and its MHA / absorbed MLA choice.
+std::string explain_sglang_batch(const SglangDispatch& dispatch, const RoutingConfig& config);
+// SGLang: the row's classification, then the batch's choice.
+std::string explain_sglang_row(const RowRoute& row, const SglangDispatch& dispatch, const RoutingConfig& config);
+
+}  // namespace mlasim
