@@ -58,6 +58,7 @@ SplitCounts all_on_decode_path(SplitCounts counts) {
   return counts;
 }
 
+// The counts of the rows' verdicts and paths (SGLang has no split to take them from).
 SplitCounts counts_of(std::span<const RowRoute> rows) {
   SplitCounts counts;
   for (const RowRoute& row : rows) {
@@ -68,8 +69,8 @@ SplitCounts counts_of(std::span<const RowRoute> rows) {
   return counts;
 }
 
-// vLLM (§2, §4): rows [0, num_decodes) of the split take the decode path, the rest the prefill path.
-void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, BatchRoute& route) {
+// split_decodes_and_prefills over the rows in their reordered order.
+SplitResult split_rows(std::span<const RowInput> rows, const RoutingConfig& config) {
   std::vector<int> query_lens;
   std::vector<bool> is_prefilling;
   for (const RowInput& row : rows) {
@@ -78,8 +79,13 @@ void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, Bat
     // (vllm-ascend), which nct < P already implies for any non-empty prompt.
     is_prefilling.push_back(row.nct == 0 || row.nct < row.prompt_len);
   }
-  const SplitResult split = split_decodes_and_prefills(query_lens, is_prefilling, config.decode_threshold,
-                                                       config.require_uniform, config.profile != EngineProfile::kStrict);
+  return split_decodes_and_prefills(query_lens, is_prefilling, config.decode_threshold, config.require_uniform,
+                                    /*treat_short_extends_as_decodes=*/config.profile != EngineProfile::kStrict);
+}
+
+// vLLM (§2, §4): rows [0, num_decodes) of the split take the decode path, the rest the prefill path.
+void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, BatchRoute& route) {
+  const SplitResult split = split_rows(rows, config);
   route.counts = config.sparse_mla ? all_on_decode_path(split.counts) : split.counts;
   route.split_rule = split.rule;
   route.batch_reason = explain_split(split);
@@ -105,6 +111,7 @@ void route_sglang(std::span<const RowInput> rows, const RoutingConfig& config, B
   route.batch_reason = explain_sglang_batch(dispatch, config);
 }
 
+// Routes `rows`, which stand in the order the reorder left them.
 BatchRoute route_reordered(std::span<const RowInput> rows, ReorderResult reordered, const RoutingConfig& config) {
   BatchRoute route;
   route.rows = placed_rows(rows, reordered);
