@@ -53,10 +53,8 @@ CpuBackend<T>::CpuBackend(const MlaWeights& weights, const CpuBackendOptions& op
   MLASIM_CHECK(err.empty(), err);
   MLASIM_CHECK(options.num_blocks > 0 && options.block_size > 0, "the CPU backend needs a cache size");
   const int row = weights.config.kv_lora_rank + weights.config.qk_rope_head_dim;
-  for (int l = 0; l < weights.config.num_hidden_layers; ++l) {
+  for (int l = 0; l < weights.config.num_hidden_layers; ++l)
     caches_.emplace_back(options.num_blocks, options.block_size, row, static_cast<T>(options.cache_fill));
-    if (options.memoize_up_projection) up_caches_.emplace_back(options.num_blocks, options.block_size, mla_dims(weights.config));
-  }
 }
 
 template <typename T>
@@ -92,22 +90,22 @@ StepOutputs CpuBackend<T>::run_step(const StepInputs& in) {
   CpuStepPlan plan = make_plan(in, model_.inv_freq, options_.tensor_parallel_size, options_.faults);
   plan.bf16_cache = options_.bf16_cache;
   for (int l = 0; l < c.num_hidden_layers; ++l)
-    layer_forward(model_, l, plan, h, caches_[static_cast<size_t>(l)], up_caches_.empty() ? nullptr : &up_caches_[static_cast<size_t>(l)]);
+    layer_forward(model_, l, plan, h, caches_[static_cast<size_t>(l)]);
 
-  StepOutputs out;
-  out.vocab_size = V;
-  std::vector<T> row(static_cast<size_t>(V));
+  std::vector<int> sampled;
   for (size_t i = 0; i < in.sample_rows.size(); ++i) {
     const int r = in.sample_rows[i], k = in.num_sample_tokens[i];
     MLASIM_CHECK(r >= 0 && r < md.num_reqs, "sample row outside the batch");
     const int end = md.query_start_loc[static_cast<size_t>(r) + 1];
     MLASIM_CHECK(k >= 1 && k <= end - md.query_start_loc[static_cast<size_t>(r)], "more sampled tokens than scheduled");
-    for (int t = end - k; t < end; ++t) {
-      final_logits(model_, &h[static_cast<size_t>(t) * d], row.data());
-      for (T v : row) out.logits.push_back(static_cast<float>(v));
-      if constexpr (std::is_same_v<T, double>) out.logits_f64.insert(out.logits_f64.end(), row.begin(), row.end());
-    }
+    for (int t = end - k; t < end; ++t) sampled.push_back(t);
   }
+  std::vector<T> logits(sampled.size() * static_cast<size_t>(V));
+  final_logits(model_, h.data(), sampled, logits.data());
+  StepOutputs out;
+  out.vocab_size = V;
+  out.logits.assign(logits.begin(), logits.end());
+  if constexpr (std::is_same_v<T, double>) out.logits_f64 = std::move(logits);
   return out;
 }
 

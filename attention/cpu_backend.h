@@ -23,7 +23,6 @@ struct CpuBackendOptions {
   double cache_fill = 0.0;       // initial value of every cache entry; NaN poisons unwritten slots
   bool bf16_cache = false;       // round cache entries to bf16 (the decode form then reads rounded
                                  // latents while the prefill form's new tokens use exact ones)
-  bool memoize_up_projection = true;  // remember context k_nope/v per slot (exact; saves re-projection)
 };
 
 template <typename T>
@@ -43,7 +42,6 @@ class CpuBackend final : public Backend {
   CpuModel<T> model_;
   CpuBackendOptions options_;
   std::vector<LatentCache<T>> caches_;
-  std::vector<UpProjectionCache<T>> up_caches_;  // empty when not memoizing
 };
 
 extern template class CpuBackend<float>;

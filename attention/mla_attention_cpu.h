@@ -16,9 +16,6 @@ namespace mlasim {
 struct AttentionMetadata;
 
 template <typename T>
-class UpProjectionCache;
-
-template <typename T>
 struct MlaAttentionParams {
   MlaDims dims;
   int head_begin = 0, head_end = 0;  // the heads this (tensor-parallel) rank owns
@@ -26,7 +23,6 @@ struct MlaAttentionParams {
   double scale = 0.0;                // the model's softmax scale (softmax_scale(config))
   FaultSet faults;                   // decode form: decode_scale_1_over_sqrt_576, w_uk_transposed;
                                      // prefill form: chunk_lse_merge_wrong
-  UpProjectionCache<T>* up_cache = nullptr;  // optional memo of the context's up-projections
 };
 
 // Context positions [start, start + len) of one row, attended non-causally as one chunk.

@@ -1,10 +1,12 @@
-// Decoder layer forward on the CPU with tensor-parallel partial sums in rank order.
+// Decoder layer forward on the CPU with tensor-parallel partial sums in rank order; every Linear
+// layer is one GEMM over the step's tokens (cpu_gemm.h).
 #include "attention/model_forward_cpu.h"
 
 #include <algorithm>
 
 #include "attention/attention_metadata.h"
 #include "attention/bf16.h"
+#include "attention/cpu_gemm.h"
 #include "attention/mla_ops.h"
 #include "attention/tp_shard.h"
 
@@ -26,6 +28,13 @@ void rope(const CpuStepPlan& plan, T* x, int token) {
   } else {
     apply_rope_interleaved(x, a);
   }
+}
+
+// y[t] = RMSNorm(x[t]) for n rows of width `width`; y may alias x.
+template <typename T>
+void rms_norm_rows(const T* x, const T* w, int n, int width, double eps, T* y) {
+  for (int t = 0; t < n; ++t)
+    rms_norm(x + static_cast<ll>(t) * width, w, width, eps, y + static_cast<ll>(t) * width);
 }
 
 // sum += partial, element by element (the all-reduce, ranks added in order).
@@ -56,8 +65,7 @@ CpuModel<T> to_cpu_model(const MlaWeights& w) {
 }
 
 template <typename T>
-void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan, std::vector<T>& h, LatentCache<T>& cache,
-                   UpProjectionCache<T>* up_cache) {
+void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan, std::vector<T>& h, LatentCache<T>& cache) {
   const ModelConfig& c = model.config;
   const CpuLayerWeights<T>& w = model.layers[static_cast<size_t>(layer)];
   const AttentionMetadata& md = *plan.md;
@@ -68,14 +76,14 @@ void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan,
 
   // Attention input, the replicated parts: RMSNorm, c_q (r_q > 0), [c_kv | k_pe].
   std::vector<T> x(at(n, d)), cq(at(n, std::max(r_q, 1))), latent(at(n, L));
+  rms_norm_rows(h.data(), w.input_layernorm.data(), n, d, c.rms_norm_eps, x.data());
+  if (r_q > 0) {
+    parallel_gemm_nt(n, r_q, d, x.data(), d, w.q_a_proj.data(), d, cq.data(), r_q);
+    rms_norm_rows(cq.data(), w.q_a_layernorm.data(), n, r_q, c.rms_norm_eps, cq.data());
+  }
+  parallel_gemm_nt(n, L, d, x.data(), d, w.kv_a_proj_with_mqa.data(), d, latent.data(), L);
   for (int t = 0; t < n; ++t) {
-    rms_norm(&h[at(t, d)], w.input_layernorm.data(), d, c.rms_norm_eps, &x[at(t, d)]);
-    if (r_q > 0) {
-      linear(w.q_a_proj.data(), d, 0, r_q, 0, d, &x[at(t, d)], &cq[at(t, r_q)]);
-      rms_norm(&cq[at(t, r_q)], w.q_a_layernorm.data(), r_q, c.rms_norm_eps, &cq[at(t, r_q)]);
-    }
     T* lat = &latent[at(t, L)];
-    linear(w.kv_a_proj_with_mqa.data(), d, 0, L, 0, d, &x[at(t, d)], lat);
     if (!plan.faults.has(Fault::kKvNormDropped)) rms_norm(lat, w.kv_a_layernorm.data(), dims.r_kv, c.rms_norm_eps, lat);
     rope(plan, lat + dims.r_kv, t);
   }
@@ -86,7 +94,6 @@ void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan,
     const T* src = &latent[at(t, L)];
     T* dst = cache.mutable_row(slot);
     for (int i = 0; i < L; ++i) dst[i] = plan.bf16_cache ? static_cast<T>(round_to_bf16(static_cast<float>(src[i]))) : src[i];
-    if (up_cache) up_cache->invalidate(slot);
   }
 
   // Per rank: its heads' q, attention in both forms, partial o_proj; summed in rank order.
@@ -94,57 +101,55 @@ void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan,
   const int num_reqs = md.num_reqs, ndec = plan.num_decode_form_rows;
   for (int rank = 0; rank < plan.tp; ++rank) {
     const TpShard s = tp_shard(c, plan.tp, rank);
-    for (int t = 0; t < n; ++t) {
-      T* qt = &q[at(t, H * dqk)];
-      if (r_q == 0) {
-        linear(w.q_proj.data(), d, s.head_begin * dqk, s.head_end * dqk, 0, d, &x[at(t, d)], qt + s.head_begin * dqk);
-      } else {
-        linear(w.q_b_proj.data(), r_q, s.head_begin * dqk, s.head_end * dqk, 0, r_q, &cq[at(t, r_q)], qt + s.head_begin * dqk);
-      }
-      for (int hh = s.head_begin; hh < s.head_end; ++hh) rope(plan, qt + hh * dqk + dims.d_n, t);
+    const int q0 = s.head_begin * dqk, q_cols = (s.head_end - s.head_begin) * dqk;
+    if (r_q == 0) {
+      parallel_gemm_nt(n, q_cols, d, x.data(), d, w.q_proj.data() + at(q0, d), d, q.data() + q0, H * dqk);
+    } else {
+      parallel_gemm_nt(n, q_cols, r_q, cq.data(), r_q, w.q_b_proj.data() + at(q0, r_q), r_q, q.data() + q0, H * dqk);
     }
-    MlaAttentionParams<T> p{dims, s.head_begin, s.head_end, w.kv_b_proj.data(), model.scale, plan.faults, up_cache};
+    for (int t = 0; t < n; ++t)
+      for (int hh = s.head_begin; hh < s.head_end; ++hh) rope(plan, &q[at(t, H * dqk)] + hh * dqk + dims.d_n, t);
+    MlaAttentionParams<T> p{dims, s.head_begin, s.head_end, w.kv_b_proj.data(), model.scale, plan.faults};
     if (ndec > 0) mla_decode_form(p, md, 0, ndec, q.data(), cache, o.data());
     if (ndec < num_reqs) mla_prefill_form(p, md, ndec, num_reqs, plan.prefill_chunks, q.data(), latent.data(), cache, o.data());
     const int cols = (s.head_end - s.head_begin) * dims.d_v, col0 = s.head_begin * dims.d_v;
-    for (int t = 0; t < n; ++t)
-      linear(w.o_proj.data(), H * dims.d_v, 0, d, col0, cols, &o[at(t, H * dims.d_v) + static_cast<size_t>(col0)], &partial[at(t, d)]);
+    parallel_gemm_nt(n, d, cols, o.data() + col0, H * dims.d_v, w.o_proj.data() + col0, H * dims.d_v, partial.data(), d);
     accumulate(attn_sum, partial);
   }
   accumulate(h, attn_sum);
 
   // MLP: column-parallel gate/up, row-parallel down, summed in rank order.
-  std::vector<T> mlp_sum(at(n, d), T(0)), g(static_cast<size_t>(inter)), u(static_cast<size_t>(inter));
-  for (int t = 0; t < n; ++t) rms_norm(&h[at(t, d)], w.post_attention_layernorm.data(), d, c.rms_norm_eps, &x[at(t, d)]);
+  rms_norm_rows(h.data(), w.post_attention_layernorm.data(), n, d, c.rms_norm_eps, x.data());
+  std::vector<T> mlp_sum(at(n, d), T(0)), g, u;
   for (int rank = 0; rank < plan.tp; ++rank) {
     const TpShard s = tp_shard(c, plan.tp, rank);
     const int m = s.mlp_end - s.mlp_begin;
-    for (int t = 0; t < n; ++t) {
-      linear(w.gate_proj.data(), d, s.mlp_begin, s.mlp_end, 0, d, &x[at(t, d)], g.data());
-      linear(w.up_proj.data(), d, s.mlp_begin, s.mlp_end, 0, d, &x[at(t, d)], u.data());
-      swiglu(g.data(), u.data(), m, g.data());
-      linear(w.down_proj.data(), inter, 0, d, s.mlp_begin, m, g.data(), &partial[at(t, d)]);
-    }
+    g.resize(at(n, m)), u.resize(at(n, m));
+    parallel_gemm_nt(n, m, d, x.data(), d, w.gate_proj.data() + at(s.mlp_begin, d), d, g.data(), m);
+    parallel_gemm_nt(n, m, d, x.data(), d, w.up_proj.data() + at(s.mlp_begin, d), d, u.data(), m);
+    swiglu(g.data(), u.data(), n * m, g.data());
+    parallel_gemm_nt(n, d, m, g.data(), m, w.down_proj.data() + s.mlp_begin, inter, partial.data(), d);
     accumulate(mlp_sum, partial);
   }
   accumulate(h, mlp_sum);
 }
 
 template <typename T>
-void final_logits(const CpuModel<T>& model, const T* h_t, T* logits) {
-  const int d = model.config.hidden_size;
-  std::vector<T> x(static_cast<size_t>(d));
-  rms_norm(h_t, model.norm.data(), d, model.config.rms_norm_eps, x.data());
-  linear(model.lm_head.data(), d, 0, model.config.vocab_size, 0, d, x.data(), logits);
+void final_logits(const CpuModel<T>& model, const T* h, std::span<const int> tokens, T* logits) {
+  const int d = model.config.hidden_size, n = static_cast<int>(tokens.size());
+  std::vector<T> x(static_cast<size_t>(n) * static_cast<size_t>(d));
+  for (int i = 0; i < n; ++i)
+    rms_norm(h + static_cast<ll>(tokens[static_cast<size_t>(i)]) * d, model.norm.data(), d, model.config.rms_norm_eps,
+             &x[static_cast<size_t>(i) * static_cast<size_t>(d)]);
+  parallel_gemm_nt(n, model.config.vocab_size, d, x.data(), d, model.lm_head.data(), d, logits, model.config.vocab_size);
 }
 
 template CpuModel<float> to_cpu_model<float>(const MlaWeights&);
 template CpuModel<double> to_cpu_model<double>(const MlaWeights&);
-template void layer_forward<float>(const CpuModel<float>&, int, const CpuStepPlan&, std::vector<float>&, LatentCache<float>&,
-                                   UpProjectionCache<float>*);
+template void layer_forward<float>(const CpuModel<float>&, int, const CpuStepPlan&, std::vector<float>&, LatentCache<float>&);
 template void layer_forward<double>(const CpuModel<double>&, int, const CpuStepPlan&, std::vector<double>&,
-                                    LatentCache<double>&, UpProjectionCache<double>*);
-template void final_logits<float>(const CpuModel<float>&, const float*, float*);
-template void final_logits<double>(const CpuModel<double>&, const double*, double*);
+                                    LatentCache<double>&);
+template void final_logits<float>(const CpuModel<float>&, const float*, std::span<const int>, float*);
+template void final_logits<double>(const CpuModel<double>&, const double*, std::span<const int>, double*);
 
 }  // namespace mlasim

@@ -3,6 +3,7 @@
 // lm_head. Used by CpuBackend; templated on the scalar type.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "attention/faults.h"
@@ -10,7 +11,6 @@
 #include "attention/mla_attention_cpu.h"
 #include "attention/mla_weights.h"
 #include "attention/rope.h"
-#include "attention/up_projection_cache.h"
 
 namespace mlasim {
 
@@ -44,14 +44,12 @@ struct CpuStepPlan {
   bool bf16_cache = false;         // cache entries rounded to bf16 (bf16 storage emulation)
 };
 
-// h [N, d] in place: h += MLA(RMSNorm(h)); h += MLP(RMSNorm(h)). Writes the layer's cache first
-// (invalidating those slots in `up_cache`, an optional memo of the context's up-projections).
+// h [N, d] in place: h += MLA(RMSNorm(h)); h += MLP(RMSNorm(h)). Writes the layer's cache first.
 template <typename T>
-void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan, std::vector<T>& h, LatentCache<T>& cache,
-                   UpProjectionCache<T>* up_cache = nullptr);
+void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan, std::vector<T>& h, LatentCache<T>& cache);
 
-// logits[V] = lm_head(RMSNorm(h_t, model.norm)).
+// logits[i, V] = lm_head(RMSNorm(h[tokens[i]], model.norm)) for the sampled tokens (h [N, d]).
 template <typename T>
-void final_logits(const CpuModel<T>& model, const T* h_t, T* logits);
+void final_logits(const CpuModel<T>& model, const T* h, std::span<const int> tokens, T* logits);
 
 }  // namespace mlasim

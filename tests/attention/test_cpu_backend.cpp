@@ -150,13 +150,7 @@ TEST_CASE("cpu backend: NaN in unwritten cache rows and unused blocks never reac
   CHECK(worst(mixed_run(poisoned2, mla_routing(), true), b) < 1e-12);
 }
 
-TEST_CASE("cpu backend: the up-projection memo is exact, also when blocks are reused", "[mla]") {
-  CpuBackendOptions off = options();
-  off.memoize_up_projection = false;
-  for (bool force : {false, true}) {
-    CpuBackend<double> memo(tiny_weights(), options()), plain(tiny_weights(), off);
-    CHECK(mixed_run(memo, mla_routing(), force) == mixed_run(plain, mla_routing(), force));  // bitwise
-  }
+TEST_CASE("cpu backend: blocks handed out again give the same logits as fresh ones", "[mla]") {
   // A second driver with the same seed hands out the same blocks: request Y overwrites X's slots.
   CpuBackend<double> reused(tiny_weights(), options()), fresh(tiny_weights(), options());
   StepDriver x(mla_routing(), 64), y1(mla_routing(), 64), y2(mla_routing(), 64);
