@@ -37,11 +37,8 @@ class OnlineSoftmax {
       std::fill(si + n, si + nk, T(0));
       if (n == 0) continue;
       const T m_old = m_[static_cast<size_t>(i)];
-      const T m_new = std::max(m_old, scale * *std::max_element(si, si + n));
-      for (int j = 0; j < n; ++j) si[j] = scale * si[j] - m_new;
-      exp_in_place(si, n);
-      T sum = 0;
-      for (int j = 0; j < n; ++j) sum += si[j];
+      const T m_new = std::max(m_old, scale * max_of(si, n));
+      const T sum = exp_shifted_sum(si, n, scale, m_new);
       const T alpha = m_old == -std::numeric_limits<T>::infinity() ? T(0) : std::exp(m_old - m_new);
       m_[static_cast<size_t>(i)] = m_new;
       l_[static_cast<size_t>(i)] = l_[static_cast<size_t>(i)] * alpha + sum;

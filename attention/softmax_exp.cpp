@@ -1,7 +1,8 @@
-// exp_in_place: eight floats at a time with GCC vector extensions; the AVX2 clone is picked at
+// The softmax row helpers: eight floats at a time with GCC vector extensions; the AVX2 clone is picked at
 // load time on CPUs that have it.
 #include "attention/softmax_exp.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -36,24 +37,53 @@ __attribute__((always_inline)) inline void exp8(const v8f& x_in, v8f& out) {
 
 }  // namespace
 
-__attribute__((target_clones("avx2", "default"))) void exp_in_place(float* x, int n) {
+__attribute__((target_clones("avx2", "default"))) float max_of(const float* x, int n) {
+  v8f m = v8f{} + x[0];
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    v8f v;
+    std::memcpy(&v, x + i, sizeof(v));
+    m = v > m ? v : m;
+  }
+  float out = m[0];
+  for (int k = 1; k < 8; ++k) out = std::max(out, m[k]);
+  for (; i < n; ++i) out = std::max(out, x[i]);
+  return out;
+}
+
+double max_of(const double* x, int n) {
+  double out = x[0];
+  for (int i = 1; i < n; ++i) out = std::max(out, x[i]);
+  return out;
+}
+
+__attribute__((target_clones("avx2", "default"))) float exp_shifted_sum(float* x, int n, float scale, float shift) {
+  v8f sum{};
   int i = 0;
   for (; i + 8 <= n; i += 8) {
     v8f v, e;
     std::memcpy(&v, x + i, sizeof(v));
+    v = v * scale - shift;
     exp8(v, e);
+    sum += e;
     std::memcpy(x + i, &e, sizeof(e));
   }
-  if (i < n) {  // the tail through one padded vector
+  if (i < n) {  // the tail through one padded vector: padding lanes give e^-100 -> 0
     v8f v = v8f{} - 100.0f, e;
     std::memcpy(&v, x + i, sizeof(float) * static_cast<size_t>(n - i));
+    for (int k = 0; k < n - i; ++k) v[k] = v[k] * scale - shift;
     exp8(v, e);
+    for (int k = n - i; k < 8; ++k) e[k] = 0.0f;
+    sum += e;
     std::memcpy(x + i, &e, sizeof(float) * static_cast<size_t>(n - i));
   }
+  return ((sum[0] + sum[1]) + (sum[2] + sum[3])) + ((sum[4] + sum[5]) + (sum[6] + sum[7]));
 }
 
-void exp_in_place(double* x, int n) {
-  for (int i = 0; i < n; ++i) x[i] = std::exp(x[i]);
+double exp_shifted_sum(double* x, int n, double scale, double shift) {
+  double sum = 0;
+  for (int i = 0; i < n; ++i) sum += (x[i] = std::exp(scale * x[i] - shift));
+  return sum;
 }
 
 }  // namespace mlasim
