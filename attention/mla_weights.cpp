@@ -1,12 +1,14 @@
 // Seeded bf16-exact weights and the Hugging Face DeepSeek-V3 tensor listing.
 #include "attention/mla_weights.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
 #include <numbers>
 
 #include "attention/bf16.h"
+#include "attention/cpu_thread_pool.h"
 #include "sim/seeded_tokens.h"
 
 namespace mlasim {
@@ -69,14 +71,20 @@ WeightTensor draw(const WeightSpec& spec, std::uint64_t seed) {
   double mean = 0.0, std_dev = 1.0;
   if (spec.kind == WeightKind::kLinear) std_dev = 1.0 / std::sqrt(static_cast<double>(spec.shape[1]));
   if (spec.kind == WeightKind::kNorm) mean = 1.0, std_dev = 0.2;
-  for (long long p = 0; 2 * p < n; ++p) {
-    const auto k = static_cast<std::uint64_t>(2 * p);
-    const double r = std::sqrt(-2.0 * std::log(uniform_open(stream, k)));
-    const double theta = 2.0 * std::numbers::pi * uniform_open(stream, k + 1);
-    t.values[static_cast<size_t>(2 * p)] = round_to_bf16(static_cast<float>(mean + std_dev * r * std::cos(theta)));
-    if (2 * p + 1 < n)
-      t.values[static_cast<size_t>(2 * p + 1)] = round_to_bf16(static_cast<float>(mean + std_dev * r * std::sin(theta)));
-  }
+  // Each value depends only on (stream, index): pairs are drawn in fixed chunks on the thread pool.
+  constexpr long long kChunkPairs = 1 << 16;
+  const long long pairs = (n + 1) / 2;
+  parallel_for(static_cast<int>((pairs + kChunkPairs - 1) / kChunkPairs), [&](int chunk) {
+    const long long end = std::min(pairs, (chunk + 1) * kChunkPairs);
+    for (long long p = chunk * kChunkPairs; p < end; ++p) {
+      const auto k = static_cast<std::uint64_t>(2 * p);
+      const double r = std::sqrt(-2.0 * std::log(uniform_open(stream, k)));
+      const double theta = 2.0 * std::numbers::pi * uniform_open(stream, k + 1);
+      t.values[static_cast<size_t>(2 * p)] = round_to_bf16(static_cast<float>(mean + std_dev * r * std::cos(theta)));
+      if (2 * p + 1 < n)
+        t.values[static_cast<size_t>(2 * p + 1)] = round_to_bf16(static_cast<float>(mean + std_dev * r * std::sin(theta)));
+    }
+  });
   return t;
 }
 
