@@ -105,6 +105,26 @@ contains "route 1000 rows" '"num_mqa_tokens": 1001'
 check "route json" 0 "$mlasim" route --batch 5:0:5 --backend triton-mla --json
 contains "route json" '"num_mha_tokens": 5'
 
+# --cpu-threads and MLASIM_CPU_THREADS: bad values exit 2; the run JSON and logits are the same
+# for 1 and 3 threads.
+check "version names the BLAS" 0 "$mlasim" version
+contains "version names the BLAS" "cpu: OpenBLAS "
+for bad in 0 -2 1025 two ""; do
+  check "--cpu-threads '$bad'" 2 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --cpu-threads "$bad"
+done
+contains "--cpu-threads ''" "--cpu-threads: want auto or a number 1..1024"
+check "MLASIM_CPU_THREADS=x" 2 env MLASIM_CPU_THREADS=x "$mlasim" version
+contains "MLASIM_CPU_THREADS=x" 'MLASIM_CPU_THREADS="x": want auto or a number 1..1024'
+check "MLASIM_CPU_THREADS=3" 0 env MLASIM_CPU_THREADS=3 "$mlasim" version
+contains "MLASIM_CPU_THREADS=3" ", 3 threads"
+check "--cpu-threads in check" 0 "$mlasim" check "$root/scenarios/seed/lone_one_token_prompt.yaml" --golden-dir "$root/golden" --cpu-threads auto
+for n in 1 3; do
+  "$mlasim" run "$root/scenarios/scheduler/spec_decode_rollback.yaml" --cpu-threads $n --table none \
+    --json "$scratch/t$n.json" --logits-dir "$scratch/l$n" >/dev/null
+done
+cmp -s "$scratch/t1.json" "$scratch/t3.json" || { echo "FAIL run JSON differs for 1 and 3 CPU threads"; fail=1; }
+cmp -s "$scratch/l1/logits.npy" "$scratch/l3/logits.npy" || { echo "FAIL logits differ for 1 and 3 CPU threads"; fail=1; }
+
 # --device cuda: 77 where no GPU is usable (CI), 0 where one is.
 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --device cuda >/dev/null 2>&1
 rc=$?

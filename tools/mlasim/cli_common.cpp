@@ -1,6 +1,9 @@
-// Helpers shared by the subcommands: fault names, device selection, report paths.
+// Helpers shared by the subcommands: fault names, CPU threads, device selection, report paths.
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
+
+#include "attention/cpu_thread_pool.h"
 
 #include "tools/mlasim/commands.h"
 #ifdef MLASIM_HAVE_CUDA
@@ -30,6 +33,27 @@ bool output_path_ok(const char* flag, const std::string& path) {
   if (parent.empty() || std::filesystem::is_directory(parent, ec)) return true;
   std::cerr << path << ": error: " << flag << ": the directory " << parent.string()
             << " does not exist\n  hint: create it first, or write the file elsewhere\n";
+  return false;
+}
+
+void add_cpu_threads_option(CLI::App* cmd) {
+  cmd->add_option_function<std::string>(
+         "--cpu-threads", [](const std::string& text) { set_cpu_threads(*parse_cpu_threads(text)); },
+         "Threads for the CPU reference: a number 1..1024 or auto (default: MLASIM_CPU_THREADS, else\n"
+         "every CPU this process may use); results are bitwise the same for any count")
+      ->type_name("N|auto")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            return parse_cpu_threads(text) ? std::string() : "want auto or a number 1..1024, got \"" + text + "\"";
+          },
+          ""));
+}
+
+bool cpu_threads_env_ok() {
+  const char* env = std::getenv("MLASIM_CPU_THREADS");
+  if (env == nullptr || parse_cpu_threads(env)) return true;
+  std::cerr << "mlasim: error: MLASIM_CPU_THREADS=\"" << env << "\": want auto or a number 1..1024\n"
+            << "  hint: unset it to use every CPU, or see --cpu-threads\n";
   return false;
 }
 

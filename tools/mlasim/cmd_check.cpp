@@ -149,6 +149,7 @@ void add_check_command(CLI::App& app, int& exit_code) {
   CLI::Option* shard = cmd->add_option(
       "--shard", o->shard, "Check shard I of N: the scenarios with index % N == I (overrides GTEST_SHARD_INDEX/TOTAL_SHARDS)")
       ->type_name("I/N");
+  add_cpu_threads_option(cmd);
   cmd->callback([o, shard, &exit_code] {
     o->shard_given = shard->count() > 0;
     exit_code = run_check(*o);

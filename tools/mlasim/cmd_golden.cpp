@@ -59,6 +59,7 @@ void add_golden_command(CLI::App& app, int& exit_code) {
       "Example: mlasim golden update scenarios/seed/lone_one_token_prompt.yaml");
   update->add_option("scenarios", *scenarios, "Scenario files or directories")->required();
   update->add_option("--golden-dir", *golden_dir, "Where goldens live (default: golden)");
+  add_cpu_threads_option(update);
   update->callback([scenarios, golden_dir, &exit_code] { exit_code = update_goldens(*scenarios, *golden_dir); });
 }
 

@@ -212,6 +212,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "w_uk_transposed, chunk_lse_merge_wrong");
   cmd->add_option("--golden-dir", o->golden_dir, "Where to find golden/<name>/ for the logits comparison");
   cmd->add_option("--set", o->sets, "Override a scenario key, e.g. --set engine.profile=strict (repeatable)");
+  add_cpu_threads_option(cmd);
   cmd->callback([o, &exit_code] { exit_code = run(*o); });
 }
 

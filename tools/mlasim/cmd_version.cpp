@@ -4,6 +4,8 @@
 #include <iostream>
 #include <memory>
 
+#include "attention/cpu_gemm.h"
+#include "attention/cpu_thread_pool.h"
 #include "tools/mlasim/commands.h"
 #ifdef MLASIM_HAVE_CUDA
 #include "tools/mlasim/cuda_module.h"
@@ -53,6 +55,8 @@ void add_version_command(CLI::App& app, int& exit_code) {
   cmd->callback([load, &exit_code] {
     std::cout << "mlasim " << MLASIM_VERSION << "\n";
     std::cout << "commit: " << MLASIM_GIT_COMMIT << "\n";
+    std::cout << "cpu: " << blas_name() << ", " << cpu_threads() << " thread" << (cpu_threads() == 1 ? "" : "s")
+              << " (--cpu-threads, MLASIM_CPU_THREADS)\n";
     print_cuda(*load);
     exit_code = kExitOk;
   });

@@ -26,6 +26,13 @@ bool parse_faults(const std::vector<std::string>& names, FaultSet& faults);
 // why and returns false, so a long run never ends with an unwritable report.
 bool output_path_ok(const char* flag, const std::string& path);
 
+// Registers --cpu-threads N|auto on `cmd`: the CPU reference's thread count (set_cpu_threads).
+void add_cpu_threads_option(CLI::App* cmd);
+
+// Reads MLASIM_CPU_THREADS; false (after saying why) when it is set to something other than auto or
+// 1..1024.
+bool cpu_threads_env_ok();
+
 // Returns kExitOk when `device` is usable, else prints why and returns 77 (no GPU) or 2.
 int check_device(const std::string& device);
 

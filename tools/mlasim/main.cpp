@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
       "  mlasim import azure AzureLLMInferenceTrace_conv.csv -o /tmp/azure_conv.yaml\n\n"
       "Exit codes: 0 ok, 1 regression, 2 bad input, 77 a GPU was requested and none is present.",
       "mlasim"};
+  if (!mlasim::cli::cpu_threads_env_ok()) return mlasim::cli::kExitBadInput;
   app.require_subcommand(1);
   app.fallthrough(false);
   int exit_code = mlasim::cli::kExitOk;
