@@ -1,9 +1,11 @@
 // CPU MLA attention benchmark (float): validates each form against a double-precision decode-form
-// reference with FlashMLA's comparison rule (docs/spec/mla.md §5), then times the decode form on a
-// decode-ish shape and the prefill form on a prefill-ish shape, printing GFLOP/s by the
-// conventions of docs/spec/mla.md §7 next to this machine's FMA-loop float peak measured in the same
-// run (one thread, the same compiler flags).
-// Usage: bench_cpu_attention [heads=16] [decode_batch=8] [decode_seq=1024] [prefill_len=384]
+// reference with FlashMLA's comparison rule (docs/spec/mla.md §5); then, in the same run,
+//  1. each GEMM-shaped step of the two forms as the code calls it (cpu_gemm with the code's strides)
+//     against the BLAS alone at that shape (contiguous operands): the step's share of the BLAS rate;
+//  2. the multi-core peak: one large sgemm per thread, all threads at once;
+//  3. the decode form and the prefill form on all threads: GFLOP/s (docs/spec/mla.md §7
+//     conventions) and their share of that peak (docs/spec/cpu_reference.md).
+// Usage: bench_cpu_attention [heads=16] [decode_batch=8] [decode_seq=4096] [prefill_len=4096] [threads=all]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,6 +16,8 @@
 #include <vector>
 
 #include "attention/attention_metadata.h"
+#include "attention/cpu_gemm.h"
+#include "attention/cpu_thread_pool.h"
 #include "attention/mla_attention_cpu.h"
 #include "attention/route.h"
 #include "attention/routing_config.h"
@@ -147,31 +151,69 @@ double best_seconds(int reps, F&& f) {
   return best;
 }
 
-// An FMA-bound float loop: 12 independent 4-wide multiply-add chains held in registers (GCC/Clang
-// vector extension, so it compiles to the baseline SSE of an unflagged x86-64 build, like the
-// attention code). 2 FLOP per lane per iteration.
-double measured_peak_gflops(float m, float c) {
-  typedef float v4 __attribute__((vector_size(16)));
-  constexpr int kChains = 12;
-  v4 acc[kChains];
-  for (int k = 0; k < kChains; ++k) acc[k] = v4{0.001f, 0.002f, 0.003f, 0.004f} * static_cast<float>(k);
-  const v4 mv = {m, m, m, m}, cv = {c, c, c, c};
-  const long iters = 20'000'000;
+double gflops(double flop, double seconds) { return flop / seconds / 1e9; }
+
+// One GEMM-shaped step: `step` runs it as the code does, `blas` the same shape on contiguous
+// operands; prints both rates and the step's share.
+template <typename Step, typename Blas>
+void gemm_step(const char* what, double flop, Step&& step, Blas&& blas) {
+  const double s_step = best_seconds(5, step), s_blas = best_seconds(5, blas);
+  std::printf("  %-58s %7.1f GFLOP/s  BLAS alone %7.1f  %4.0f%%\n", what, gflops(flop, s_step), gflops(flop, s_blas),
+              100.0 * s_blas / s_step);
+}
+
+// The GEMM-shaped steps of both forms at their block shapes (one thread each: an item's calls).
+void gemm_steps(int heads) {
+  constexpr int kB = 512, L = 576, dqk = 192, dv = 128, r = 512, dn = 128, dec = 8;
+  auto buf = [](size_t n) { return std::vector<float>(n, 0.01f); };
+  std::vector<float> q = buf(size_t(kB) * heads * dqk), k = buf(size_t(kB) * dqk), v = buf(size_t(kB) * dv),
+                     lat = buf(size_t(kB) * L), w = buf(size_t(256) * r), sc = buf(size_t(kB) * kB),
+                     o = buf(size_t(kB) * dv), a = buf(size_t(kB) * r), c = buf(size_t(kB) * kB);
+  std::printf("GEMM-shaped steps, one thread (as called by the code vs the BLAS on contiguous operands)\n");
+  gemm_step("prefill: up-projection k_nope of a key block 512x128x512", 2.0 * kB * dn * r,
+            [&] { gemm_nt(kB, dn, r, lat.data(), L, w.data(), r, k.data(), dqk); },
+            [&] { gemm_nt(kB, dn, r, a.data(), r, w.data(), r, c.data(), dn); });
+  gemm_step("prefill: scores of a query block 512x512x192", 2.0 * kB * kB * dqk,
+            [&] { gemm_nt(kB, kB, dqk, q.data(), heads * dqk, k.data(), dqk, sc.data(), kB); },
+            [&] { gemm_nt(kB, kB, dqk, a.data(), dqk, k.data(), dqk, c.data(), kB); });
+  gemm_step("prefill: P V 512x128x512", 2.0 * kB * dv * kB,
+            [&] { gemm_nn(kB, dv, kB, sc.data(), kB, v.data(), dv, o.data(), dv, true); },
+            [&] { gemm_nn(kB, dv, kB, c.data(), kB, v.data(), dv, a.data(), dv, true); });
+  gemm_step(("decode: scores of a token, all heads " + std::to_string(heads) + "x512x576").c_str(), 2.0 * heads * kB * L,
+            [&] { gemm_nt(heads, kB, L, q.data(), L, lat.data(), L, sc.data(), kB); },
+            [&] { gemm_nt(heads, kB, L, a.data(), L, lat.data(), L, c.data(), kB); });
+  gemm_step(("decode: P c_kv " + std::to_string(heads) + "x512x512").c_str(), 2.0 * heads * r * kB,
+            [&] { gemm_nn(heads, r, kB, sc.data(), kB, lat.data(), L, o.data(), r, true); },
+            [&] { gemm_nn(heads, r, kB, c.data(), kB, a.data(), r, k.data(), r, true); });
+  gemm_step("decode: W_UK absorption of 8 tokens, one head 8x512x128", 2.0 * dec * r * dn,
+            [&] { gemm_nn(dec, r, dn, q.data(), heads * dqk, w.data(), r, a.data(), heads * L); },
+            [&] { gemm_nn(dec, r, dn, c.data(), dn, w.data(), r, o.data(), r); });
+  gemm_step("decode: W_UV of 8 tokens, one head 8x128x512", 2.0 * dec * dv * r,
+            [&] { gemm_nt(dec, dv, r, a.data(), heads * r, w.data(), r, o.data(), heads * dv); },
+            [&] { gemm_nt(dec, dv, r, c.data(), r, w.data(), r, k.data(), dv); });
+}
+
+// The multi-core peak: one 1024^3 sgemm per thread, all threads at once.
+double measured_peak_gflops(int threads) {
+  constexpr int n = 1024;
+  std::vector<std::vector<float>> a(static_cast<size_t>(threads), std::vector<float>(size_t(n) * n, 0.5f)),
+      c(static_cast<size_t>(threads), std::vector<float>(size_t(n) * n));
   const double s = best_seconds(3, [&] {
-    for (long i = 0; i < iters; ++i)
-      for (int k = 0; k < kChains; ++k) acc[k] = acc[k] * mv + cv;
+    parallel_for(threads, [&](int t) {
+      gemm_nt(n, n, n, a[size_t(t)].data(), n, a[size_t(t)].data(), n, c[size_t(t)].data(), n);
+    });
   });
-  float sum = 0;
-  for (int k = 0; k < kChains; ++k) sum += acc[k][0] + acc[k][1] + acc[k][2] + acc[k][3];
-  if (sum == 12345.f) std::puts("");  // keeps the loop observable
-  return 2.0 * 4 * kChains * static_cast<double>(iters) / s / 1e9;
+  return 2.0 * n * n * double(n) * threads / s / 1e9;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   auto arg = [&](int i, int def) { return argc > i ? std::atoi(argv[i]) : def; };
-  const int heads = arg(1, 16), dec_b = arg(2, 8), dec_s = arg(3, 1024), pre_l = arg(4, 384);
+  const int heads = arg(1, 16), dec_b = arg(2, 8), dec_s = arg(3, 4096), pre_l = arg(4, 4096);
+  if (argc > 5) set_cpu_threads(std::atoi(argv[5]));
+  const int threads = cpu_threads();
+  std::printf("%s, %d thread%s\n\n", blas_name(), threads, threads == 1 ? "" : "s");
 
   std::printf("validation (float vs a double decode-form reference; FlashMLA tolerances)\n");
   bool ok = true;
@@ -191,16 +233,16 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  volatile float m = 0.9999f, c = 1e-4f;  // unknown to the compiler
-  const double peak = measured_peak_gflops(m, c);
-  std::printf("\nmeasured float peak (4-wide multiply-add loop, 1 thread, same flags): %.1f GFLOP/s\n\n", peak);
+  gemm_steps(heads);
+  const double peak = measured_peak_gflops(threads);
+  std::printf("\nmeasured peak (one 1024^3 sgemm per thread, %d at once): %.1f GFLOP/s\n\n", threads, peak);
 
   {
     const Problem p = make_problem(heads, dec_b, 1, dec_s, 64);
     Typed<float> t = typed<float>(p);
     const double s = best_seconds(3, [&] { run_form(t, p, true); });
     const double flop = double(dec_b) * heads * 1 * (2.0 * 576 + 2.0 * 512) * dec_s;
-    std::printf("decode form   b=%d s_q=1 s_k=%d H=%d page 64: %8.2f ms  %6.2f GFLOP/s  (%.0f%% of peak; "
+    std::printf("decode form   b=%d s_q=1 s_k=%d H=%d page 64: %8.2f ms  %6.2f GFLOP/s  (%.0f%% of the peak; "
                 "b*H*s_q*(2*576+2*512)*mean_len = %.3g FLOP, W_UK/W_UV absorption not counted)\n",
                 dec_b, dec_s, heads, s * 1e3, flop / s / 1e9, 100.0 * flop / s / 1e9 / peak, flop);
   }
@@ -211,10 +253,11 @@ int main(int argc, char** argv) {
     const double avg_sk = (0.0 + pre_l) / 2.0;
     const double flop = 2.0 * 1 * heads * pre_l * avg_sk * (192 + 128);
     const double uproj = 2.0 * pre_l * heads * 256.0 * 512.0;
-    std::printf("prefill form  b=1 s_q=s_k=%d H=%d causal:        %8.2f ms  %6.2f GFLOP/s  (%.0f%% of peak; "
-                "2*b*H*s_q*avg_s_k*(192+128) = %.3g FLOP; with the kv_b up-projection %.3g FLOP: %.2f GFLOP/s)\n",
+    std::printf("prefill form  b=1 s_q=s_k=%d H=%d causal:        %8.2f ms  %6.2f GFLOP/s  (%.0f%% of the peak; "
+                "2*b*H*s_q*avg_s_k*(192+128) = %.3g FLOP; with the kv_b up-projection %.3g FLOP: %.2f GFLOP/s, "
+                "%.0f%%)\n",
                 pre_l, heads, s * 1e3, flop / s / 1e9, 100.0 * flop / s / 1e9 / peak, flop, flop + uproj,
-                (flop + uproj) / s / 1e9);
+                (flop + uproj) / s / 1e9, 100.0 * (flop + uproj) / s / 1e9 / peak);
   }
   return 0;
 }

@@ -3,10 +3,6 @@
 // child, validates its summary, then times it (wall, ns per generated token) and reads its peak RSS.
 // Usage: bench_replay [--mlasim PATH] [--requests N=20000] [--reps R=3] [--rate REQ_PER_S=0 (all at
 //        step 0)] [--scale] [--keep]   (--scale: 10,000 vs 1,000,000 short requests, peak RSS side by side)
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,9 +19,12 @@
 #include <string>
 #include <vector>
 
-extern char** environ;
+#include "tools/bench/child_process.h"
 
 namespace {
+
+using mlasim::bench::Child;
+using mlasim::bench::run_child;
 
 namespace fs = std::filesystem;
 constexpr long long kMaxModelLen = 163840;  // written into the scenario: v3-attn's max_position_embeddings
@@ -104,36 +103,10 @@ Trace write_trace(const fs::path& dir, const std::string& name, const Shape& s) 
   return t;
 }
 
-struct Child {
-  int exit_code = -1;
-  double wall_s = 0, cpu_s = 0;  // cpu: the child's user + system time
-  long peak_rss_kib = 0, preempted = 0;  // preempted: involuntary context switches (a busy machine)
-};
-
-// Runs argv with stdout and stderr sent to files; wall time around spawn + wait4, peak RSS of this child.
-Child run_child(const std::vector<std::string>& args, const std::string& out, const std::string& err) {
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  Child c;
-  pid_t pid = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  if (int e = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ); e != 0)
-    die("cannot start " + args[0] + ": " + std::strerror(e));
-  int status = 0;
-  rusage ru{};
-  if (wait4(pid, &status, 0, &ru) != pid) die("wait4 failed");
-  c.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  posix_spawn_file_actions_destroy(&fa);
-  c.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  c.cpu_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-            static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
-  c.peak_rss_kib = ru.ru_maxrss;  // KiB on Linux
-  c.preempted = ru.ru_nivcsw;
+// run_child, or the end of the benchmark with its error.
+Child spawn(const std::vector<std::string>& args, const std::string& out, const std::string& err) {
+  Child c = run_child(args, out, err);
+  if (!c.error.empty()) die(c.error);
   return c;
 }
 
@@ -153,7 +126,7 @@ std::string line_with(const std::string& text, const std::string& needle) {
 // written and the expected output tokens. Returns mlasim's output.
 std::string validate(const std::string& mlasim, const Trace& t, int requests, const fs::path& dir) {
   const std::string out = (dir / "validate.out").string(), err = (dir / "validate.err").string();
-  const Child c = run_child({mlasim, "run", t.yaml, "--dry-run", "--table", "summary"}, out, err);
+  const Child c = spawn({mlasim, "run", t.yaml, "--dry-run", "--table", "summary"}, out, err);
   const std::string text = slurp(out);
   if (c.exit_code != 0)
     die("mlasim exited " + std::to_string(c.exit_code) + "\n" + slurp(err) + text.substr(0, 4000));
@@ -181,7 +154,7 @@ Timing time_runs(const std::string& mlasim, const Trace& t, int reps, const fs::
   Timing r;
   for (int i = 0; i < reps; ++i) {
     const std::string err = (dir / "timed.err").string();
-    const Child c = run_child({mlasim, "run", t.yaml, "--dry-run", "--table", "none"}, "/dev/null", err);
+    const Child c = spawn({mlasim, "run", t.yaml, "--dry-run", "--table", "none"}, "/dev/null", err);
     if (c.exit_code != 0) die("timed run exited " + std::to_string(c.exit_code) + "\n" + slurp(err));
     walls.push_back(c.wall_s);
     cpus.push_back(c.cpu_s);
@@ -209,7 +182,7 @@ void print_timing(const Timing& r, const Trace& t, int reps) {
 void print_header(const std::string& mlasim, const fs::path& dir) {
   std::string cpu = line_with(slurp("/proc/cpuinfo"), "model name");
   if (const std::size_t colon = cpu.find(": "); colon != std::string::npos) cpu = cpu.substr(colon + 2);
-  const Child v = run_child({mlasim, "version"}, (dir / "version.out").string(), (dir / "version.err").string());
+  const Child v = spawn({mlasim, "version"}, (dir / "version.out").string(), (dir / "version.err").string());
   if (v.exit_code != 0) die("`mlasim version` exited " + std::to_string(v.exit_code));
   std::printf("bench_replay: `mlasim run SCENARIO --dry-run --table none` end to end, as a child process\n");
   std::printf("  measured   : the CLI's whole path: exec, YAML load, one scan of the requests file, the streamed\n"
