@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <type_traits>
 #include <numbers>
 
@@ -62,7 +65,7 @@ double uniform_open(std::uint64_t stream, std::uint64_t k) {
   return (static_cast<double>(z >> 11) + 0.5) * 0x1.0p-53;
 }
 
-WeightTensor draw(const WeightSpec& spec, std::uint64_t seed) {
+WeightTensor draw_new(const WeightSpec& spec, std::uint64_t seed) {
   WeightTensor t;
   t.shape = spec.shape;
   const long long n = product(spec.shape);
@@ -86,6 +89,37 @@ WeightTensor draw(const WeightSpec& spec, std::uint64_t seed) {
     }
   });
   return t;
+}
+
+// Tensors this process has drawn, by (seed, name, kind, shape): the scenarios of one `mlasim check`
+// mostly share a preset and seed, and drawing costs more than their replay. Holds at most
+// kDrawMemoBytes of values; thread-safe (`check -j`).
+class DrawMemo {
+ public:
+  WeightTensor get(const WeightSpec& spec, std::uint64_t seed) {
+    const Key key{seed, spec.name, static_cast<int>(spec.kind), spec.shape};
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (auto it = tensors_.find(key); it != tensors_.end()) return it->second;
+    }
+    WeightTensor t = draw_new(spec, seed);
+    const size_t bytes = t.values.size() * sizeof(float);
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (bytes_ + bytes <= kDrawMemoBytes && tensors_.emplace(key, t).second) bytes_ += bytes;
+    return t;
+  }
+
+ private:
+  static constexpr size_t kDrawMemoBytes = size_t(128) << 20;
+  using Key = std::tuple<std::uint64_t, std::string, int, std::vector<int>>;
+  std::mutex mutex_;
+  std::map<Key, WeightTensor> tensors_;
+  size_t bytes_ = 0;
+};
+
+WeightTensor draw(const WeightSpec& spec, std::uint64_t seed) {
+  static DrawMemo memo;
+  return memo.get(spec, seed);
 }
 
 std::string shape_string(const std::vector<int>& shape) {
