@@ -10,12 +10,14 @@
 #include "attention/cuda/cache_write.h"
 #include "attention/cuda/cuda_check.h"
 #include "tests/cuda/gpu_test.h"
-#include "tests/cuda/mla_decode_ref.h"
+#include "kit/mla_decode_ref.h"
 
 namespace {
 
 using namespace mlasim;
-using namespace mlasim::mla_decode_ref;
+using namespace mlasim::kit;
+
+constexpr int kD = kDecodeDqk, kDV = kDecodeDv;
 
 // num_tokens tokens with c_kv / k_pe rows of the given strides, slots a random subset of the cache
 // (distinct) with every 5th token −1; returns whether the cache matches the host expectation.
@@ -33,7 +35,7 @@ bool check_cache_write(int num_tokens, int num_blocks, int block_size, long long
   std::vector<int> slot_mapping(static_cast<size_t>(num_tokens));
   for (int t = 0; t < num_tokens; ++t) slot_mapping[static_cast<size_t>(t)] = t % 5 == 4 ? -1 : slots[static_cast<size_t>(t)];
 
-  std::vector<std::uint16_t> expect(static_cast<size_t>(num_slots) * kD, kBf16NaN);
+  std::vector<std::uint16_t> expect(static_cast<size_t>(num_slots) * kD, kBf16NaNBits);
   for (int t = 0; t < num_tokens; ++t) {
     const int s = slot_mapping[static_cast<size_t>(t)];
     if (s < 0) continue;
@@ -50,7 +52,7 @@ bool check_cache_write(int num_tokens, int num_blocks, int block_size, long long
   MLASIM_CUDA_CHECK(cudaMemcpy(d_kv_c, kv_c.data(), kv_c.size() * 2, cudaMemcpyHostToDevice));
   MLASIM_CUDA_CHECK(cudaMemcpy(d_k_pe, k_pe.data(), k_pe.size() * 2, cudaMemcpyHostToDevice));
   MLASIM_CUDA_CHECK(cudaMemcpy(d_slots, slot_mapping.data(), slot_mapping.size() * sizeof(int), cudaMemcpyHostToDevice));
-  const std::vector<std::uint16_t> poison(expect.size(), kBf16NaN);
+  const std::vector<std::uint16_t> poison(expect.size(), kBf16NaNBits);
   MLASIM_CUDA_CHECK(cudaMemcpy(d_cache, poison.data(), poison.size() * 2, cudaMemcpyHostToDevice));
 
   CacheWriteParams p;

@@ -27,10 +27,10 @@
 #include "attention/mla_ops.h"
 #include "attention/rope.h"
 #include "attention/tp_shard.h"
+#include "kit/rng.h"
 #include "sim/scenario_loader.h"
 #include "tests/attention/mla_test_util.h"
 #include "tests/cuda/gpu_test.h"
-#include "tests/cuda/mla_decode_ref.h"
 #include "tools/harness/logits_compare.h"
 #include "tools/harness/logits_golden.h"
 #include "tools/harness/replay.h"
@@ -38,9 +38,7 @@
 namespace {
 
 using namespace mlasim;
-using mla_decode_ref::bf16_bits;
-using mla_decode_ref::bf16_value;
-using mla_decode_ref::Rng;
+using kit::Rng;
 using u16 = std::uint16_t;
 
 // ---------------------------------------------------------------------------------------------

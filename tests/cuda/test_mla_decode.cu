@@ -1,5 +1,5 @@
 // GPU tests of the dense MLA decode (attention/cuda/mla_decode.h) against the double reference of
-// mla_decode_ref.h over FlashMLA's grids (docs/spec/mla.md §8), with FlashMLA's abs/rel/cos rule (§5):
+// kit/mla_decode_ref.h over FlashMLA's grids (docs/spec/mla.md §8), with FlashMLA's abs/rel/cos rule (§5):
 // permuted block ids, NaN in every non-live cache row, sentinel block-table entries, split-KV.
 #include <cuda_runtime.h>
 
@@ -13,17 +13,16 @@
 
 #include "attention/cuda/cuda_check.h"
 #include "attention/cuda/mla_decode.h"
-#include "tests/cuda/compare.h"
+#include "kit/compare.h"
+#include "kit/mla_decode_ref.h"
 #include "tests/cuda/gpu_test.h"
-#include "tests/cuda/mla_decode_ref.h"
 
 namespace {
 
 using namespace mlasim;
-using namespace mlasim::mla_decode_ref;
-using mlasim::gpu_test::check_close;
-using mlasim::gpu_test::kDecodeLseTol;
-using mlasim::gpu_test::kDecodeOutTol;
+using namespace mlasim::kit;
+
+constexpr int kDV = kDecodeDv;
 
 template <typename T>
 class DevBuf {
@@ -140,8 +139,8 @@ struct Stats {
 bool compare_outputs(const std::string& what, const DecodeOutputs& o, const DecodeReference& ref, Stats* st) {
   std::vector<float> out(o.out.size());
   for (size_t i = 0; i < out.size(); ++i) out[i] = bf16_value(o.out[i]);
-  const auto co = gpu_test::compare_values(out.data(), ref.out.data(), out.size(), kDecodeOutTol);
-  const auto cl = gpu_test::compare_values(o.lse.data(), ref.lse.data(), o.lse.size(), kDecodeLseTol);
+  const auto co = kit::compare_values(out.data(), ref.out.data(), out.size(), kDecodeOutTol);
+  const auto cl = kit::compare_values(o.lse.data(), ref.lse.data(), o.lse.size(), kDecodeLseTol);
   st->worst_cos = std::max(st->worst_cos, co.cos_diff);
   st->worst_abs = std::max(st->worst_abs, co.max_abs);
   ++st->runs;
@@ -154,8 +153,8 @@ bool compare_outputs(const std::string& what, const DecodeOutputs& o, const Deco
 // Runs a case with the device's natural part count, with 1 part (no split) and with 3 parts (uneven
 // chunks); each run is compared with the reference and must be bitwise repeatable.
 bool check_case(const DecodeCase& c, Stats* st, bool repeat = true) {
-  const DecodeInputs in = make_inputs(c);
-  const DecodeReference ref = reference(c, in);
+  const DecodeInputs in = make_decode_inputs(c);
+  const DecodeReference ref = decode_reference(c, in);
   DeviceCase dev(c, in);
   const int natural = mla_decode_num_sm_parts(device_sm_count(), c.s_q * c.num_heads);
   bool ok = true;
@@ -348,8 +347,8 @@ GPU_TEST(mla_decode_metadata_reused_across_layers) {
     DecodeCase cl = c;
     cl.seed = c.seed + static_cast<unsigned>(layer);
     cl.scale = layer == 2 ? 0.0721688f : kV3Scale;
-    const DecodeInputs in = make_inputs(cl, 1 + layer, 1 + layer);
-    const DecodeReference ref = reference(cl, in);
+    const DecodeInputs in = make_decode_inputs(cl, 1 + layer, 1 + layer);
+    const DecodeReference ref = decode_reference(cl, in);
     DevBuf<std::uint16_t> q(in.q), cache(in.cache), out(static_cast<size_t>(c.batch) * q_rows * kDV);
     DevBuf<int> bt(in.block_table);
     DevBuf<float> lse(static_cast<size_t>(c.batch) * q_rows);

@@ -18,13 +18,15 @@
 #include "attention/cuda/device_query.h"
 #include "attention/cuda/launch.cuh"
 #include "attention/cuda/mla_decode.h"
-#include "tests/cuda/compare.h"
-#include "tests/cuda/mla_decode_ref.h"
+#include "kit/compare.h"
+#include "kit/mla_decode_ref.h"
 
 namespace {
 
 using namespace mlasim;
-using namespace mlasim::mla_decode_ref;
+using namespace mlasim::kit;
+
+constexpr int kD = kDecodeDqk, kDV = kDecodeDv;
 
 // Problem sizes: the real ones, or tiny ones (--smoke) that run every step under the SIMT emulator.
 struct Sizes {
@@ -162,8 +164,8 @@ bool validate(int num_sms) {
   c.batch = 4, c.s_q = 2, c.num_heads = 16, c.seed = 42;
   Rng rng(42);
   c.seqlens = make_seqlens(4, 1000, 2, true, rng);
-  const DecodeInputs in = make_inputs(c);
-  const DecodeReference ref = reference(c, in);
+  const DecodeInputs in = make_decode_inputs(c);
+  const DecodeReference ref = decode_reference(c, in);
   Problem pr(c.batch, c.s_q, c.num_heads, c.seqlens, num_sms, &in, 0);
   mla_decode_fwd(pr.p);
   MLASIM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -173,9 +175,10 @@ bool validate(int num_sms) {
   MLASIM_CUDA_CHECK(cudaMemcpy(out_bits.data(), pr.p.out, out_bits.size() * 2, cudaMemcpyDeviceToHost));
   MLASIM_CUDA_CHECK(cudaMemcpy(lse.data(), pr.p.lse, lse.size() * 4, cudaMemcpyDeviceToHost));
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = bf16_value(out_bits[i]);
-  const bool ok_o = gpu_test::check_close("validate out", out.data(), ref.out.data(), out.size(), gpu_test::kDecodeOutTol, true);
-  const bool ok_l = gpu_test::check_close("validate lse", lse.data(), ref.lse.data(), lse.size(), gpu_test::kDecodeLseTol, true);
-  return ok_o && ok_l;
+  const CompareResult co = compare_values(out.data(), ref.out.data(), out.size(), kDecodeOutTol);
+  const CompareResult cl = compare_values(lse.data(), ref.lse.data(), lse.size(), kDecodeLseTol);
+  std::printf("  validate out: %s\n  validate lse: %s\n", co.describe(kDecodeOutTol).c_str(), cl.describe(kDecodeLseTol).c_str());
+  return co.pass && cl.pass;
 }
 
 double copy_bandwidth_tbs(void* flush) {

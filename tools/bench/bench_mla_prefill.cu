@@ -1,5 +1,5 @@
 // MLA prefill kernel benchmark (attention/cuda/mla_prefill.cu; d_qk 192, d_v 128, causal, b = 1):
-// validates a small varlen case against a double host reference with FlashMLA's dense prefill
+// validates a small varlen case against the kit's double host reference with FlashMLA's dense prefill
 // rule, then times L ∈ {1024, 4096, 8192} × H ∈ {16, 128} with CUDA events (L2 flushed before
 // every run, median of the runs) and prints TFLOP/s by docs/spec/mla.md §7 next to a cuBLAS bf16 GEMM
 // rate and a device-to-device copy bandwidth measured in the same run. Exits 77 without a GPU.
@@ -23,8 +23,8 @@
 #include "attention/cuda/device_query.h"
 #include "attention/cuda/launch.cuh"
 #include "attention/cuda/mla_prefill.h"
-#include "sim/seeded_tokens.h"
-#include "tests/cuda/compare.h"
+#include "kit/compare.h"
+#include "kit/mla_prefill_ref.h"
 
 namespace {
 
@@ -143,54 +143,31 @@ double copy_tbps(int runs, const L2Flush& flush) {
   return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e12;
 }
 
-std::uint16_t bf16_bits(float x) {
-  return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(mlasim::round_to_bf16(x)) >> 16);
-}
-float bf16_value(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
-
-// Small varlen causal case (s_q ≠ s_k in one sequence) against a double reference, all rows and heads.
+// Small varlen causal case (s_q ≠ s_k in one sequence) against the kit's double reference, all rows and heads.
 bool validate() {
-  const std::vector<int> s_q = {300, 517, 64}, s_k = {300, 900, 64};
-  const int H = 4, B = 3;
-  std::vector<int> cu_q = {0}, cu_k = {0};
-  for (int b = 0; b < B; ++b) cu_q.push_back(cu_q.back() + s_q[b]), cu_k.push_back(cu_k.back() + s_k[b]);
-  const int tq = cu_q.back(), tk = cu_k.back();
-  std::uint64_t s = 7;
-  const auto randn = [&] {  // Box-Muller, /10, clamped to [-1, 1], bf16-exact
-    const auto u = [&] {
-      const std::uint64_t z = mlasim::splitmix64(s);
-      s += 0x9e3779b97f4a7c15ull;
-      return (static_cast<double>(z >> 11) + 0.5) * 0x1p-53;
-    };
-    const double n = std::sqrt(-2 * std::log(u())) * std::cos(6.283185307179586 * u());
-    return mlasim::round_to_bf16(static_cast<float>(std::clamp(n / 10, -1.0, 1.0)));
-  };
-  std::vector<float> q(static_cast<size_t>(tq) * H * kDqk), k(static_cast<size_t>(tk) * H * kDqk),
-      v(static_cast<size_t>(tk) * H * kDv);
-  for (float& x : q) x = randn();
-  for (float& x : k) x = randn();
-  for (float& x : v) x = randn();
+  const mlasim::kit::PrefillProblem pr = mlasim::kit::make_prefill_problem({300, 517, 64}, {300, 900, 64}, 4, true, 7);
+  const int H = pr.H, tq = pr.total_q();
   const auto upload = [](const std::vector<float>& src) {
     std::vector<std::uint16_t> bits(src.size());
-    for (size_t i = 0; i < src.size(); ++i) bits[i] = bf16_bits(src[i]);
+    for (size_t i = 0; i < src.size(); ++i) bits[i] = mlasim::bf16_bits(src[i]);
     void* d = nullptr;
     MLASIM_CUDA_CHECK(cudaMalloc(&d, bits.size() * 2));
     MLASIM_CUDA_CHECK(cudaMemcpy(d, bits.data(), bits.size() * 2, cudaMemcpyHostToDevice));
     return d;
   };
-  void *dq = upload(q), *dk = upload(k), *dv = upload(v), *dout = nullptr;
+  void *dq = upload(pr.q), *dk = upload(pr.k), *dv = upload(pr.v), *dout = nullptr;
   float* dlse = nullptr;
   int *dcq = nullptr, *dck = nullptr;
   MLASIM_CUDA_CHECK(cudaMalloc(&dout, static_cast<size_t>(tq) * H * kDv * 2));
   MLASIM_CUDA_CHECK(cudaMalloc(&dlse, static_cast<size_t>(H) * tq * 4));
-  MLASIM_CUDA_CHECK(cudaMalloc(&dcq, cu_q.size() * 4));
-  MLASIM_CUDA_CHECK(cudaMalloc(&dck, cu_k.size() * 4));
-  MLASIM_CUDA_CHECK(cudaMemcpy(dcq, cu_q.data(), cu_q.size() * 4, cudaMemcpyHostToDevice));
-  MLASIM_CUDA_CHECK(cudaMemcpy(dck, cu_k.data(), cu_k.size() * 4, cudaMemcpyHostToDevice));
+  MLASIM_CUDA_CHECK(cudaMalloc(&dcq, pr.cu_q.size() * 4));
+  MLASIM_CUDA_CHECK(cudaMalloc(&dck, pr.cu_k.size() * 4));
+  MLASIM_CUDA_CHECK(cudaMemcpy(dcq, pr.cu_q.data(), pr.cu_q.size() * 4, cudaMemcpyHostToDevice));
+  MLASIM_CUDA_CHECK(cudaMemcpy(dck, pr.cu_k.data(), pr.cu_k.size() * 4, cudaMemcpyHostToDevice));
   mlasim::MlaPrefillParams p;
   p.q = dq, p.k = dk, p.v = dv, p.out = dout, p.lse = dlse, p.cu_seqlens_q = dcq, p.cu_seqlens_k = dck;
-  p.batch = B, p.num_heads = H, p.total_q = tq, p.max_seqlen_q = 517, p.max_seqlen_k = 900;
-  p.causal = true, p.softmax_scale = kScale;
+  p.batch = pr.batch(), p.num_heads = H, p.total_q = tq, p.max_seqlen_q = pr.max_q(), p.max_seqlen_k = pr.max_k();
+  p.causal = true, p.softmax_scale = pr.scale;
   mlasim::mla_prefill_launch(p, nullptr);
   MLASIM_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<std::uint16_t> out(static_cast<size_t>(tq) * H * kDv);
@@ -200,39 +177,17 @@ bool validate() {
   for (void* ptr : {dq, dk, dv, dout, static_cast<void*>(dlse), static_cast<void*>(dcq), static_cast<void*>(dck)})
     MLASIM_CUDA_CHECK(cudaFree(ptr));
 
-  std::vector<double> ref_out(out.size()), ref_lse(lse.size());
+  // The reference's layouts (out [rows][heads][128], lse [heads][rows]) are the kernel's.
+  const mlasim::kit::PrefillReference ref =
+      mlasim::kit::prefill_reference(pr, mlasim::kit::iota_vec(tq), mlasim::kit::iota_vec(H));
   std::vector<float> got(out.size());
-  for (size_t i = 0; i < out.size(); ++i) got[i] = bf16_value(out[i]);
-  std::vector<double> sc;
-  for (int b = 0; b < B; ++b)
-    for (int i = 0; i < s_q[b]; ++i)
-      for (int h = 0; h < H; ++h) {
-        const int n = std::clamp(s_k[b] - s_q[b] + i + 1, 0, s_k[b]), tok = cu_q[b] + i;
-        sc.assign(static_cast<size_t>(n), 0);
-        double m = -std::numeric_limits<double>::infinity(), sum = 0;
-        for (int j = 0; j < n; ++j) {
-          double d = 0;
-          for (int c = 0; c < kDqk; ++c)
-            d += static_cast<double>(q[(static_cast<size_t>(tok) * H + h) * kDqk + c]) *
-                 k[(static_cast<size_t>(cu_k[b] + j) * H + h) * kDqk + c];
-          sc[j] = kScale * d;
-          m = std::max(m, sc[j]);
-        }
-        double* o = &ref_out[(static_cast<size_t>(tok) * H + h) * kDv];
-        for (int j = 0; j < n; ++j) {
-          const double e = std::exp(sc[j] - m);
-          sum += e;
-          for (int c = 0; c < kDv; ++c) o[c] += e * v[(static_cast<size_t>(cu_k[b] + j) * H + h) * kDv + c];
-        }
-        for (int c = 0; c < kDv; ++c) o[c] /= sum;
-        ref_lse[static_cast<size_t>(h) * tq + tok] = m + std::log(sum);
-      }
-  using mlasim::gpu_test::compare_values;
-  const auto co = compare_values(got.data(), ref_out.data(), got.size(), mlasim::gpu_test::kPrefillOutTol);
-  const auto cl = compare_values(lse.data(), ref_lse.data(), lse.size(), mlasim::gpu_test::kDecodeLseTol);
+  for (size_t i = 0; i < out.size(); ++i) got[i] = mlasim::bf16_value(out[i]);
+  using mlasim::kit::kDecodeLseTol;
+  using mlasim::kit::kPrefillOutTol;
+  const auto co = mlasim::kit::compare_values(got.data(), ref.out.data(), got.size(), kPrefillOutTol);
+  const auto cl = mlasim::kit::compare_values(lse.data(), ref.lse.data(), lse.size(), kDecodeLseTol);
   std::printf("validate (b=3 varlen causal, s_q 300/517/64, s_k 300/900/64, H=4) vs double reference:\n  out %s\n  lse %s\n",
-              co.describe(mlasim::gpu_test::kPrefillOutTol).c_str(),
-              cl.describe(mlasim::gpu_test::kDecodeLseTol).c_str());
+              co.describe(kPrefillOutTol).c_str(), cl.describe(kDecodeLseTol).c_str());
   return co.pass && cl.pass;
 }
 
