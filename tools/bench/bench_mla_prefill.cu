@@ -4,26 +4,22 @@
 // every run, median of the runs) and prints TFLOP/s by docs/spec/mla.md §7 next to a cuBLAS bf16 GEMM
 // rate and a device-to-device copy bandwidth measured in the same run. Exits 77 without a GPU.
 // Usage: bench_mla_prefill [runs=20 | --smoke]   (--smoke: every step on tiny sizes, for the SIMT emulator)
-#include <cublas_v2.h>
-#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "attention/bf16.h"
 #include "attention/cuda/cuda_check.h"
 #include "attention/cuda/device_query.h"
-#include "attention/cuda/launch.cuh"
 #include "attention/cuda/mla_prefill.h"
 #include "kit/compare.h"
+#include "kit/cuda/timing.h"
 #include "kit/mla_prefill_ref.h"
 
 namespace {
@@ -40,108 +36,6 @@ struct Sizes {
   std::vector<int> lengths = {1024, 4096, 8192};
 };
 Sizes g_sizes;
-
-// Uniform in [-a, a] from a counter hash (timing data only; validation uses host data).
-__global__ void fill_uniform_bf16(__nv_bfloat16* p, std::int64_t n, std::uint64_t seed, float a) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    std::uint64_t z = seed + static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    const float u = static_cast<float>(z >> 40) * 0x1p-24f;  // [0, 1)
-    p[i] = __float2bfloat16((2.f * u - 1.f) * a);
-  }
-}
-
-struct Timer {
-  cudaEvent_t a{}, b{};
-  Timer() {
-    MLASIM_CUDA_CHECK(cudaEventCreate(&a));
-    MLASIM_CUDA_CHECK(cudaEventCreate(&b));
-  }
-  ~Timer() {
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-  }
-  float ms() const {
-    float t = 0;
-    MLASIM_CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
-    return t;
-  }
-};
-
-// L2 flush: write a buffer twice the L2 size between timed runs.
-struct L2Flush {
-  void* buf = nullptr;
-  size_t bytes = 0;
-  L2Flush() {
-    int dev = 0, l2 = 0;
-    MLASIM_CUDA_CHECK(cudaGetDevice(&dev));
-    MLASIM_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-    bytes = std::max<size_t>(2 * static_cast<size_t>(l2), g_sizes.min_flush_bytes);
-    MLASIM_CUDA_CHECK(cudaMalloc(&buf, bytes));
-  }
-  ~L2Flush() { cudaFree(buf); }
-  void operator()() const { MLASIM_CUDA_CHECK(cudaMemsetAsync(buf, 0, bytes)); }
-};
-
-// Median in ms of `runs` timed calls of f, each after an L2 flush (not timed), after 2 warm-ups.
-template <class F>
-double median_ms(int runs, const L2Flush& flush, F f) {
-  Timer t;
-  for (int i = 0; i < 2; ++i) f();
-  std::vector<double> v;
-  for (int i = 0; i < runs; ++i) {
-    flush();
-    MLASIM_CUDA_CHECK(cudaEventRecord(t.a));
-    f();
-    MLASIM_CUDA_CHECK(cudaEventRecord(t.b));
-    MLASIM_CUDA_CHECK(cudaEventSynchronize(t.b));
-    v.push_back(t.ms());
-  }
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// cuBLAS bf16 GEMM (fp32 compute) TFLOP/s at M = N = K = 8192.
-double gemm_tflops(int runs, const L2Flush& flush) {
-  const int n = g_sizes.gemm_n;
-  const size_t elems = static_cast<size_t>(n) * n;
-  __nv_bfloat16 *a = nullptr, *b = nullptr, *c = nullptr;
-  MLASIM_CUDA_CHECK(cudaMalloc(&a, elems * 2));
-  MLASIM_CUDA_CHECK(cudaMalloc(&b, elems * 2));
-  MLASIM_CUDA_CHECK(cudaMalloc(&c, elems * 2));
-  MLASIM_LAUNCH(1024, 256, 0, nullptr, fill_uniform_bf16)(a, static_cast<std::int64_t>(elems), 1, 0.1f);
-  MLASIM_LAUNCH(1024, 256, 0, nullptr, fill_uniform_bf16)(b, static_cast<std::int64_t>(elems), 2, 0.1f);
-  MLASIM_CUDA_CHECK(cudaGetLastError());
-  cublasHandle_t h = nullptr;
-  MLASIM_CUBLAS_CHECK(cublasCreate(&h));
-  const float alpha = 1.f, beta = 0.f;
-  const double ms = median_ms(runs, flush, [&] {
-    MLASIM_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, CUDA_R_16BF, n, b, CUDA_R_16BF,
-                                     n, &beta, c, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-  });
-  MLASIM_CUBLAS_CHECK(cublasDestroy(h));
-  MLASIM_CUDA_CHECK(cudaFree(a));
-  MLASIM_CUDA_CHECK(cudaFree(b));
-  MLASIM_CUDA_CHECK(cudaFree(c));
-  return 2.0 * n * n * static_cast<double>(n) / (ms * 1e-3) / 1e12;
-}
-
-// Device-to-device copy of 1 GiB; bandwidth counts the bytes read plus the bytes written.
-double copy_tbps(int runs, const L2Flush& flush) {
-  const size_t bytes = g_sizes.copy_bytes;
-  void *src = nullptr, *dst = nullptr;
-  MLASIM_CUDA_CHECK(cudaMalloc(&src, bytes));
-  MLASIM_CUDA_CHECK(cudaMalloc(&dst, bytes));
-  MLASIM_CUDA_CHECK(cudaMemset(src, 1, bytes));
-  const double ms =
-      median_ms(runs, flush, [&] { MLASIM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice)); });
-  MLASIM_CUDA_CHECK(cudaFree(src));
-  MLASIM_CUDA_CHECK(cudaFree(dst));
-  return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e12;
-}
 
 // Small varlen causal case (s_q ≠ s_k in one sequence) against the kit's double reference, all rows and heads.
 bool validate() {
@@ -210,9 +104,9 @@ int main(int argc, char** argv) {
     std::printf("validation FAILED: not timing\n");
     return 1;
   }
-  const L2Flush flush;
-  const double gemm = gemm_tflops(std::min(runs, 10), flush);
-  const double copy = copy_tbps(std::min(runs, 10), flush);
+  const mlasim::kit::L2Flush flush(g_sizes.min_flush_bytes);
+  const double gemm = mlasim::kit::gemm_bf16_tflops(g_sizes.gemm_n, std::min(runs, 10), flush);
+  const double copy = mlasim::kit::copy_bandwidth_tbs(g_sizes.copy_bytes, std::min(runs, 10), flush);
   std::printf("ceilings measured now: cuBLAS bf16 GEMM %d^3 (fp32 compute) %.1f TFLOP/s; D2D copy %.2f TB/s (read+write)\n",
               g_sizes.gemm_n, gemm, copy);
   std::printf("%6s %5s %10s %10s %8s %8s %12s\n", "L", "H", "median ms", "TFLOP/s", "/GEMM", "GB/s", "of copy");
@@ -221,7 +115,7 @@ int main(int argc, char** argv) {
   for (int H : g_sizes.heads)
     for (int L : g_sizes.lengths) {
       const size_t qk = static_cast<size_t>(L) * H * kDqk, vo = static_cast<size_t>(L) * H * kDv;
-      __nv_bfloat16 *q = nullptr, *k = nullptr, *v = nullptr, *out = nullptr;
+      void *q = nullptr, *k = nullptr, *v = nullptr, *out = nullptr;
       float* lse = nullptr;
       int* cu = nullptr;
       MLASIM_CUDA_CHECK(cudaMalloc(&q, qk * 2));
@@ -232,15 +126,14 @@ int main(int argc, char** argv) {
       MLASIM_CUDA_CHECK(cudaMalloc(&cu, 2 * sizeof(int)));
       const int cu_host[2] = {0, L};
       MLASIM_CUDA_CHECK(cudaMemcpy(cu, cu_host, sizeof cu_host, cudaMemcpyHostToDevice));
-      MLASIM_LAUNCH(1024, 256, 0, nullptr, fill_uniform_bf16)(q, static_cast<std::int64_t>(qk), 11, 0.17f);
-      MLASIM_LAUNCH(1024, 256, 0, nullptr, fill_uniform_bf16)(k, static_cast<std::int64_t>(qk), 12, 0.17f);
-      MLASIM_LAUNCH(1024, 256, 0, nullptr, fill_uniform_bf16)(v, static_cast<std::int64_t>(vo), 13, 0.17f);
-      MLASIM_CUDA_CHECK(cudaGetLastError());
+      mlasim::kit::fill_uniform_bf16(q, qk, 11, 0.17f);
+      mlasim::kit::fill_uniform_bf16(k, qk, 12, 0.17f);
+      mlasim::kit::fill_uniform_bf16(v, vo, 13, 0.17f);
       mlasim::MlaPrefillParams p;
       p.q = q, p.k = k, p.v = v, p.out = out, p.lse = lse, p.cu_seqlens_q = cu, p.cu_seqlens_k = cu;
       p.batch = 1, p.num_heads = H, p.total_q = L, p.max_seqlen_q = L, p.max_seqlen_k = L;
       p.causal = true, p.softmax_scale = kScale;
-      const double ms = median_ms(runs, flush, [&] { mlasim::mla_prefill_launch(p, nullptr); });
+      const double ms = mlasim::kit::median_ms(runs, &flush, [&] { mlasim::mla_prefill_launch(p, nullptr); });
       // docs/spec/mla.md §7: 2·b·H·s_q·avg_s_k·(d_qk + d_v), causal avg_s_k = (max(0, s_k − s_q) + s_k)/2.
       const int s_q = L, s_k = L;
       const double avg_sk = (std::max(0, s_k - s_q) + s_k) / 2.0;
@@ -249,8 +142,7 @@ int main(int argc, char** argv) {
       const double tflops = flops / (ms * 1e-3) / 1e12, gbps = bytes / (ms * 1e-3) / 1e9;
       std::printf("%6d %5d %10.3f %10.1f %7.1f%% %8.0f %11.1f%%\n", L, H, ms, tflops, 100 * tflops / gemm, gbps,
                   100 * gbps / (copy * 1e3));
-      for (void* ptr : {static_cast<void*>(q), static_cast<void*>(k), static_cast<void*>(v), static_cast<void*>(out),
-                        static_cast<void*>(lse), static_cast<void*>(cu)})
+      for (void* ptr : {q, k, v, out, static_cast<void*>(lse), static_cast<void*>(cu)})
         MLASIM_CUDA_CHECK(cudaFree(ptr));
     }
   std::printf("anchors (docs/spec/mla.md §7): FA3 fwd hdim128 causal on H100 292/423/521/579 TFLOP/s at 0.5k/1k/2k/4k\n");
