@@ -2,6 +2,7 @@
 // against a double-precision host reference on the same bf16 inputs. Rule: FlashMLA's dense
 // prefill tolerances (kit/compare.h; docs/spec/mla.md §5), LSE with the decode LSE tolerance,
 // and five repeated runs bitwise identical. Grids follow docs/spec/mla.md §8; data randn/10 in [−1, 1].
+#include <catch2/catch.hpp>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -22,7 +23,7 @@
 #include "kit/compare.h"
 #include "kit/mla_prefill_ref.h"
 #include "kit/parallel_for.h"
-#include "tests/cuda/gpu_test.h"
+#include "tests/cuda/gpu_checks.h"
 
 namespace {
 
@@ -175,7 +176,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // Compares the kernel's (rows, heads) of `got` with `ref`; prints one line; true when all pass.
-bool compare_with_reference(const char* what, const Problem& p, const PrefillResult& got, const Reference& ref) {
+void check_against_reference(const char* what, const Problem& p, const PrefillResult& got, const Reference& ref) {
   const size_t nr = ref.rows.size(), nh = ref.heads.size(), tq = static_cast<size_t>(p.total_q());
   std::vector<float> out(nr * nh * kDv), lse(nh * nr);
   for (size_t ri = 0; ri < nr; ++ri)
@@ -190,27 +191,25 @@ bool compare_with_reference(const char* what, const Problem& p, const PrefillRes
   for (float x : got.lse) nan_lse += std::isnan(x) ? 1 : 0;
   const CompareResult co = compare_values(out.data(), ref.out.data(), out.size(), kOutTol);
   const CompareResult cl = compare_values(lse.data(), ref.lse.data(), lse.size(), kLseTol);
-  const bool ok = co.pass && cl.pass && nan_out == 0 && nan_lse == 0;
-  std::printf("  %-34s %s rows=%zu heads=%zu  out max_abs %.2e cos %.2e  lse max_abs %.2e%s\n", what,
-              ok ? "ok  " : "FAIL", nr, nh, co.max_abs, co.cos_diff, cl.max_abs,
-              nan_out + nan_lse ? "  (unwritten NaN left)" : "");
-  if (!co.pass) std::printf("    out: %s\n", co.describe(kOutTol).c_str());
-  if (!cl.pass) std::printf("    lse: %s\n", cl.describe(kLseTol).c_str());
-  if (nan_out + nan_lse) std::printf("    %zu out / %zu lse elements still NaN\n", nan_out, nan_lse);
-  return ok;
+  std::printf("  %-34s rows=%zu heads=%zu  out max_abs %.2e cos %.2e  lse max_abs %.2e\n", what, nr, nh, co.max_abs,
+              co.cos_diff, cl.max_abs);
+  INFO(what);
+  CHECK_COMPARE("out", co, kOutTol);
+  CHECK_COMPARE("lse", cl, kLseTol);
+  CHECK(nan_out == 0);  // out elements left unwritten (poison NaN)
+  CHECK(nan_lse == 0);
 }
 
 // Runs p on the GPU, the reference on (rows, heads) (all when empty), compares.
-bool check_problem(const char* what, const Problem& p, std::vector<int> heads = {}, std::vector<int> rows = {},
+void check_problem(const char* what, const Problem& p, std::vector<int> heads = {}, std::vector<int> rows = {},
                    const RunOptions& opt = {}) {
   const auto t0 = std::chrono::steady_clock::now();
   const PrefillResult got = run_prefill(p, opt);
   if (heads.empty()) heads = iota_vec(p.H);
   if (rows.empty()) rows = iota_vec(p.total_q());
   const Reference ref = prefill_reference(p, std::move(rows), std::move(heads));
-  const bool ok = compare_with_reference(what, p, got, ref);
+  check_against_reference(what, p, got, ref);
   std::printf("    (%.2f s incl. reference)\n", seconds_since(t0));
-  return ok;
 }
 
 std::string label(const char* base, bool causal) { return std::string(base) + (causal ? " causal" : " non-causal"); }
@@ -218,104 +217,88 @@ std::string label(const char* base, bool causal) { return std::string(base) + (c
 // ---------------------------------------------------------------------------------------------
 // Tests: prefill
 
-GPU_TEST(mla_prefill_dense_1024) {
-  bool ok = true;
+TEST_CASE("mla_prefill_dense_1024", "[gpu]") {
   for (bool causal : {true, false}) {
     const Problem p = make_prefill_problem({1024, 1024}, {1024, 1024}, 16, causal, 101);
-    ok &= check_problem(label("b2 s1024 H16", causal).c_str(), p);
+    check_problem(label("b2 s1024 H16", causal).c_str(), p);
   }
-  return ok;
 }
 
-GPU_TEST(mla_prefill_dense_4096) {
-  bool ok = true;
+TEST_CASE("mla_prefill_dense_4096", "[gpu]") {
   for (bool causal : {true, false}) {
     const Problem p = make_prefill_problem({4096, 4096}, {4096, 4096}, 16, causal, 102);
-    ok &= check_problem(label("b2 s4096 H16 heads{0,15}", causal).c_str(), p, {0, 15});
+    check_problem(label("b2 s4096 H16 heads{0,15}", causal).c_str(), p, {0, 15});
   }
-  return ok;
 }
 
 // s = 8192, causal: every 7th row plus the last 128 rows of each sequence, two heads.
-GPU_TEST(mla_prefill_dense_8192) {
+TEST_CASE("mla_prefill_dense_8192", "[gpu]") {
   const Problem p = make_prefill_problem({8192, 8192}, {8192, 8192}, 16, true, 103);
-  return check_problem("b2 s8192 H16 causal sampled rows", p, {0, 15}, sampled_rows(p, 7, 128));
+  check_problem("b2 s8192 H16 causal sampled rows", p, {0, 15}, sampled_rows(p, 7, 128));
 }
 
 // Varlen N(mean, mean/2) clipped ≥ 1: new tokens only (s_q = s_k) and with a context in front.
-GPU_TEST(mla_prefill_varlen) {
-  bool ok = true;
+TEST_CASE("mla_prefill_varlen", "[gpu]") {
   Rng rng(104);
   for (bool causal : {true, false}) {
     const std::vector<int> s8 = varlen_lengths(8, 1024, rng);
-    ok &= check_problem(label("varlen b8 mean1024 H16", causal).c_str(), make_prefill_problem(s8, s8, 16, causal, 105),
+    check_problem(label("varlen b8 mean1024 H16", causal).c_str(), make_prefill_problem(s8, s8, 16, causal, 105),
                         {0, 9, 15});
     const std::vector<int> s2 = varlen_lengths(2, 4096, rng);
-    ok &= check_problem(label("varlen b2 mean4096 H16", causal).c_str(), make_prefill_problem(s2, s2, 16, causal, 106), {3});
+    check_problem(label("varlen b2 mean4096 H16", causal).c_str(), make_prefill_problem(s2, s2, 16, causal, 106), {3});
   }
   std::vector<int> sq = varlen_lengths(6, 512, rng), ctx = varlen_lengths(6, 1024, rng), sk(6);
   for (int b = 0; b < 6; ++b) sk[b] = sq[b] + ctx[b];
-  ok &= check_problem("varlen b6 q~512 ctx~1024 causal", make_prefill_problem(sq, sk, 16, true, 107), {0, 15});
-  return ok;
+  check_problem("varlen b6 q~512 ctx~1024 causal", make_prefill_problem(sq, sk, 16, true, 107), {0, 15});
 }
 
 // FlashAttention-3's odd (s_q, s_k) pairs in one varlen batch. Causal (239, 1) and (799, 3) leave
 // rows with no visible key: out 0, lse −inf.
-GPU_TEST(mla_prefill_fa3_odd_pairs) {
-  bool ok = true;
+TEST_CASE("mla_prefill_fa3_odd_pairs", "[gpu]") {
   for (bool causal : {true, false}) {
     const Problem p = make_prefill_problem({113, 239, 799, 1023}, {203, 1, 3, 1024}, 16, causal, 108);
-    ok &= check_problem(label("(113,203) (239,1) (799,3) (1023,1024)", causal).c_str(), p);
+    check_problem(label("(113,203) (239,1) (799,3) (1023,1024)", causal).c_str(), p);
   }
-  return ok;
 }
 
-GPU_TEST(mla_prefill_odd_kv_lens) {
-  bool ok = true;
+TEST_CASE("mla_prefill_odd_kv_lens", "[gpu]") {
   for (bool causal : {true, false}) {
     const Problem p = make_prefill_problem({1832, 3928}, {5532, 7563}, 16, causal, 109);
-    ok &= check_problem(label("q 1832/3928 kv 5532/7563 head 5", causal).c_str(), p, {5});
+    check_problem(label("q 1832/3928 kv 5532/7563 head 5", causal).c_str(), p, {5});
   }
-  return ok;
 }
 
-GPU_TEST(mla_prefill_heads_1_128) {
-  bool ok = true;
-  ok &= check_problem("H1 b2 s 1000/1537 causal", make_prefill_problem({1000, 1537}, {1000, 1537}, 1, true, 110));
+TEST_CASE("mla_prefill_heads_1_128", "[gpu]") {
+  check_problem("H1 b2 s 1000/1537 causal", make_prefill_problem({1000, 1537}, {1000, 1537}, 1, true, 110));
   for (bool causal : {true, false})
-    ok &= check_problem(label("H128 b1 s1024 heads{0,77,127}", causal).c_str(),
+    check_problem(label("H128 b1 s1024 heads{0,77,127}", causal).c_str(),
                         make_prefill_problem({1024}, {1024}, 128, causal, 111), {0, 77, 127});
-  return ok;
 }
 
 // q, k ~ N(0, 1) clamped to ±4: score spread ~2 so the running max moves and rescaling matters.
-GPU_TEST(mla_prefill_sharp_scores) {
-  bool ok = true;
+TEST_CASE("mla_prefill_sharp_scores", "[gpu]") {
   for (bool causal : {true, false})
-    ok &= check_problem(label("sharp b2 s 700/1300 H4", causal).c_str(),
+    check_problem(label("sharp b2 s 700/1300 H4", causal).c_str(),
                         make_prefill_problem({700, 1300}, {900, 1300}, 4, causal, 112, 1.0, 4.0));
-  return ok;
 }
 
 // q with padded rows, v as a strided [T, H, 256] view; the padding is NaN, so reading it shows.
-GPU_TEST(mla_prefill_strided_views) {
+TEST_CASE("mla_prefill_strided_views", "[gpu]") {
   RunOptions opt;
   opt.strided = true;
-  return check_problem("strided q/v b2 s 300/451 H8 causal", make_prefill_problem({300, 451}, {300, 451}, 8, true, 113), {},
+  check_problem("strided q/v b2 s 300/451 H8 causal", make_prefill_problem({300, 451}, {300, 451}, 8, true, 113), {},
                        {}, opt);
 }
 
 // Sequences with s_k = 0 (out 0, lse −inf) and with s_q = 0 (nothing written) between others.
-GPU_TEST(mla_prefill_empty_sequences) {
-  bool ok = true;
+TEST_CASE("mla_prefill_empty_sequences", "[gpu]") {
   for (bool causal : {true, false})
-    ok &= check_problem(label("(50,0) (0,70) (65,130) (1,1)", causal).c_str(),
+    check_problem(label("(50,0) (0,70) (65,130) (1,1)", causal).c_str(),
                         make_prefill_problem({50, 0, 65, 1}, {0, 70, 130, 1}, 4, causal, 114));
-  return ok;
 }
 
 // Five runs bitwise identical (outputs and LSE), varlen causal with context.
-GPU_TEST(mla_prefill_bitwise_repeat) {
+TEST_CASE("mla_prefill_bitwise_repeat", "[gpu]") {
   Rng rng(115);
   std::vector<int> sq = varlen_lengths(4, 1024, rng), sk(4);
   for (int b = 0; b < 4; ++b) sk[b] = sq[b] + 100 * b;
@@ -326,14 +309,10 @@ GPU_TEST(mla_prefill_bitwise_repeat) {
   for (int run = 1; run < 5; ++run) {
     launch(*d);
     const PrefillResult again = download(*d);
-    if (std::memcmp(again.out.data(), first.out.data(), first.out.size() * 2) != 0 ||
-        std::memcmp(again.lse.data(), first.lse.data(), first.lse.size() * 4) != 0) {
-      std::printf("  run %d differs bitwise from run 0\n", run);
-      return false;
-    }
+    INFO("run " << run << " against run 0");
+    CHECK(std::memcmp(again.out.data(), first.out.data(), first.out.size() * 2) == 0);
+    CHECK(std::memcmp(again.lse.data(), first.lse.data(), first.lse.size() * 4) == 0);
   }
-  std::printf("  5 runs bitwise identical (%zu out, %zu lse values)\n", first.out.size(), first.lse.size());
-  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -360,7 +339,7 @@ void merge_on_device(const DeviceBuffer& out, const DeviceBuffer& out_lse, const
 // chunk after chunk), then merged with the new tokens' causal pass. Equals one bottom-right causal
 // pass over [context ; new] within the prefill tolerance, and the double reference. Row 0's third
 // chunk and all of row 2's chunks are empty (lse −inf → the other side is copied).
-GPU_TEST(mla_prefill_chunked_context) {
+TEST_CASE("mla_prefill_chunked_context", "[gpu]") {
   const std::vector<int> q_new = {300, 517, 64}, ctx = {1500, 2200, 0};
   constexpr int kChunk = 1024, kChunks = 3, H = 8;
   std::vector<int> s_k(3);
@@ -368,7 +347,6 @@ GPU_TEST(mla_prefill_chunked_context) {
   const Problem full = make_prefill_problem(q_new, s_k, H, true, 117);
   const int T = full.total_q();
 
-  bool ok = true;
   PrefillResult merged_runs[2];
   for (int rep = 0; rep < 2; ++rep) {  // twice: the whole pipeline is bitwise repeatable
     auto new_part = upload(slice_keys(full, ctx, q_new, true));
@@ -396,10 +374,10 @@ GPU_TEST(mla_prefill_chunked_context) {
     lse.download(merged_runs[rep].lse.data(), lse.bytes());
   }
   const PrefillResult& merged = merged_runs[0];
-  if (std::memcmp(merged_runs[0].out.data(), merged_runs[1].out.data(), merged.out.size() * 2) != 0 ||
-      std::memcmp(merged_runs[0].lse.data(), merged_runs[1].lse.data(), merged.lse.size() * 4) != 0) {
-    std::printf("  chunked pipeline not bitwise repeatable\n");
-    ok = false;
+  {
+    INFO("the chunked pipeline run twice, bitwise");
+    CHECK(std::memcmp(merged_runs[0].out.data(), merged_runs[1].out.data(), merged.out.size() * 2) == 0);
+    CHECK(std::memcmp(merged_runs[0].lse.data(), merged_runs[1].lse.data(), merged.lse.size() * 4) == 0);
   }
 
   const PrefillResult one_pass = run_prefill(full);
@@ -407,13 +385,11 @@ GPU_TEST(mla_prefill_chunked_context) {
   for (size_t i = 0; i < a.size(); ++i) a[i] = bf16_value(merged.out[i]), r[i] = bf16_value(one_pass.out[i]);
   const CompareResult c = compare_values(a.data(), r.data(), a.size(), kOutTol);
   const CompareResult cl = compare_values(merged.lse.data(), one_pass.lse.data(), merged.lse.size(), kLseTol);
-  std::printf("  merged vs one pass: out %s\n  merged vs one pass: lse %s\n", c.describe(kOutTol).c_str(),
-              cl.describe(kLseTol).c_str());
-  ok &= c.pass && cl.pass;
+  CHECK_COMPARE("merged vs one pass: out", c, kOutTol);
+  CHECK_COMPARE("merged vs one pass: lse", cl, kLseTol);
   const Reference ref = prefill_reference(full, iota_vec(T), iota_vec(H));
-  ok &= compare_with_reference("merged chunks vs reference", full, merged, ref);
-  ok &= compare_with_reference("one pass vs reference", full, one_pass, ref);
-  return ok;
+  check_against_reference("merged chunks vs reference", full, merged, ref);
+  check_against_reference("one pass vs reference", full, one_pass, ref);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -422,8 +398,7 @@ GPU_TEST(mla_prefill_chunked_context) {
 // Row kinds by (t·H + h) % 8: 0 prefix −inf, 1 suffix +inf (FlashAttention's marker), 2 both
 // empty, 3 prefix NaN, 4.. ordinary (lse in [−3, 9]). Head sizes 128 and 512, out of place and
 // in place (bitwise equal).
-GPU_TEST(merge_attn_states_cases) {
-  bool ok = true;
+TEST_CASE("merge_attn_states_cases", "[gpu]") {
   for (int D : {128, 512}) {
     const int T = 37, H = 5;
     Rng rng(118 + D);
@@ -503,14 +478,12 @@ GPU_TEST(merge_attn_states_cases) {
     dla.download(inplace_lse.data(), inplace_lse.size() * 4);
     const bool same = std::memcmp(inplace.data(), got.data(), n * 2) == 0 &&
                       std::memcmp(inplace_lse.data(), got_lse.data(), got_lse.size() * 4) == 0;
-    const bool pass = co.pass && cl.pass && copy_mismatch == 0 && same;
-    std::printf("  head_size %d: %s out max_abs %.2e, lse max_abs %.2e, copy mismatches %zu, in place %s\n", D,
-                pass ? "ok" : "FAIL", co.max_abs, cl.max_abs, copy_mismatch, same ? "bitwise equal" : "DIFFERS");
-    if (!co.pass) std::printf("    out: %s\n", co.describe(kOutTol).c_str());
-    if (!cl.pass) std::printf("    lse: %s\n", cl.describe(kLseTol).c_str());
-    ok &= pass;
+    INFO("head_size " << D);
+    CHECK_COMPARE("out", co, kOutTol);
+    CHECK_COMPARE("lse", cl, kLseTol);
+    CHECK(copy_mismatch == 0);  // one side empty: the other side's values, bitwise
+    CHECK(same);                // in place equals out of place, bitwise
   }
-  return ok;
 }
 
 }  // namespace
