@@ -40,12 +40,12 @@ L2Flush::L2Flush(std::size_t min_bytes) {
   MLASIM_CUDA_CHECK(cudaGetDevice(&dev));
   MLASIM_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
   bytes_ = std::max<std::size_t>(2 * static_cast<std::size_t>(l2), min_bytes);
-  buf_ = dev_alloc<char>(bytes_);
+  buf_.reset(dev_alloc<char>(bytes_));
 }
 
-L2Flush::~L2Flush() { cudaFree(buf_); }
+void L2Flush::DeviceFree::operator()(void* p) const { cudaFree(p); }
 
-void L2Flush::operator()() const { MLASIM_CUDA_CHECK(cudaMemsetAsync(buf_, 0, bytes_)); }
+void L2Flush::operator()() const { MLASIM_CUDA_CHECK(cudaMemsetAsync(buf_.get(), 0, bytes_)); }
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

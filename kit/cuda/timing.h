@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 namespace mlasim::kit {
@@ -15,14 +16,14 @@ namespace mlasim::kit {
 class L2Flush {
  public:
   explicit L2Flush(std::size_t min_bytes);
-  ~L2Flush();
-  L2Flush(const L2Flush&) = delete;
-  L2Flush& operator=(const L2Flush&) = delete;
   void operator()() const;
   std::size_t bytes() const { return bytes_; }
 
  private:
-  void* buf_ = nullptr;
+  struct DeviceFree {
+    void operator()(void* p) const;  // cudaFree
+  };
+  std::unique_ptr<void, DeviceFree> buf_;
   std::size_t bytes_ = 0;
 };
 
