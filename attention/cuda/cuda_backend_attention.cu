@@ -6,10 +6,10 @@ namespace mlasim {
 using namespace cuda_detail;
 
 // The rank's attention partial: partial [n, d] = o_proj columns of its heads · o (fp32).
-void CudaBackend::Impl::attention(Rank& rk, int layer, const StepPlan& p) {
+void CudaBackend::Impl::attention(Rank& rk, int layer, const DevicePlan& p) {
   const ModelConfig& c = config;
   const DeviceLayerWeights& w = rk.w->layer(layer);
-  const int n = p.n, d = c.hidden_size, nh = rk.w->num_local_heads(), rq = c.q_lora_rank;
+  const int n = p.num_actual_tokens, d = c.hidden_size, nh = rk.w->num_local_heads(), rq = c.q_lora_rank;
   const float eps = static_cast<float>(c.rms_norm_eps);
   const bool neox = options.faults.has(Fault::kRopeNeoxInsteadOfInterleaved);
   const int half = kDr / 2;
@@ -89,9 +89,9 @@ void CudaBackend::Impl::attention(Rank& rk, int layer, const StepPlan& p) {
 
   const std::size_t attn_row = static_cast<std::size_t>(nh) * kDv;
   // Decode form: q_lat_h = W_UK_h^T q_nope_h (batched over heads), mla_decode, o_h = W_UV_h ô_h.
-  if (p.n_mqa > 0) {
+  if (p.num_decode_tokens > 0) {
     LinearParams uk;
-    uk.rows = p.n_mqa, uk.out = kRkv, uk.in = kDn;
+    uk.rows = p.num_decode_tokens, uk.out = kRkv, uk.in = kDn;
     uk.x = rk.q_bf.get(), uk.ldx = static_cast<long long>(nh) * kDqk, uk.stride_x = kDqk;
     uk.w = w.kv_b_proj, uk.stride_w = static_cast<long long>(kDkv) * kRkv;
     if (options.faults.has(Fault::kWUkTransposed)) {
@@ -102,10 +102,10 @@ void CudaBackend::Impl::attention(Rank& rk, int layer, const StepPlan& p) {
     uk.y = rk.qlat.get(), uk.ldy = static_cast<long long>(nh) * kL, uk.stride_y = kL, uk.y_type = GemmOut::kBf16;
     uk.batch = nh;
     rk.gemm->linear(uk);
-    concat_q_pe_for_decode(rk.q_bf.as<const u16>(), p.n_mqa, nh, kDn, kDr, kRkv, rk.qlat.as<u16>(), rk.s());
+    concat_q_pe_for_decode(rk.q_bf.as<const u16>(), p.num_decode_tokens, nh, kDn, kDr, kRkv, rk.qlat.as<u16>(), rk.s());
 
     MlaDecodeParams dp;
-    dp.batch = p.n_mqa;
+    dp.batch = p.num_decode_tokens;
     dp.s_q = 1;
     dp.num_heads = nh;
     dp.block_size = options.block_size;
@@ -129,7 +129,7 @@ void CudaBackend::Impl::attention(Rank& rk, int layer, const StepPlan& p) {
     mla_decode_fwd(dp);
 
     LinearParams uv;
-    uv.rows = p.n_mqa, uv.out = kDv, uv.in = kRkv;
+    uv.rows = p.num_decode_tokens, uv.out = kDv, uv.in = kRkv;
     uv.x = rk.olat.get(), uv.ldx = static_cast<long long>(nh) * kRkv, uv.stride_x = kRkv;
     uv.w = w.kv_b_proj + static_cast<std::size_t>(kDn) * kRkv, uv.ldw = kRkv, uv.stride_w = static_cast<long long>(kDkv) * kRkv;
     uv.y = rk.attn.get(), uv.ldy = static_cast<long long>(attn_row), uv.stride_y = kDv, uv.y_type = GemmOut::kBf16;
@@ -138,9 +138,9 @@ void CudaBackend::Impl::attention(Rank& rk, int layer, const StepPlan& p) {
   }
 
   // Prefill form: new tokens causal, context rounds non-causal, merged by LSE.
-  if (p.n_pre > 0) {
-    const u16* lat_new = rk.lat_bf.as<const u16>() + static_cast<std::size_t>(p.n_mqa) * kL;
-    u16* out_rows = rk.attn.as<u16>() + static_cast<std::size_t>(p.n_mqa) * attn_row;
+  if (p.num_prefill_tokens > 0) {
+    const u16* lat_new = rk.lat_bf.as<const u16>() + static_cast<std::size_t>(p.num_decode_tokens) * kL;
+    u16* out_rows = rk.attn.as<u16>() + static_cast<std::size_t>(p.num_decode_tokens) * attn_row;
     const bool has_ctx = !p.rounds.empty();
     // Up-projects `rows` latents (row stride 576) into kvb [rows, nh, 256] and k [rows, nh, 192].
     auto up_project = [&](const u16* latent, int rows) {
@@ -151,19 +151,19 @@ void CudaBackend::Impl::attention(Rank& rk, int layer, const StepPlan& p) {
       concat_k_for_prefill(rk.kvb.as<const u16>(), latent, rows, nh, kDn, kDv, kDr, kRkv, rk.kbuf.as<u16>(), rk.s());
     };
     MlaPrefillParams pp;
-    pp.q = rk.q_bf.as<const u16>() + static_cast<std::size_t>(p.n_mqa) * nh * kDqk;
+    pp.q = rk.q_bf.as<const u16>() + static_cast<std::size_t>(p.num_decode_tokens) * nh * kDqk;
     pp.k = rk.kbuf.get();
     pp.v = rk.kvb.as<const u16>() + kDn;
     pp.v_row_stride = static_cast<long long>(nh) * kDkv;
     pp.v_head_stride = kDkv;
     pp.cu_seqlens_q = rk.ip(p.off_cu_q);
-    pp.batch = p.np_rows;
+    pp.batch = p.num_prefills;
     pp.num_heads = nh;
-    pp.total_q = p.n_pre;
+    pp.total_q = p.num_prefill_tokens;
     pp.max_seqlen_q = p.max_q;
     pp.softmax_scale = scale;
 
-    up_project(lat_new, p.n_pre);
+    up_project(lat_new, p.num_prefill_tokens);
     MlaPrefillParams pn = pp;
     pn.cu_seqlens_k = rk.ip(p.off_cu_q);
     pn.max_seqlen_k = p.max_q;
@@ -174,7 +174,7 @@ void CudaBackend::Impl::attention(Rank& rk, int layer, const StepPlan& p) {
     mla_prefill_launch(pn, rk.s());
 
     for (std::size_t k = 0; k < p.rounds.size(); ++k) {
-      const StepPlan::Round& rd = p.rounds[k];
+      const DevicePlan::Round& rd = p.rounds[k];
       gather_rows(cache, kL, rk.ip(rd.off_slots), rd.total, kL, 2, rk.ctx_lat.get(), kL, rk.s());
       up_project(rk.ctx_lat.as<const u16>(), rd.total);
       MlaPrefillParams pc = pp;
@@ -192,7 +192,7 @@ void CudaBackend::Impl::attention(Rank& rk, int layer, const StepPlan& p) {
         mp.prefix_lse = rk.lse_ctx.as<const float>();
         mp.suffix_out = rk.o_chunk.get();
         mp.suffix_lse = rk.lse_chunk.as<const float>();
-        mp.num_tokens = p.n_pre;
+        mp.num_tokens = p.num_prefill_tokens;
         mp.num_heads = nh;
         mp.head_size = kDv;
         merge_attn_states_launch(mp, rk.s());
@@ -206,7 +206,7 @@ void CudaBackend::Impl::attention(Rank& rk, int layer, const StepPlan& p) {
       mp.prefix_lse = rk.lse_ctx.as<const float>();
       mp.suffix_out = rk.o_new.get();
       mp.suffix_lse = rk.lse_new.as<const float>();
-      mp.num_tokens = p.n_pre;
+      mp.num_tokens = p.num_prefill_tokens;
       mp.num_heads = nh;
       mp.head_size = kDv;
       merge_attn_states_launch(mp, rk.s());
