@@ -98,7 +98,13 @@ struct CudaBackend::Impl {
   std::vector<float> host_logits;
 
   void prepare(cuda_detail::Rank& rk, const cuda_detail::DevicePlan& p);
+  // One layer's attention on one rank, stage by stage (cuda_backend_attention.cu).
   void attention(cuda_detail::Rank& rk, int layer, const cuda_detail::DevicePlan& p);
+  void project_q_and_latent(cuda_detail::Rank& rk, const DeviceLayerWeights& w, const cuda_detail::DevicePlan& p);
+  void write_cache(cuda_detail::Rank& rk, int layer, const cuda_detail::DevicePlan& p);
+  void decode_form(cuda_detail::Rank& rk, const DeviceLayerWeights& w, int layer, const cuda_detail::DevicePlan& p);
+  void prefill_form(cuda_detail::Rank& rk, const DeviceLayerWeights& w, int layer, const cuda_detail::DevicePlan& p);
+  void o_proj(cuda_detail::Rank& rk, const DeviceLayerWeights& w, const cuda_detail::DevicePlan& p);
   void mlp(cuda_detail::Rank& rk, int layer, const cuda_detail::DevicePlan& p);
   void all_reduce_and_add(const cuda_detail::DevicePlan& p);
 };
