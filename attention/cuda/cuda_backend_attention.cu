@@ -116,16 +116,8 @@ void up_project(Rank& rk, const DeviceLayerWeights& w, const u16* latent, int ro
 // merge_attn_states over the prefill-form tokens: out = merge(prefix, suffix) per head.
 MergeAttnStatesParams merge_params(const DevicePlan& p, int nh, void* out, const void* prefix_out, const float* prefix_lse,
                                    const void* suffix_out, const float* suffix_lse) {
-  MergeAttnStatesParams mp;
-  mp.out = out;
-  mp.prefix_out = prefix_out;
-  mp.prefix_lse = prefix_lse;
-  mp.suffix_out = suffix_out;
-  mp.suffix_lse = suffix_lse;
-  mp.num_tokens = p.num_prefill_tokens;
-  mp.num_heads = nh;
-  mp.head_size = kDv;
-  return mp;
+  return {.out = out, .prefix_out = prefix_out, .prefix_lse = prefix_lse, .suffix_out = suffix_out, .suffix_lse = suffix_lse,
+          .num_tokens = p.num_prefill_tokens, .num_heads = nh, .head_size = kDv};
 }
 
 // Context round k: every prefill-form row's k-th chunk gathered from the cache, up-projected and

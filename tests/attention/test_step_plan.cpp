@@ -38,6 +38,10 @@ PlannedStep plan_step(const StepDriver& d, const Batch& batch, bool force_prefil
   return s;
 }
 
+// num_decodes, num_decode_tokens, num_prefills, num_prefill_tokens.
+using Counts = std::array<int, 4>;
+Counts counts(const StepPlan& p) { return {p.num_decodes, p.num_decode_tokens, p.num_prefills, p.num_prefill_tokens}; }
+
 std::vector<int> positions(const StepPlan& p) { return {p.positions.begin(), p.positions.end()}; }
 
 using ChunkList = std::vector<std::array<int, 3>>;  // (prefill-form row, start, len) per chunk
@@ -70,10 +74,7 @@ TEST_CASE("step plan: decode-only batch", "[mla]") {
   const StepPlan& p = s.plan;
   CHECK(p.num_reqs == 2);
   CHECK(p.num_actual_tokens == 3);
-  CHECK(p.num_decodes == 2);
-  CHECK(p.num_decode_tokens == 3);
-  CHECK(p.num_prefills == 0);
-  CHECK(p.num_prefill_tokens == 0);
+  CHECK(counts(p) == Counts{2, 3, 0, 0});
   CHECK(p.context_chunks.empty());
   CHECK(p.num_context_rounds == 0);
   CHECK(p.write_cache == all(3, true));
@@ -88,10 +89,7 @@ TEST_CASE("step plan: prefill-only batch", "[mla]") {
   const PlannedStep s = plan_step(d, {{3, 6}, {2, 5}});
   REQUIRE(s.step.reqs == std::vector<int>{2, 3});
   const StepPlan& p = s.plan;
-  CHECK(p.num_decodes == 0);
-  CHECK(p.num_decode_tokens == 0);
-  CHECK(p.num_prefills == 2);
-  CHECK(p.num_prefill_tokens == 11);
+  CHECK(counts(p) == Counts{0, 0, 2, 11});
   // The extend's 3 cached tokens fit the workspace in one chunk; the fresh row has no context.
   CHECK(flat(p.context_chunks) == ChunkList{{0, 0, 3}});
   CHECK(p.num_context_rounds == 1);
@@ -107,10 +105,7 @@ TEST_CASE("step plan: mixed batch, decodes first, then prefill-form rows", "[mla
   const PlannedStep s = plan_step(d, {{2, 5}, {0, 1}, {3, 6}, {1, 2}}, false, {}, {1, 1, 3, 2});
   REQUIRE(s.step.reqs == std::vector<int>{1, 0, 2, 3});
   const StepPlan& p = s.plan;
-  CHECK(p.num_decodes == 2);
-  CHECK(p.num_decode_tokens == 3);
-  CHECK(p.num_prefills == 2);
-  CHECK(p.num_prefill_tokens == 11);
+  CHECK(counts(p) == Counts{2, 3, 2, 11});
   CHECK(p.num_actual_tokens == 14);
   // Prefill-form rows: one chunk [0, 3) for the extend, none for the fresh prompt.
   CHECK(flat(p.context_chunks) == ChunkList{{0, 0, 3}});
@@ -125,10 +120,7 @@ TEST_CASE("step plan: force_prefill_path sends every row through the prefill for
   const PlannedStep s = plan_step(d, {{0, 1}, {1, 2}, {3, 6}}, true);
   REQUIRE(s.step.reqs == std::vector<int>{0, 1, 3});
   const StepPlan& p = s.plan;
-  CHECK(p.num_decodes == 0);
-  CHECK(p.num_decode_tokens == 0);
-  CHECK(p.num_prefills == 3);
-  CHECK(p.num_prefill_tokens == 9);
+  CHECK(counts(p) == Counts{0, 0, 3, 9});
   // One chunk over each row's whole context (the decode rows' 8 and 10 cached tokens).
   CHECK(flat(p.context_chunks) == ChunkList{{0, 0, 8}, {1, 0, 10}});
   CHECK(p.num_context_rounds == 1);
@@ -149,7 +141,7 @@ TEST_CASE("step plan: chunked context takes the metadata's chunks, round by roun
   REQUIRE(s.step.md.prefill);
   CHECK(s.step.md.prefill->chunked_context.workspace_size == 16);
   const StepPlan& p = s.plan;
-  CHECK(p.num_prefills == 2);
+  CHECK(counts(p) == Counts{0, 0, 2, 11});
   CHECK(flat(p.context_chunks) == ChunkList{{0, 0, 8}, {0, 8, 8}, {0, 16, 4}, {1, 0, 6}});
   CHECK(p.num_context_rounds == 3);
   // Forced to the prefill form, the same rows take one chunk each.
@@ -170,8 +162,7 @@ TEST_CASE("step plan: decode_skips_cache_write_for_fresh_rows drops the fresh de
   const PlannedStep s = plan_step(d, batch, false, fault);
   REQUIRE(s.step.reqs == std::vector<int>{0, 1, 2});
   REQUIRE(s.step.route.rows[1].fresh_on_decode_path);
-  CHECK(s.plan.num_decodes == 2);
-  CHECK(s.plan.num_decode_tokens == 2);
+  CHECK(counts(s.plan) == Counts{2, 2, 1, 5});
   CHECK(s.plan.write_cache == std::vector<bool>{true, false, true, true, true, true, true});
   // Without the fault, or with every row on the prefill form, every latent is written.
   CHECK(plan_step(d, batch).plan.write_cache == all(7, true));
