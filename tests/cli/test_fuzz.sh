@@ -53,6 +53,17 @@ check "fuzz strict" 0 "$mlasim" fuzz --runs 2000 --set engine.profile=strict --v
 contains "fuzz strict" "no violation in 2000 runs"
 [[ ! -e "$scratch/none" ]] || { echo "FAIL fuzz wrote output without a violation"; fail=1; }
 
+# With the model: the misrouting changes the logits only with a decode-path fault injected.
+check "fuzz --model" 0 "$mlasim" fuzz --model --runs 5 --max-requests 2 --set engine.attention_backend=flashinfer-mla \
+  --property same_logits_as_strict
+check "fuzz --model --inject" 1 "$mlasim" fuzz --model --runs 5 --max-requests 2 \
+  --set engine.attention_backend=flashinfer-mla --inject decode_skips_cache_write_for_fresh_rows \
+  --property same_logits_as_strict -o "$scratch/model"
+contains "fuzz --model --inject" "same_logits_as_strict violated"
+contains "fuzz --model --inject" "to 1 request: P=1 max_tokens=1"
+grep -qF -- "--model --inject decode_skips_cache_write_for_fresh_rows" "$scratch"/model/*.yaml ||
+  { echo "FAIL the finding's comment lacks the fault it needs"; fail=1; }
+
 # shrink: a failing seed scenario to its minimal form; a passing one has nothing to shrink.
 check "shrink" 1 "$mlasim" shrink "$root/scenarios/seed/one_token_prompt_behind_decode.yaml" \
   --property no_fresh_prefill_on_decode_path -o "$scratch/min.yaml"

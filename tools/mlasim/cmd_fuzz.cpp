@@ -85,6 +85,8 @@ int run_fuzz(const FuzzFlags& f) {
   const std::string path = f.out_dir.empty() ? "" : f.out_dir + "/" + result.trace->name + ".yaml";
   std::string origin = "found by mlasim fuzz --seed " + std::to_string(f.seed);
   for (const std::string& s : f.sets) origin += " --set " + s;
+  if (f.model) origin += " --model";
+  for (const std::string& fault : f.injects) origin += " --inject " + fault;
   return shrink_and_write(*result.trace, *result.violation, options.properties.faults, set_keys(f.sets), path,
                           origin);
 }
