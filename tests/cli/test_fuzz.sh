@@ -88,4 +88,7 @@ contains "matrix" "strict           flashmla        3 off     none found in 50 r
 grep -qF "| vllm-0.33 | flashinfer-mla | 0 | on | 1 request: P=1 max_tokens=1 |" "$scratch/m.md" ||
   { echo "FAIL matrix --markdown lacks the flashinfer-mla row"; fail=1; }
 grep -qF '"runs_per_cell": 50' "$scratch/m.json" || { echo "FAIL matrix --json lacks runs_per_cell"; fail=1; }
+
+# README.md shows the matrix as the tool prints it.
+bash "$root/tools/readme-matrix" --check "$mlasim" || fail=1
 exit $fail

@@ -18,13 +18,16 @@ namespace mlasim {
 const std::vector<PropertyInfo>& property_infos() {
   static const std::vector<PropertyInfo> infos = {
       {Property::kNoFreshPrefillOnDecodePath, kInvariantNoFreshPrefillOnDecodePath, false,
-       "no row with nct = 0 (a fresh prefill) takes MLA's decode path in any step"},
+       "no row with nct = 0 (a fresh prefill) takes MLA's decode\npath in any step"},
       {Property::kStepInvariants, "step_invariants", false,
-       "the scheduler's per-step checks (token budget, max_num_seqs, KV slots for every scheduled\n"
-       "token, the block pool audit, progress) and the attention metadata's consistency hold"},
+       "the scheduler's per-step checks (token budget, max_num_seqs,\n"
+       "KV slots for every scheduled token, the block pool audit,\n"
+       "progress) and the attention metadata's consistency hold"},
       {Property::kSameLogitsAsStrict, "same_logits_as_strict", true,
-       "the logits of the fp64 CPU reference equal those of the same schedule routed by the strict\n"
-       "profile, within the fp64 tolerance class (needs --model; --inject a fault to see one change them)"},
+       "the logits of the fp64 CPU reference equal those of the\n"
+       "same schedule routed by the strict profile, within the fp64\n"
+       "tolerance class (needs --model; --inject a decode-path fault\n"
+       "to see a misrouting change them)"},
   };
   return infos;
 }

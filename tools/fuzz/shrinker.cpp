@@ -94,6 +94,13 @@ std::vector<Edit> candidate_edits(const Scenario& s, const std::vector<std::stri
   const int n = static_cast<int>(s.requests.size());
   for (int i = 0; i < n && n > 1; ++i)
     edits.push_back([i](Scenario& t) { t.requests.erase(t.requests.begin() + i); });
+  // Every arrival earlier by the same amount: the schedule keeps its shape.
+  int first_arrival = s.requests.empty() ? 0 : s.requests[0].arrival_step;
+  for (const RequestSpec& r : s.requests) first_arrival = std::min(first_arrival, r.arrival_step);
+  if (first_arrival > 0)
+    edits.push_back([first_arrival](Scenario& t) {
+      for (RequestSpec& r : t.requests) r.arrival_step -= first_arrival;
+    });
   for (int i = 0; i < n; ++i) {
     const RequestSpec& r = s.requests[static_cast<std::size_t>(i)];
     const auto at = [i](Scenario& t) -> RequestSpec& { return t.requests[static_cast<std::size_t>(i)]; };

@@ -194,7 +194,8 @@ Scenario generate_trace(const TraceDistribution& d, std::uint64_t seed, int run)
 
 std::string describe_distribution() {
   return "Each run draws one trace (fuzz_<seed>_<run>, the same for the same seed and run):\n"
-         "  requests   1 (25%), 2 (20%), else 1..8; half arrive with the one before, the rest 1..3 steps later\n"
+         "  requests   1 (25%), 2 (20%), else 1..--max-requests (8); half arrive with the one before,\n"
+         "             the rest 1..3 steps later\n"
          "  prompts    1 (20%), 2, T, T+1 (10% each), block_size-1, block_size, block_size+1, 2*block_size\n"
          "             (5% each), else uniform up to 3*max(T, block_size)+8; T is the decode threshold\n"
          "             (the backend's, with k: at least 1+k); a quarter share a prefix with an earlier prompt\n"
