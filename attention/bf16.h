@@ -1,5 +1,6 @@
-// bfloat16 rounding on the host: a float rounded to the nearest bf16 value (ties to even), kept
-// as a float. Seeded weights are drawn through it so that bf16 storage represents them exactly.
+// bfloat16 on the host: a float rounded to the nearest bf16 value (ties to even), kept as a float
+// (seeded weights are drawn through it so that bf16 storage represents them exactly), and the
+// 16-bit storage form of such values.
 #pragma once
 
 #include <bit>
@@ -17,5 +18,13 @@ inline float round_to_bf16(float x) {
 }
 
 inline bool is_bf16_exact(float x) { return (std::bit_cast<std::uint32_t>(x) & 0xffffu) == 0; }
+
+// The bf16 bits of x rounded to bf16, and the float a bf16 bit pattern stands for (exact).
+inline std::uint16_t bf16_bits(float x) {
+  return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(round_to_bf16(x)) >> 16);
+}
+inline float bf16_value(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
+
+inline constexpr std::uint16_t kBf16NaNBits = 0x7fc0;  // a quiet NaN, the poison of unused rows
 
 }  // namespace mlasim

@@ -98,7 +98,7 @@ void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan,
 
   // Per rank: its heads' q, attention in both forms, partial o_proj; summed in rank order.
   std::vector<T> q(at(n, H * dqk)), o(at(n, H * dims.d_v)), attn_sum(at(n, d), T(0)), partial(at(n, d));
-  const int num_reqs = md.num_reqs, ndec = plan.num_decode_form_rows;
+  const int num_reqs = md.num_reqs, ndec = plan.num_decodes;
   for (int rank = 0; rank < plan.tp; ++rank) {
     const TpShard s = tp_shard(c, plan.tp, rank);
     const int q0 = s.head_begin * dqk, q_cols = (s.head_end - s.head_begin) * dqk;
@@ -111,7 +111,7 @@ void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan,
       for (int hh = s.head_begin; hh < s.head_end; ++hh) rope(plan, &q[at(t, H * dqk)] + hh * dqk + dims.d_n, t);
     MlaAttentionParams<T> p{dims, s.head_begin, s.head_end, w.kv_b_proj.data(), model.scale, plan.faults};
     if (ndec > 0) mla_decode_form(p, md, 0, ndec, q.data(), cache, o.data());
-    if (ndec < num_reqs) mla_prefill_form(p, md, ndec, num_reqs, plan.prefill_chunks, q.data(), latent.data(), cache, o.data());
+    if (ndec < num_reqs) mla_prefill_form(p, md, ndec, num_reqs, plan.context_chunks, q.data(), latent.data(), cache, o.data());
     const int cols = (s.head_end - s.head_begin) * dims.d_v, col0 = s.head_begin * dims.d_v;
     parallel_gemm_nt(n, d, cols, o.data() + col0, H * dims.d_v, w.o_proj.data() + col0, H * dims.d_v, partial.data(), d);
     accumulate(attn_sum, partial);

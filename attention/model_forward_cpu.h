@@ -11,6 +11,7 @@
 #include "attention/mla_attention_cpu.h"
 #include "attention/mla_weights.h"
 #include "attention/rope.h"
+#include "attention/step_plan.h"
 
 namespace mlasim {
 
@@ -32,15 +33,11 @@ struct CpuModel {
 template <typename T>
 CpuModel<T> to_cpu_model(const MlaWeights& weights);
 
-// What one step's layers need besides the weights, derived once per step.
-struct CpuStepPlan {
-  const AttentionMetadata* md = nullptr;
+// The step plan plus what only the CPU backend derives per step.
+struct CpuStepPlan : StepPlan {
   int tp = 1;
   FaultSet faults;
-  int num_decode_form_rows = 0;    // rows [0, n) through the decode form (0 when forced to prefill)
-  std::vector<std::vector<ContextChunk>> prefill_chunks;  // per row of [n, num_reqs)
   std::vector<RopeAngles> angles;  // per token, at its position
-  std::vector<bool> write_cache;   // per token: its latent goes to its slot
   bool bf16_cache = false;         // cache entries rounded to bf16 (bf16 storage emulation)
 };
 

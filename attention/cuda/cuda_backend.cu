@@ -1,7 +1,8 @@
-// CudaBackend::run_step: plan the step on the host (rows per form, RoPE angles, slots, decode
-// tokens, context chunks, sampled tokens), upload it to every rank, then per layer: the ranks'
-// attention partials (o_proj columns), all-reduce, residual; the ranks' MLP partials (down_proj
-// columns), all-reduce, residual; finally the logits of the sampled tokens on rank 0.
+// CudaBackend::run_step: plan the step (make_step_plan), pack it on the host (token ids, slots,
+// decode tokens, context rounds, sampled tokens, RoPE tables) and upload it to every rank, then per
+// layer: the ranks' attention partials (o_proj columns), all-reduce, residual; the ranks' MLP
+// partials (down_proj columns), all-reduce, residual; finally the logits of the sampled tokens on
+// rank 0.
 //
 // Precision: the residual stream h and every GEMM output that feeds a norm, RoPE or a residual are
 // fp32; GEMM inputs, q, the latents, the cache and the attention inputs/outputs are bf16; GEMMs
@@ -115,14 +116,14 @@ std::vector<int> CudaBackend::rank_devices() const {
 std::string CudaBackend::communicator_mode() const { return impl_->comm->mode(); }
 
 // Sizes the step buffers, uploads the plan, embeds the tokens and runs the decode scheduling pass.
-void CudaBackend::Impl::prepare(Rank& rk, const StepPlan& p) {
+void CudaBackend::Impl::prepare(Rank& rk, const DevicePlan& p) {
   const ModelConfig& c = config;
-  const std::size_t n = static_cast<std::size_t>(p.n), d = static_cast<std::size_t>(c.hidden_size);
+  const std::size_t n = static_cast<std::size_t>(p.num_actual_tokens), d = static_cast<std::size_t>(c.hidden_size);
   const std::size_t nh = static_cast<std::size_t>(rk.w->num_local_heads()), m = static_cast<std::size_t>(rk.w->mlp_width());
   const std::size_t rq = static_cast<std::size_t>(std::max(c.q_lora_rank, 1));
-  const std::size_t n_mqa = static_cast<std::size_t>(p.n_mqa), n_pre = static_cast<std::size_t>(p.n_pre);
+  const std::size_t n_mqa = static_cast<std::size_t>(p.num_decode_tokens), n_pre = static_cast<std::size_t>(p.num_prefill_tokens);
   const std::size_t n_kv = std::max(n_pre, static_cast<std::size_t>(p.max_round_total));
-  const std::size_t ns = static_cast<std::size_t>(p.num_samples), V = static_cast<std::size_t>(c.vocab_size);
+  const std::size_t ns = static_cast<std::size_t>(p.num_samples()), V = static_cast<std::size_t>(c.vocab_size);
   const int dev = rk.device;
   const std::size_t F = sizeof(float), B = sizeof(u16);
   rk.ints.reserve(dev, p.ints.size() * sizeof(int));
@@ -144,8 +145,8 @@ void CudaBackend::Impl::prepare(Rank& rk, const StepPlan& p) {
     rk.qlat.reserve(dev, n_mqa * nh * kL * B);
     rk.olat.reserve(dev, n_mqa * nh * kRkv * B);
     rk.lse_dec.reserve(dev, n_mqa * nh * F);
-    rk.o_accum.reserve(dev, mla_decode_o_accum_floats(p.n_mqa, static_cast<int>(nh), rk.num_sm_parts) * F);
-    rk.lse_accum.reserve(dev, mla_decode_lse_accum_floats(p.n_mqa, static_cast<int>(nh), rk.num_sm_parts) * F);
+    rk.o_accum.reserve(dev, mla_decode_o_accum_floats(p.num_decode_tokens, static_cast<int>(nh), rk.num_sm_parts) * F);
+    rk.lse_accum.reserve(dev, mla_decode_lse_accum_floats(p.num_decode_tokens, static_cast<int>(nh), rk.num_sm_parts) * F);
     rk.tile_md.reserve(dev, static_cast<std::size_t>(rk.num_sm_parts) * kMlaDecodeMetadataInts * sizeof(int));
     rk.num_splits.reserve(dev, (n_mqa + 1) * sizeof(int));
   }
@@ -174,11 +175,11 @@ void CudaBackend::Impl::prepare(Rank& rk, const StepPlan& p) {
   MLASIM_CUDA_CHECK(cudaSetDevice(dev));
   MLASIM_CUDA_CHECK(cudaMemcpyAsync(rk.ints.get(), p.ints.data(), p.ints.size() * sizeof(int), cudaMemcpyHostToDevice, rk.stream));
   MLASIM_CUDA_CHECK(cudaMemcpyAsync(rk.rope.get(), p.rope.data(), p.rope.size() * F, cudaMemcpyHostToDevice, rk.stream));
-  embedding_gather(rk.ip(p.off_ids), p.n, rk.w->embed_tokens(), c.vocab_size, c.hidden_size, rk.h.as<float>(), rk.s());
+  embedding_gather(rk.ip(p.off_ids), p.num_actual_tokens, rk.w->embed_tokens(), c.vocab_size, c.hidden_size, rk.h.as<float>(), rk.s());
   if (n_mqa > 0) {
     MlaDecodeMetadataParams mp;
     mp.cache_seqlens = rk.ip(p.off_dec_seqlens);
-    mp.batch = p.n_mqa;
+    mp.batch = p.num_decode_tokens;
     mp.num_sm_parts = rk.num_sm_parts;
     mp.tile_scheduler_metadata = rk.tile_md.as<int>();
     mp.num_splits = rk.num_splits.as<int>();
@@ -188,10 +189,10 @@ void CudaBackend::Impl::prepare(Rank& rk, const StepPlan& p) {
 }
 
 // The rank's MLP partial: partial [n, d] = down_proj columns · SwiGLU of its gate/up rows (fp32).
-void CudaBackend::Impl::mlp(Rank& rk, int layer, const StepPlan& p) {
+void CudaBackend::Impl::mlp(Rank& rk, int layer, const DevicePlan& p) {
   const ModelConfig& c = config;
   const DeviceLayerWeights& w = rk.w->layer(layer);
-  const int n = p.n, d = c.hidden_size, m = rk.w->mlp_width();
+  const int n = p.num_actual_tokens, d = c.hidden_size, m = rk.w->mlp_width();
   MLASIM_CUDA_CHECK(cudaSetDevice(rk.device));
   rms_norm_to_bf16(rk.h.as<const float>(), w.post_attention_layernorm, n, d, static_cast<float>(c.rms_norm_eps),
                    rk.x_bf.get(), rk.s());
@@ -208,8 +209,8 @@ void CudaBackend::Impl::mlp(Rank& rk, int layer, const StepPlan& p) {
 }
 
 // Sum the ranks' partials (every rank gets the sum), then h += sum on every rank.
-void CudaBackend::Impl::all_reduce_and_add(const StepPlan& p) {
-  const std::size_t count = static_cast<std::size_t>(p.n) * static_cast<std::size_t>(config.hidden_size);
+void CudaBackend::Impl::all_reduce_and_add(const DevicePlan& p) {
+  const std::size_t count = static_cast<std::size_t>(p.num_actual_tokens) * static_cast<std::size_t>(config.hidden_size);
   std::vector<float*> bufs;
   for (Rank& rk : ranks) bufs.push_back(rk.partial.as<float>());
   comm->all_reduce_sum(bufs, count);
@@ -221,15 +222,11 @@ void CudaBackend::Impl::all_reduce_and_add(const StepPlan& p) {
 
 StepOutputs CudaBackend::run_step(const StepInputs& in) {
   Impl& m = *impl_;
-  MLASIM_CHECK(in.metadata != nullptr, "StepInputs without metadata");
-  const AttentionMetadata& md = *in.metadata;
-  MLASIM_CHECK(static_cast<int>(in.token_ids.size()) == md.num_actual_tokens, "one token id per scheduled token");
-  MLASIM_CHECK(md.block_size == m.options.block_size, "metadata block size differs from the cache's");
-  MLASIM_CHECK(in.sample_rows.size() == in.num_sample_tokens.size(), "num_sample_tokens per sample row");
-  const StepPlan plan = make_plan(in, m.config, m.inv_freq, m.options);
+  const DevicePlan plan = pack_step_plan(make_step_plan(in, m.config.vocab_size, m.options.block_size, m.options.faults),
+                                         in.token_ids, m.config, m.inv_freq, m.options);
   StepOutputs out;
   out.vocab_size = m.config.vocab_size;
-  if (plan.n == 0) return out;
+  if (plan.num_actual_tokens == 0) return out;
 
   for (Rank& rk : m.ranks) m.prepare(rk, plan);
   for (int l = 0; l < m.config.num_hidden_layers; ++l) {
@@ -240,7 +237,7 @@ StepOutputs CudaBackend::run_step(const StepInputs& in) {
   }
 
   Rank& r0 = m.ranks[0];
-  const int ns = plan.num_samples, d = m.config.hidden_size, V = m.config.vocab_size;
+  const int ns = plan.num_samples(), d = m.config.hidden_size, V = m.config.vocab_size;
   if (ns > 0) {
     MLASIM_CUDA_CHECK(cudaSetDevice(r0.device));
     gather_rows(r0.h.get(), d, r0.ip(plan.off_samples), ns, d, 4, r0.hs.get(), d, r0.s());

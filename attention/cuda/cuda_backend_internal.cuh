@@ -23,6 +23,7 @@
 #include "attention/mla_attention_cpu.h"
 #include "attention/mla_dims.h"
 #include "attention/rope.h"
+#include "attention/step_plan.h"
 #include "attention/tp_shard.h"
 #include "sim/check.h"
 
@@ -36,17 +37,15 @@ static_assert(kL == kMlaDecodeKDim && kRkv == kMlaDecodeVDim && kDqk == kMlaPref
 int visible_devices(const CudaBackendOptions& o);
 std::vector<int> devices_for(const CudaBackendOptions& o);
 
-// The step as the kernels need it, built on the host once and uploaded to every rank.
-struct StepPlan {
-  int n = 0;              // tokens
-  int ndec = 0;           // rows [0, ndec) through the decode form
-  int n_mqa = 0;          // their tokens [0, n_mqa)
-  int n_pre = 0;          // tokens [n_mqa, n) through the prefill form
-  int np_rows = 0;        // rows [ndec, num_reqs)
+// The step plan packed for the kernels on the host, uploaded once to every rank: every int array
+// in `ints` at its offset, and the RoPE tables.
+struct DevicePlan : StepPlan {
+  explicit DevicePlan(StepPlan plan) : StepPlan(std::move(plan)) {}
   int max_q = 0;          // longest prefill-form query
   int max_blocks = 1;     // decode block-table width
-  int num_samples = 0;    // logit rows
   std::vector<int> ints;  // every int array below, packed
+  // token ids [n], cache slots [n] (-1: not written), per decode token its cache length and block
+  // table [num_decode_tokens, max_blocks], prefill-form cu_seqlens_q, logits_indices
   std::size_t off_ids = 0, off_slots = 0, off_dec_seqlens = 0, off_dec_bt = 0, off_cu_q = 0, off_samples = 0;
   struct Round {  // the k-th context chunk of every prefill-form row (none: s_k = 0)
     std::size_t off_cu_k = 0, off_slots = 0;
@@ -56,6 +55,7 @@ struct StepPlan {
   int max_round_total = 0;
   std::vector<float> rope;  // cos [n, d_r/2], then sin [n, d_r/2]
 
+  int num_samples() const { return static_cast<int>(logits_indices.size()); }
   std::size_t push(const std::vector<int>& v) {
     const std::size_t off = ints.size();
     ints.insert(ints.end(), v.begin(), v.end());
@@ -64,9 +64,9 @@ struct StepPlan {
   }
 };
 
-// Builds the plan of one step (host only).
-StepPlan make_plan(const StepInputs& in, const ModelConfig& c, const std::vector<double>& inv_freq,
-                   const CudaBackendOptions& o);
+// Packs the plan of one step (host only).
+DevicePlan pack_step_plan(StepPlan plan, std::span<const int> token_ids, const ModelConfig& c,
+                          const std::vector<double>& inv_freq, const CudaBackendOptions& o);
 
 // One tensor-parallel rank: its device, stream, cuBLAS handle, weights, caches and step buffers.
 struct Rank {
@@ -97,10 +97,16 @@ struct CudaBackend::Impl {
   std::unique_ptr<Communicator> comm;
   std::vector<float> host_logits;
 
-  void prepare(cuda_detail::Rank& rk, const cuda_detail::StepPlan& p);
-  void attention(cuda_detail::Rank& rk, int layer, const cuda_detail::StepPlan& p);
-  void mlp(cuda_detail::Rank& rk, int layer, const cuda_detail::StepPlan& p);
-  void all_reduce_and_add(const cuda_detail::StepPlan& p);
+  void prepare(cuda_detail::Rank& rk, const cuda_detail::DevicePlan& p);
+  // One layer's attention on one rank, stage by stage (cuda_backend_attention.cu).
+  void attention(cuda_detail::Rank& rk, int layer, const cuda_detail::DevicePlan& p);
+  void project_q_and_latent(cuda_detail::Rank& rk, const DeviceLayerWeights& w, const cuda_detail::DevicePlan& p);
+  void write_cache(cuda_detail::Rank& rk, int layer, const cuda_detail::DevicePlan& p);
+  void decode_form(cuda_detail::Rank& rk, const DeviceLayerWeights& w, int layer, const cuda_detail::DevicePlan& p);
+  void prefill_form(cuda_detail::Rank& rk, const DeviceLayerWeights& w, int layer, const cuda_detail::DevicePlan& p);
+  void o_proj(cuda_detail::Rank& rk, const DeviceLayerWeights& w, const cuda_detail::DevicePlan& p);
+  void mlp(cuda_detail::Rank& rk, int layer, const cuda_detail::DevicePlan& p);
+  void all_reduce_and_add(const cuda_detail::DevicePlan& p);
 };
 
 }  // namespace mlasim

@@ -1,6 +1,6 @@
 // Thin wrappers over the sm_80+ PTX the MLA kernels use (fine on sm_90a): cp.async 16 B with zero
 // fill, ldmatrix .x4 (plain and transposed), mma.sync m16n8k16 bf16 → fp32, named barriers, bf16
-// packing. Under mlasim's SIMT emulator (MLASIM_CUDA_EMULATION, tests/cuda/emu/) each wrapper calls
+// packing. Under mlasim's SIMT emulator (MLASIM_CUDA_EMULATION, emu/) each wrapper calls
 // the emulator's implementation of the same instruction instead of inline PTX.
 #pragma once
 

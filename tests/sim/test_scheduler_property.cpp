@@ -10,22 +10,12 @@
 #include "attention/input_batch.h"
 #include "scheduler_test_util.h"
 #include "sim/scheduler_rules.h"
+#include "kit/rng.h"
 #include "sim/seeded_tokens.h"
 
 using namespace mlasim;
 
 namespace {
-
-struct Rng {
-  std::uint64_t s;
-  std::uint64_t next() {  // the splitmix64 generator
-    const std::uint64_t z = splitmix64(s);
-    s += 0x9E3779B97F4A7C15ULL;
-    return z;
-  }
-  int uniform(int lo, int hi) { return lo + static_cast<int>(next() % static_cast<std::uint64_t>(hi - lo + 1)); }
-  bool coin(int percent) { return uniform(0, 99) < percent; }
-};
 
 struct Case {
   SchedulerConfig config;
@@ -34,22 +24,22 @@ struct Case {
 };
 
 Case make_case(std::uint64_t seed) {
-  Rng rng{seed};
+  kit::Rng rng(seed);
   Case c;
   SchedulerConfig& s = c.config;
   const int block_sizes[] = {1, 2, 4, 8, 16};
-  s.block_size = block_sizes[rng.uniform(0, 4)];
-  s.max_model_len = rng.uniform(16, 160);
-  s.num_speculative_tokens = rng.coin(60) ? 0 : rng.uniform(1, 3);
-  s.max_num_seqs = rng.uniform(1, 8);
+  s.block_size = block_sizes[rng.between(0, 4)];
+  s.max_model_len = rng.between(16, 160);
+  s.num_speculative_tokens = rng.coin(60) ? 0 : rng.between(1, 3);
+  s.max_num_seqs = rng.between(1, 8);
   s.enable_chunked_prefill = rng.coin(75);
-  s.max_num_batched_tokens = s.enable_chunked_prefill ? rng.uniform(s.max_num_seqs, 200)
-                                                      : rng.uniform(s.max_model_len, s.max_model_len + 100);
+  s.max_num_batched_tokens = s.enable_chunked_prefill ? rng.between(s.max_num_seqs, 200)
+                                                      : rng.between(s.max_model_len, s.max_model_len + 100);
   // A budget below 1 + k could leave a padded one-token admission waiting forever (refused).
   s.max_num_batched_tokens = std::max({s.max_num_batched_tokens, s.max_num_seqs, 1 + s.num_speculative_tokens});
   // vLLM rejects a threshold above max_model_len; with speculation one below 1 + k is refused too.
   s.long_prefill_token_threshold =
-      rng.coin(70) ? 0 : rng.uniform(1 + s.num_speculative_tokens, std::min(48, s.max_model_len));
+      rng.coin(70) ? 0 : rng.between(1 + s.num_speculative_tokens, std::min(48, s.max_model_len));
   // Half the cases replay vLLM 0.11's scheduler rules; either way with or without full-prompt
   // admission.
   s.rules = scheduler_rules_for(rng.coin(50) ? EngineProfile::kVllm033 : EngineProfile::kVllm011);
@@ -59,47 +49,47 @@ Case make_case(std::uint64_t seed) {
   std::vector<std::vector<int>> shared;
   for (int i = 0; i < 2; ++i) {
     std::vector<int> p;
-    for (int j = 0; j < 64; ++j) p.push_back(rng.uniform(2, 40));
+    for (int j = 0; j < 64; ++j) p.push_back(rng.between(2, 40));
     shared.push_back(p);
   }
-  const int n = rng.uniform(1, 12);
+  const int n = rng.between(1, 12);
   int max_blocks = 1;
   for (int i = 0; i < n; ++i) {
     Request r;
     r.request_id = i * 3 + 1;  // ids need not be dense
-    const int p = rng.uniform(1, std::min(s.max_model_len - 1, 120));
+    const int p = rng.between(1, std::min(s.max_model_len - 1, 120));
     if (rng.coin(40)) {
-      const auto& pre = shared[static_cast<std::size_t>(rng.uniform(0, 1))];
-      for (int j = 0; j < p; ++j) r.all_token_ids.push_back(j < 64 ? pre[static_cast<std::size_t>(j)] : rng.uniform(2, 40));
+      const auto& pre = shared[static_cast<std::size_t>(rng.between(0, 1))];
+      for (int j = 0; j < p; ++j) r.all_token_ids.push_back(j < 64 ? pre[static_cast<std::size_t>(j)] : rng.between(2, 40));
     } else {
-      for (int j = 0; j < p; ++j) r.all_token_ids.push_back(rng.uniform(2, 40));
+      for (int j = 0; j < p; ++j) r.all_token_ids.push_back(rng.between(2, 40));
     }
     r.num_prompt_tokens = p;
-    r.max_tokens = rng.uniform(1, 40);
-    r.min_tokens = rng.coin(70) ? 0 : rng.uniform(0, std::min(r.max_tokens, s.max_model_len - p));
+    r.max_tokens = rng.between(1, 40);
+    r.min_tokens = rng.coin(70) ? 0 : rng.between(0, std::min(r.max_tokens, s.max_model_len - p));
     r.ignore_eos = rng.coin(20);
     r.eos_token_id = 1;
     r.vocab_size = 12;
     r.output_seed = seed;
-    if (rng.coin(40)) r.stop_token_ids = {rng.uniform(2, 9)};
-    const int listed = rng.coin(50) ? 0 : rng.uniform(1, 12);
+    if (rng.coin(40)) r.stop_token_ids = {rng.between(2, 9)};
+    const int listed = rng.coin(50) ? 0 : rng.between(1, 12);
     for (int j = 0; j < listed; ++j) {
-      int tok = rng.uniform(1, 11);
+      int tok = rng.between(1, 11);
       // No engine samples EOS or a stop id before min_tokens (the loader refuses such outputs).
       const bool stops = tok == 1 || std::find(r.stop_token_ids.begin(), r.stop_token_ids.end(), tok) != r.stop_token_ids.end();
       if (j < r.min_tokens && stops) tok = 10 + (tok == 10 ? 1 : 0);
       if (j < r.min_tokens && std::find(r.stop_token_ids.begin(), r.stop_token_ids.end(), tok) != r.stop_token_ids.end()) tok = 11;
       r.forced_output.push_back(tok);
     }
-    const int drafts = rng.uniform(0, 6);
-    for (int j = 0; j < drafts; ++j) r.accepted_drafts.push_back(rng.uniform(0, s.num_speculative_tokens));
-    r.priority = rng.uniform(0, 3);
+    const int drafts = rng.between(0, 6);
+    for (int j = 0; j < drafts; ++j) r.accepted_drafts.push_back(rng.between(0, s.num_speculative_tokens));
+    r.priority = rng.between(0, 3);
     const int longest = std::min(p + r.max_tokens + 2 * s.num_speculative_tokens, s.max_model_len);
     max_blocks = std::max(max_blocks, (longest + s.block_size - 1) / s.block_size);
     c.requests.push_back(std::move(r));
-    c.arrival_step.push_back(rng.coin(50) ? 0 : rng.uniform(0, 25));
+    c.arrival_step.push_back(rng.coin(50) ? 0 : rng.between(0, 25));
   }
-  s.num_gpu_blocks = 1 + max_blocks + rng.uniform(0, rng.coin(50) ? 4 : 60);
+  s.num_gpu_blocks = 1 + max_blocks + rng.between(0, rng.coin(50) ? 4 : 60);
   return c;
 }
 

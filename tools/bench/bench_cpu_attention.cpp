@@ -21,21 +21,12 @@
 #include "attention/mla_attention_cpu.h"
 #include "attention/route.h"
 #include "attention/routing_config.h"
-#include "sim/seeded_tokens.h"
+#include "kit/rng.h"
 
 namespace {
 
 using namespace mlasim;
 using Clock = std::chrono::steady_clock;
-
-struct Rng {
-  std::uint64_t s = 1;
-  double uniform(double lo, double hi) {
-    const std::uint64_t z = splitmix64(s);
-    s += 0x9E3779B97F4A7C15ULL;
-    return lo + (hi - lo) * (static_cast<double>(z >> 11) * 0x1.0p-53);
-  }
-};
 
 // One batch of `batch` rows with q = s_q new tokens after s_k - s_q cached ones, its metadata,
 // and random q, latents and kv_b_proj in double (converted to float where needed).
@@ -64,18 +55,18 @@ Problem make_problem(int heads, int batch, int s_q, int s_k, int block_size) {
   for (int r = 0; r < batch; ++r)
     tables[static_cast<size_t>(r)].assign(ids.begin() + r * blocks_per_row, ids.begin() + (r + 1) * blocks_per_row);
   p.md = build_attention_metadata(route, config, tables);
-  Rng rng;
+  kit::Rng rng(1);
   const int n = p.md.num_actual_tokens, L = p.dims.latent_dim();
   p.q.resize(static_cast<size_t>(n) * heads * p.dims.d_qk());
-  for (double& v : p.q) v = rng.uniform(-1, 1);
+  for (double& v : p.q) v = (2 * rng.uniform() - 1);
   p.kv_b.resize(static_cast<size_t>(heads) * 256 * 512);
-  for (double& v : p.kv_b) v = rng.uniform(-1, 1);  // outputs of order 0.1..1
+  for (double& v : p.kv_b) v = (2 * rng.uniform() - 1);  // outputs of order 0.1..1
   // randn/10 clamped to [-1, 1] in FlashMLA; uniform with the same std here. Unused rows: NaN.
   p.cache = LatentCache<double>(num_blocks, block_size, L, std::nan(""));
   for (int r = 0; r < batch; ++r)
     for (int j = 0; j < s_k; ++j) {
       double* row = p.cache.mutable_row(p.cache.slot_of(p.md.block_table[static_cast<size_t>(r)], j));
-      for (int i = 0; i < L; ++i) row[i] = rng.uniform(-1, 1) * 0.1732;
+      for (int i = 0; i < L; ++i) row[i] = (2 * rng.uniform() - 1) * 0.1732;
     }
   p.latent.resize(static_cast<size_t>(n) * L);
   for (int t = 0; t < n; ++t) {

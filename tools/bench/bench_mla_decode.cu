@@ -4,8 +4,6 @@
 // ceilings measured in the same run (device-to-device copy bandwidth, cuBLAS bf16 GEMM rate).
 // Usage: bench_mla_decode [--quick | --smoke]   Exit: 0 ok, 1 validation failed, 77 no usable GPU.
 // --smoke: every step on tiny sizes (meaningless figures), for the SIMT emulator's CI run.
-#include <cublas_v2.h>
-#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -16,19 +14,21 @@
 
 #include "attention/cuda/cuda_check.h"
 #include "attention/cuda/device_query.h"
-#include "attention/cuda/launch.cuh"
 #include "attention/cuda/mla_decode.h"
-#include "tests/cuda/compare.h"
-#include "tests/cuda/mla_decode_ref.h"
+#include "kit/compare.h"
+#include "kit/cuda/timing.h"
+#include "kit/mla_decode_ref.h"
 
 namespace {
 
 using namespace mlasim;
-using namespace mlasim::mla_decode_ref;
+using namespace mlasim::kit;
+
+constexpr int kD = kDecodeDqk, kDV = kDecodeDv;
 
 // Problem sizes: the real ones, or tiny ones (--smoke) that run every step under the SIMT emulator.
 struct Sizes {
-  std::size_t flush_bytes = 256u << 20;  // > H200's 60 MB L2
+  std::size_t min_flush_bytes = 256u << 20;  // > H200's 60 MB L2
   std::size_t copy_bytes = std::size_t{2} << 30;
   int gemm_n = 8192;
   int batch = 128;
@@ -36,54 +36,11 @@ struct Sizes {
 };
 Sizes g_sizes;
 
-// Deterministic bf16 values ≈ uniform(−0.17, 0.17) (std ≈ 0.1, like randn/10) from a hash of the index.
-__global__ void fill_bf16_kernel(__nv_bfloat16* x, std::size_t n, std::uint32_t seed) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    std::uint32_t h = static_cast<std::uint32_t>(i) * 0x9e3779b1u ^ seed ^ static_cast<std::uint32_t>(i >> 32) * 0x85ebca6bu;
-    h ^= h >> 16, h *= 0x7feb352du, h ^= h >> 15, h *= 0x846ca68bu, h ^= h >> 16;
-    x[i] = __float2bfloat16((static_cast<float>(h >> 8) * (1.0f / 16777216.0f) - 0.5f) * 0.3464f);
-  }
-}
-
-void fill_bf16(void* x, std::size_t n, std::uint32_t seed) {
-  MLASIM_LAUNCH(1024, 256, 0, nullptr, fill_bf16_kernel)(static_cast<__nv_bfloat16*>(x), n, seed);
-  MLASIM_CUDA_CHECK(cudaGetLastError());
-}
-
 template <typename T>
 T* dev_alloc(std::size_t n) {
   T* p = nullptr;
   MLASIM_CUDA_CHECK(cudaMalloc(&p, std::max<std::size_t>(n, 1) * sizeof(T)));
   return p;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Median milliseconds of fn() over `reps` runs, each after an L2 flush (a memset of the flush buffer).
-template <typename Fn>
-double time_ms(Fn fn, int reps, void* flush) {
-  cudaEvent_t a, b;
-  MLASIM_CUDA_CHECK(cudaEventCreate(&a));
-  MLASIM_CUDA_CHECK(cudaEventCreate(&b));
-  fn();  // warm-up
-  std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    if (flush) MLASIM_CUDA_CHECK(cudaMemsetAsync(flush, i & 0xff, g_sizes.flush_bytes));
-    MLASIM_CUDA_CHECK(cudaEventRecord(a));
-    fn();
-    MLASIM_CUDA_CHECK(cudaEventRecord(b));
-    MLASIM_CUDA_CHECK(cudaEventSynchronize(b));
-    float t = 0;
-    MLASIM_CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
-    ms.push_back(t);
-  }
-  MLASIM_CUDA_CHECK(cudaEventDestroy(a));
-  MLASIM_CUDA_CHECK(cudaEventDestroy(b));
-  return median(ms);
 }
 
 // One decode problem on the device: inputs, schedule and workspace.
@@ -123,8 +80,8 @@ struct Problem {
       MLASIM_CUDA_CHECK(cudaMemcpy(q, host->q.data(), q_elems * 2, cudaMemcpyHostToDevice));
       MLASIM_CUDA_CHECK(cudaMemcpy(cache, host->cache.data(), cache_elems * 2, cudaMemcpyHostToDevice));
     } else {
-      fill_bf16(q, q_elems, seed);
-      fill_bf16(cache, cache_elems, seed + 1);
+      fill_uniform_bf16(q, q_elems, seed, 0.1732f);  // std ≈ 0.1, like randn/10
+      fill_uniform_bf16(cache, cache_elems, seed + 1, 0.1732f);
     }
     auto* bt = own(dev_alloc<int>(table.size()));
     auto* lens = own(dev_alloc<int>(seqlens.size()));
@@ -162,8 +119,8 @@ bool validate(int num_sms) {
   c.batch = 4, c.s_q = 2, c.num_heads = 16, c.seed = 42;
   Rng rng(42);
   c.seqlens = make_seqlens(4, 1000, 2, true, rng);
-  const DecodeInputs in = make_inputs(c);
-  const DecodeReference ref = reference(c, in);
+  const DecodeInputs in = make_decode_inputs(c);
+  const DecodeReference ref = decode_reference(c, in);
   Problem pr(c.batch, c.s_q, c.num_heads, c.seqlens, num_sms, &in, 0);
   mla_decode_fwd(pr.p);
   MLASIM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -173,44 +130,10 @@ bool validate(int num_sms) {
   MLASIM_CUDA_CHECK(cudaMemcpy(out_bits.data(), pr.p.out, out_bits.size() * 2, cudaMemcpyDeviceToHost));
   MLASIM_CUDA_CHECK(cudaMemcpy(lse.data(), pr.p.lse, lse.size() * 4, cudaMemcpyDeviceToHost));
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = bf16_value(out_bits[i]);
-  const bool ok_o = gpu_test::check_close("validate out", out.data(), ref.out.data(), out.size(), gpu_test::kDecodeOutTol, true);
-  const bool ok_l = gpu_test::check_close("validate lse", lse.data(), ref.lse.data(), lse.size(), gpu_test::kDecodeLseTol, true);
-  return ok_o && ok_l;
-}
-
-double copy_bandwidth_tbs(void* flush) {
-  const std::size_t bytes = g_sizes.copy_bytes;
-  void* src = dev_alloc<char>(bytes);
-  void* dst = dev_alloc<char>(bytes);
-  MLASIM_CUDA_CHECK(cudaMemset(src, 1, bytes));
-  const double ms = time_ms([&] { MLASIM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice)); }, 10, flush);
-  MLASIM_CUDA_CHECK(cudaFree(src));
-  MLASIM_CUDA_CHECK(cudaFree(dst));
-  return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e12;  // read + write
-}
-
-double gemm_tflops(void* flush) {
-  const int n = g_sizes.gemm_n;
-  const std::size_t elems = static_cast<std::size_t>(n) * n;
-  void* a = dev_alloc<std::uint16_t>(elems);
-  void* b = dev_alloc<std::uint16_t>(elems);
-  void* c = dev_alloc<std::uint16_t>(elems);
-  fill_bf16(a, elems, 1);
-  fill_bf16(b, elems, 2);
-  cublasHandle_t h;
-  MLASIM_CUBLAS_CHECK(cublasCreate(&h));
-  const float alpha = 1.f, beta = 0.f;
-  const double ms = time_ms(
-      [&] {
-        MLASIM_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, CUDA_R_16BF, n, b, CUDA_R_16BF, n,
-                                         &beta, c, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-      },
-      10, flush);
-  MLASIM_CUBLAS_CHECK(cublasDestroy(h));
-  MLASIM_CUDA_CHECK(cudaFree(a));
-  MLASIM_CUDA_CHECK(cudaFree(b));
-  MLASIM_CUDA_CHECK(cudaFree(c));
-  return 2.0 * n * static_cast<double>(n) * n / (ms * 1e-3) / 1e12;
+  const CompareResult co = compare_values(out.data(), ref.out.data(), out.size(), kDecodeOutTol);
+  const CompareResult cl = compare_values(lse.data(), ref.lse.data(), lse.size(), kDecodeLseTol);
+  std::printf("  validate out: %s\n  validate lse: %s\n", co.describe(kDecodeOutTol).c_str(), cl.describe(kDecodeLseTol).c_str());
+  return co.pass && cl.pass;
 }
 
 }  // namespace
@@ -233,9 +156,9 @@ int main(int argc, char** argv) {
     std::printf("bench_mla_decode: validation FAILED, not timing\n");
     return 1;
   }
-  void* flush = dev_alloc<char>(g_sizes.flush_bytes);
-  const double copy_tbs = copy_bandwidth_tbs(flush);
-  const double gemm_tf = gemm_tflops(flush);
+  const L2Flush flush(g_sizes.min_flush_bytes);
+  const double copy_tbs = copy_bandwidth_tbs(g_sizes.copy_bytes, 10, flush);
+  const double gemm_tf = gemm_bf16_tflops(g_sizes.gemm_n, 10, flush);
   std::printf("ceilings: device-to-device copy %.2f TB/s (read + write), cuBLAS bf16 GEMM %d^3 %.0f TFLOP/s\n", copy_tbs,
               g_sizes.gemm_n, gemm_tf);
   const int batch = g_sizes.batch, reps = smoke ? 1 : quick ? 5 : 30;
@@ -250,8 +173,8 @@ int main(int argc, char** argv) {
         if (quick && s_k != g_sizes.s_ks.front()) continue;
         const std::vector<int> lens(static_cast<std::size_t>(batch), s_k);
         Problem pr(batch, s_q, heads, lens, num_sms, nullptr, static_cast<std::uint32_t>(s_k + heads + s_q));
-        const double ms = time_ms([&] { mla_decode_fwd(pr.p); }, reps, flush);
-        const double meta_ms = time_ms([&] { mla_decode_get_metadata(pr.mp); }, reps, nullptr);
+        const double ms = median_ms(reps, &flush, [&] { mla_decode_fwd(pr.p); });
+        const double meta_ms = median_ms(reps, nullptr, [&] { mla_decode_get_metadata(pr.mp); });
         const double mean_len = s_k;
         const double bytes = batch * mean_len * 1152.0 + batch * s_q * heads * (kD + kDV) * 2.0;
         const double flops = static_cast<double>(batch) * heads * s_q * (2.0 * 576 + 2.0 * 512) * mean_len;
@@ -262,6 +185,5 @@ int main(int argc, char** argv) {
         std::printf("%-34s %10.1f %10.1f %8.2f %8.0f%% %8.0f %9.0f%% %10.1f\n", name, ms * 1e3, meta_ms * 1e3, tbs,
                     100.0 * tbs / copy_tbs, tf, 100.0 * tf / gemm_tf, ideal_us);
       }
-  MLASIM_CUDA_CHECK(cudaFree(flush));
   return 0;
 }

@@ -1,30 +1,26 @@
 // MLA prefill kernel benchmark (attention/cuda/mla_prefill.cu; d_qk 192, d_v 128, causal, b = 1):
-// validates a small varlen case against a double host reference with FlashMLA's dense prefill
+// validates a small varlen case against the kit's double host reference with FlashMLA's dense prefill
 // rule, then times L ∈ {1024, 4096, 8192} × H ∈ {16, 128} with CUDA events (L2 flushed before
 // every run, median of the runs) and prints TFLOP/s by docs/spec/mla.md §7 next to a cuBLAS bf16 GEMM
 // rate and a device-to-device copy bandwidth measured in the same run. Exits 77 without a GPU.
 // Usage: bench_mla_prefill [runs=20 | --smoke]   (--smoke: every step on tiny sizes, for the SIMT emulator)
-#include <cublas_v2.h>
-#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "attention/bf16.h"
 #include "attention/cuda/cuda_check.h"
 #include "attention/cuda/device_query.h"
-#include "attention/cuda/launch.cuh"
 #include "attention/cuda/mla_prefill.h"
-#include "sim/seeded_tokens.h"
-#include "tests/cuda/compare.h"
+#include "kit/compare.h"
+#include "kit/cuda/timing.h"
+#include "kit/mla_prefill_ref.h"
 
 namespace {
 
@@ -41,156 +37,31 @@ struct Sizes {
 };
 Sizes g_sizes;
 
-// Uniform in [-a, a] from a counter hash (timing data only; validation uses host data).
-__global__ void fill_uniform_bf16(__nv_bfloat16* p, std::int64_t n, std::uint64_t seed, float a) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    std::uint64_t z = seed + static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    const float u = static_cast<float>(z >> 40) * 0x1p-24f;  // [0, 1)
-    p[i] = __float2bfloat16((2.f * u - 1.f) * a);
-  }
-}
-
-struct Timer {
-  cudaEvent_t a{}, b{};
-  Timer() {
-    MLASIM_CUDA_CHECK(cudaEventCreate(&a));
-    MLASIM_CUDA_CHECK(cudaEventCreate(&b));
-  }
-  ~Timer() {
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-  }
-  float ms() const {
-    float t = 0;
-    MLASIM_CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
-    return t;
-  }
-};
-
-// L2 flush: write a buffer twice the L2 size between timed runs.
-struct L2Flush {
-  void* buf = nullptr;
-  size_t bytes = 0;
-  L2Flush() {
-    int dev = 0, l2 = 0;
-    MLASIM_CUDA_CHECK(cudaGetDevice(&dev));
-    MLASIM_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-    bytes = std::max<size_t>(2 * static_cast<size_t>(l2), g_sizes.min_flush_bytes);
-    MLASIM_CUDA_CHECK(cudaMalloc(&buf, bytes));
-  }
-  ~L2Flush() { cudaFree(buf); }
-  void operator()() const { MLASIM_CUDA_CHECK(cudaMemsetAsync(buf, 0, bytes)); }
-};
-
-// Median in ms of `runs` timed calls of f, each after an L2 flush (not timed), after 2 warm-ups.
-template <class F>
-double median_ms(int runs, const L2Flush& flush, F f) {
-  Timer t;
-  for (int i = 0; i < 2; ++i) f();
-  std::vector<double> v;
-  for (int i = 0; i < runs; ++i) {
-    flush();
-    MLASIM_CUDA_CHECK(cudaEventRecord(t.a));
-    f();
-    MLASIM_CUDA_CHECK(cudaEventRecord(t.b));
-    MLASIM_CUDA_CHECK(cudaEventSynchronize(t.b));
-    v.push_back(t.ms());
-  }
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// cuBLAS bf16 GEMM (fp32 compute) TFLOP/s at M = N = K = 8192.
-double gemm_tflops(int runs, const L2Flush& flush) {
-  const int n = g_sizes.gemm_n;
-  const size_t elems = static_cast<size_t>(n) * n;
-  __nv_bfloat16 *a = nullptr, *b = nullptr, *c = nullptr;
-  MLASIM_CUDA_CHECK(cudaMalloc(&a, elems * 2));
-  MLASIM_CUDA_CHECK(cudaMalloc(&b, elems * 2));
-  MLASIM_CUDA_CHECK(cudaMalloc(&c, elems * 2));
-  MLASIM_LAUNCH(1024, 256, 0, nullptr, fill_uniform_bf16)(a, static_cast<std::int64_t>(elems), 1, 0.1f);
-  MLASIM_LAUNCH(1024, 256, 0, nullptr, fill_uniform_bf16)(b, static_cast<std::int64_t>(elems), 2, 0.1f);
-  MLASIM_CUDA_CHECK(cudaGetLastError());
-  cublasHandle_t h = nullptr;
-  MLASIM_CUBLAS_CHECK(cublasCreate(&h));
-  const float alpha = 1.f, beta = 0.f;
-  const double ms = median_ms(runs, flush, [&] {
-    MLASIM_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, CUDA_R_16BF, n, b, CUDA_R_16BF,
-                                     n, &beta, c, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-  });
-  MLASIM_CUBLAS_CHECK(cublasDestroy(h));
-  MLASIM_CUDA_CHECK(cudaFree(a));
-  MLASIM_CUDA_CHECK(cudaFree(b));
-  MLASIM_CUDA_CHECK(cudaFree(c));
-  return 2.0 * n * n * static_cast<double>(n) / (ms * 1e-3) / 1e12;
-}
-
-// Device-to-device copy of 1 GiB; bandwidth counts the bytes read plus the bytes written.
-double copy_tbps(int runs, const L2Flush& flush) {
-  const size_t bytes = g_sizes.copy_bytes;
-  void *src = nullptr, *dst = nullptr;
-  MLASIM_CUDA_CHECK(cudaMalloc(&src, bytes));
-  MLASIM_CUDA_CHECK(cudaMalloc(&dst, bytes));
-  MLASIM_CUDA_CHECK(cudaMemset(src, 1, bytes));
-  const double ms =
-      median_ms(runs, flush, [&] { MLASIM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice)); });
-  MLASIM_CUDA_CHECK(cudaFree(src));
-  MLASIM_CUDA_CHECK(cudaFree(dst));
-  return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e12;
-}
-
-std::uint16_t bf16_bits(float x) {
-  return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(mlasim::round_to_bf16(x)) >> 16);
-}
-float bf16_value(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
-
-// Small varlen causal case (s_q ≠ s_k in one sequence) against a double reference, all rows and heads.
+// Small varlen causal case (s_q ≠ s_k in one sequence) against the kit's double reference, all rows and heads.
 bool validate() {
-  const std::vector<int> s_q = {300, 517, 64}, s_k = {300, 900, 64};
-  const int H = 4, B = 3;
-  std::vector<int> cu_q = {0}, cu_k = {0};
-  for (int b = 0; b < B; ++b) cu_q.push_back(cu_q.back() + s_q[b]), cu_k.push_back(cu_k.back() + s_k[b]);
-  const int tq = cu_q.back(), tk = cu_k.back();
-  std::uint64_t s = 7;
-  const auto randn = [&] {  // Box-Muller, /10, clamped to [-1, 1], bf16-exact
-    const auto u = [&] {
-      const std::uint64_t z = mlasim::splitmix64(s);
-      s += 0x9e3779b97f4a7c15ull;
-      return (static_cast<double>(z >> 11) + 0.5) * 0x1p-53;
-    };
-    const double n = std::sqrt(-2 * std::log(u())) * std::cos(6.283185307179586 * u());
-    return mlasim::round_to_bf16(static_cast<float>(std::clamp(n / 10, -1.0, 1.0)));
-  };
-  std::vector<float> q(static_cast<size_t>(tq) * H * kDqk), k(static_cast<size_t>(tk) * H * kDqk),
-      v(static_cast<size_t>(tk) * H * kDv);
-  for (float& x : q) x = randn();
-  for (float& x : k) x = randn();
-  for (float& x : v) x = randn();
+  const mlasim::kit::PrefillProblem pr = mlasim::kit::make_prefill_problem({300, 517, 64}, {300, 900, 64}, 4, true, 7);
+  const int H = pr.H, tq = pr.total_q();
   const auto upload = [](const std::vector<float>& src) {
     std::vector<std::uint16_t> bits(src.size());
-    for (size_t i = 0; i < src.size(); ++i) bits[i] = bf16_bits(src[i]);
+    for (size_t i = 0; i < src.size(); ++i) bits[i] = mlasim::bf16_bits(src[i]);
     void* d = nullptr;
     MLASIM_CUDA_CHECK(cudaMalloc(&d, bits.size() * 2));
     MLASIM_CUDA_CHECK(cudaMemcpy(d, bits.data(), bits.size() * 2, cudaMemcpyHostToDevice));
     return d;
   };
-  void *dq = upload(q), *dk = upload(k), *dv = upload(v), *dout = nullptr;
+  void *dq = upload(pr.q), *dk = upload(pr.k), *dv = upload(pr.v), *dout = nullptr;
   float* dlse = nullptr;
   int *dcq = nullptr, *dck = nullptr;
   MLASIM_CUDA_CHECK(cudaMalloc(&dout, static_cast<size_t>(tq) * H * kDv * 2));
   MLASIM_CUDA_CHECK(cudaMalloc(&dlse, static_cast<size_t>(H) * tq * 4));
-  MLASIM_CUDA_CHECK(cudaMalloc(&dcq, cu_q.size() * 4));
-  MLASIM_CUDA_CHECK(cudaMalloc(&dck, cu_k.size() * 4));
-  MLASIM_CUDA_CHECK(cudaMemcpy(dcq, cu_q.data(), cu_q.size() * 4, cudaMemcpyHostToDevice));
-  MLASIM_CUDA_CHECK(cudaMemcpy(dck, cu_k.data(), cu_k.size() * 4, cudaMemcpyHostToDevice));
+  MLASIM_CUDA_CHECK(cudaMalloc(&dcq, pr.cu_q.size() * 4));
+  MLASIM_CUDA_CHECK(cudaMalloc(&dck, pr.cu_k.size() * 4));
+  MLASIM_CUDA_CHECK(cudaMemcpy(dcq, pr.cu_q.data(), pr.cu_q.size() * 4, cudaMemcpyHostToDevice));
+  MLASIM_CUDA_CHECK(cudaMemcpy(dck, pr.cu_k.data(), pr.cu_k.size() * 4, cudaMemcpyHostToDevice));
   mlasim::MlaPrefillParams p;
   p.q = dq, p.k = dk, p.v = dv, p.out = dout, p.lse = dlse, p.cu_seqlens_q = dcq, p.cu_seqlens_k = dck;
-  p.batch = B, p.num_heads = H, p.total_q = tq, p.max_seqlen_q = 517, p.max_seqlen_k = 900;
-  p.causal = true, p.softmax_scale = kScale;
+  p.batch = pr.batch(), p.num_heads = H, p.total_q = tq, p.max_seqlen_q = pr.max_q(), p.max_seqlen_k = pr.max_k();
+  p.causal = true, p.softmax_scale = pr.scale;
   mlasim::mla_prefill_launch(p, nullptr);
   MLASIM_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<std::uint16_t> out(static_cast<size_t>(tq) * H * kDv);
@@ -200,39 +71,17 @@ bool validate() {
   for (void* ptr : {dq, dk, dv, dout, static_cast<void*>(dlse), static_cast<void*>(dcq), static_cast<void*>(dck)})
     MLASIM_CUDA_CHECK(cudaFree(ptr));
 
-  std::vector<double> ref_out(out.size()), ref_lse(lse.size());
+  // The reference's layouts (out [rows][heads][128], lse [heads][rows]) are the kernel's.
+  const mlasim::kit::PrefillReference ref =
+      mlasim::kit::prefill_reference(pr, mlasim::kit::iota_vec(tq), mlasim::kit::iota_vec(H));
   std::vector<float> got(out.size());
-  for (size_t i = 0; i < out.size(); ++i) got[i] = bf16_value(out[i]);
-  std::vector<double> sc;
-  for (int b = 0; b < B; ++b)
-    for (int i = 0; i < s_q[b]; ++i)
-      for (int h = 0; h < H; ++h) {
-        const int n = std::clamp(s_k[b] - s_q[b] + i + 1, 0, s_k[b]), tok = cu_q[b] + i;
-        sc.assign(static_cast<size_t>(n), 0);
-        double m = -std::numeric_limits<double>::infinity(), sum = 0;
-        for (int j = 0; j < n; ++j) {
-          double d = 0;
-          for (int c = 0; c < kDqk; ++c)
-            d += static_cast<double>(q[(static_cast<size_t>(tok) * H + h) * kDqk + c]) *
-                 k[(static_cast<size_t>(cu_k[b] + j) * H + h) * kDqk + c];
-          sc[j] = kScale * d;
-          m = std::max(m, sc[j]);
-        }
-        double* o = &ref_out[(static_cast<size_t>(tok) * H + h) * kDv];
-        for (int j = 0; j < n; ++j) {
-          const double e = std::exp(sc[j] - m);
-          sum += e;
-          for (int c = 0; c < kDv; ++c) o[c] += e * v[(static_cast<size_t>(cu_k[b] + j) * H + h) * kDv + c];
-        }
-        for (int c = 0; c < kDv; ++c) o[c] /= sum;
-        ref_lse[static_cast<size_t>(h) * tq + tok] = m + std::log(sum);
-      }
-  using mlasim::gpu_test::compare_values;
-  const auto co = compare_values(got.data(), ref_out.data(), got.size(), mlasim::gpu_test::kPrefillOutTol);
-  const auto cl = compare_values(lse.data(), ref_lse.data(), lse.size(), mlasim::gpu_test::kDecodeLseTol);
+  for (size_t i = 0; i < out.size(); ++i) got[i] = mlasim::bf16_value(out[i]);
+  using mlasim::kit::kDecodeLseTol;
+  using mlasim::kit::kPrefillOutTol;
+  const auto co = mlasim::kit::compare_values(got.data(), ref.out.data(), got.size(), kPrefillOutTol);
+  const auto cl = mlasim::kit::compare_values(lse.data(), ref.lse.data(), lse.size(), kDecodeLseTol);
   std::printf("validate (b=3 varlen causal, s_q 300/517/64, s_k 300/900/64, H=4) vs double reference:\n  out %s\n  lse %s\n",
-              co.describe(mlasim::gpu_test::kPrefillOutTol).c_str(),
-              cl.describe(mlasim::gpu_test::kDecodeLseTol).c_str());
+              co.describe(kPrefillOutTol).c_str(), cl.describe(kDecodeLseTol).c_str());
   return co.pass && cl.pass;
 }
 
@@ -255,9 +104,9 @@ int main(int argc, char** argv) {
     std::printf("validation FAILED: not timing\n");
     return 1;
   }
-  const L2Flush flush;
-  const double gemm = gemm_tflops(std::min(runs, 10), flush);
-  const double copy = copy_tbps(std::min(runs, 10), flush);
+  const mlasim::kit::L2Flush flush(g_sizes.min_flush_bytes);
+  const double gemm = mlasim::kit::gemm_bf16_tflops(g_sizes.gemm_n, std::min(runs, 10), flush);
+  const double copy = mlasim::kit::copy_bandwidth_tbs(g_sizes.copy_bytes, std::min(runs, 10), flush);
   std::printf("ceilings measured now: cuBLAS bf16 GEMM %d^3 (fp32 compute) %.1f TFLOP/s; D2D copy %.2f TB/s (read+write)\n",
               g_sizes.gemm_n, gemm, copy);
   std::printf("%6s %5s %10s %10s %8s %8s %12s\n", "L", "H", "median ms", "TFLOP/s", "/GEMM", "GB/s", "of copy");
@@ -266,7 +115,7 @@ int main(int argc, char** argv) {
   for (int H : g_sizes.heads)
     for (int L : g_sizes.lengths) {
       const size_t qk = static_cast<size_t>(L) * H * kDqk, vo = static_cast<size_t>(L) * H * kDv;
-      __nv_bfloat16 *q = nullptr, *k = nullptr, *v = nullptr, *out = nullptr;
+      void *q = nullptr, *k = nullptr, *v = nullptr, *out = nullptr;
       float* lse = nullptr;
       int* cu = nullptr;
       MLASIM_CUDA_CHECK(cudaMalloc(&q, qk * 2));
@@ -277,15 +126,14 @@ int main(int argc, char** argv) {
       MLASIM_CUDA_CHECK(cudaMalloc(&cu, 2 * sizeof(int)));
       const int cu_host[2] = {0, L};
       MLASIM_CUDA_CHECK(cudaMemcpy(cu, cu_host, sizeof cu_host, cudaMemcpyHostToDevice));
-      MLASIM_LAUNCH(1024, 256, 0, nullptr, fill_uniform_bf16)(q, static_cast<std::int64_t>(qk), 11, 0.17f);
-      MLASIM_LAUNCH(1024, 256, 0, nullptr, fill_uniform_bf16)(k, static_cast<std::int64_t>(qk), 12, 0.17f);
-      MLASIM_LAUNCH(1024, 256, 0, nullptr, fill_uniform_bf16)(v, static_cast<std::int64_t>(vo), 13, 0.17f);
-      MLASIM_CUDA_CHECK(cudaGetLastError());
+      mlasim::kit::fill_uniform_bf16(q, qk, 11, 0.17f);
+      mlasim::kit::fill_uniform_bf16(k, qk, 12, 0.17f);
+      mlasim::kit::fill_uniform_bf16(v, vo, 13, 0.17f);
       mlasim::MlaPrefillParams p;
       p.q = q, p.k = k, p.v = v, p.out = out, p.lse = lse, p.cu_seqlens_q = cu, p.cu_seqlens_k = cu;
       p.batch = 1, p.num_heads = H, p.total_q = L, p.max_seqlen_q = L, p.max_seqlen_k = L;
       p.causal = true, p.softmax_scale = kScale;
-      const double ms = median_ms(runs, flush, [&] { mlasim::mla_prefill_launch(p, nullptr); });
+      const double ms = mlasim::kit::median_ms(runs, &flush, [&] { mlasim::mla_prefill_launch(p, nullptr); });
       // docs/spec/mla.md §7: 2·b·H·s_q·avg_s_k·(d_qk + d_v), causal avg_s_k = (max(0, s_k − s_q) + s_k)/2.
       const int s_q = L, s_k = L;
       const double avg_sk = (std::max(0, s_k - s_q) + s_k) / 2.0;
@@ -294,8 +142,7 @@ int main(int argc, char** argv) {
       const double tflops = flops / (ms * 1e-3) / 1e12, gbps = bytes / (ms * 1e-3) / 1e9;
       std::printf("%6d %5d %10.3f %10.1f %7.1f%% %8.0f %11.1f%%\n", L, H, ms, tflops, 100 * tflops / gemm, gbps,
                   100 * gbps / (copy * 1e3));
-      for (void* ptr : {static_cast<void*>(q), static_cast<void*>(k), static_cast<void*>(v), static_cast<void*>(out),
-                        static_cast<void*>(lse), static_cast<void*>(cu)})
+      for (void* ptr : {q, k, v, out, static_cast<void*>(lse), static_cast<void*>(cu)})
         MLASIM_CUDA_CHECK(cudaFree(ptr));
     }
   std::printf("anchors (docs/spec/mla.md §7): FA3 fwd hdim128 causal on H100 292/423/521/579 TFLOP/s at 0.5k/1k/2k/4k\n");

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "kit/rng.h"
 #include "tools/bench/child_process.h"
 
 namespace {
@@ -36,23 +37,10 @@ std::string g_dir;                          // the temporary directory, named on
   std::exit(1);
 }
 
-struct Rng {  // splitmix64, Box-Muller normals
-  std::uint64_t s;
-  std::uint64_t next() {
-    std::uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  double uniform01() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-  double normal() {
-    const double u1 = std::max(uniform01(), 1e-300), u2 = uniform01();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  }
-  int lognormal(double median, double sigma, int lo, int hi) {
-    return std::clamp(static_cast<int>(std::lround(median * std::exp(sigma * normal()))), lo, hi);
-  }
-};
+// A log-normal length: median · exp(sigma · N(0, 1)), rounded, clamped to [lo, hi].
+int lognormal(mlasim::kit::Rng& rng, double median, double sigma, int lo, int hi) {
+  return std::clamp(static_cast<int>(std::lround(median * std::exp(sigma * rng.normal()))), lo, hi);
+}
 
 struct Shape {  // log-normal lengths clamped to [1, max]; rate: Poisson arrivals per second, 0 = all at step 0
   int requests, prompt_max, output_max;
@@ -82,15 +70,15 @@ Trace write_trace(const fs::path& dir, const std::string& name, const Shape& s) 
   if (!f) die("cannot write " + jsonl);
   std::vector<char> buf(1 << 20);
   std::setvbuf(f, buf.data(), _IOFBF, buf.size());
-  Rng rng{s.seed};
+  mlasim::kit::Rng rng(s.seed);
   double clock = 0;
   for (int i = 0; i < s.requests; ++i) {
-    const int prompt = rng.lognormal(s.prompt_median, s.sigma, 1, s.prompt_max);
-    const int output = rng.lognormal(s.output_median, s.sigma, 1, s.output_max);
+    const int prompt = lognormal(rng, s.prompt_median, s.sigma, 1, s.prompt_max);
+    const int output = lognormal(rng, s.output_median, s.sigma, 1, s.output_max);
     t.prompt_tokens += prompt;
     t.output_tokens += std::min<long long>(output, kMaxModelLen - prompt);
     if (s.rate > 0) {
-      clock += -std::log(1.0 - rng.uniform01()) / s.rate;  // exponential gaps
+      clock += -std::log(rng.uniform()) / s.rate;  // exponential gaps
       std::fprintf(f, "{\"arrival_time\": %.6f, ", clock);
     } else {
       std::fputs("{\"arrival_step\": 0, ", f);

@@ -15,38 +15,25 @@
 #include <vector>
 
 #include "attention/input_batch.h"
+#include "kit/rng.h"
 #include "sim/scheduler.h"
-#include "sim/seeded_tokens.h"
 #include "sim/teacher_forcing.h"
 
 namespace {
 
 using namespace mlasim;
 
-struct Rng {
-  std::uint64_t s;
-  std::uint64_t next() {  // the splitmix64 generator
-    const std::uint64_t z = splitmix64(s);
-    s += 0x9E3779B97F4A7C15ULL;
-    return z;
-  }
-  double uniform01() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-  int uniform(int lo, int hi) { return lo + static_cast<int>(next() % static_cast<std::uint64_t>(hi - lo + 1)); }
-  double normal() {
-    const double u1 = std::max(uniform01(), 1e-300), u2 = uniform01();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  }
-  int poisson(double lambda) {  // Knuth; lambda is small
-    const double l = std::exp(-lambda);
-    int k = 0;
-    double p = 1.0;
-    do {
-      ++k;
-      p *= uniform01();
-    } while (p > l);
-    return k - 1;
-  }
-};
+// Knuth's Poisson sampler (lambda is small).
+int poisson(kit::Rng& rng, double lambda) {
+  const double l = std::exp(-lambda);
+  int k = 0;
+  double p = 1.0;
+  do {
+    ++k;
+    p *= rng.uniform();
+  } while (p > l);
+  return k - 1;
+}
 
 // Generates requests lazily, one arrival step at a time.
 class Trace {
@@ -55,13 +42,13 @@ class Trace {
       : rng_{seed}, remaining_(num_requests), lambda_(arrivals_per_step) {
     for (auto& prefix : prefixes_) {
       prefix.resize(512);
-      for (int& t : prefix) t = rng_.uniform(2, 31999);
+      for (int& t : prefix) t = rng_.between(2, 31999);
     }
   }
   bool done() const { return remaining_ == 0; }
   // Appends this step's arrivals to `out`.
   void arrivals(std::vector<Request>& out) {
-    int n = std::min(rng_.poisson(lambda_), remaining_);
+    int n = std::min(poisson(rng_, lambda_), remaining_);
     remaining_ -= n;
     while (n-- > 0) out.push_back(next_request());
   }
@@ -73,12 +60,12 @@ class Trace {
     const int p = std::clamp(static_cast<int>(std::lround(std::exp(std::log(1000.0) - 0.18 + 0.6 * rng_.normal()))), 16, 8000);
     r.all_token_ids.reserve(static_cast<std::size_t>(p) + 256);
     int start = 0;
-    if (rng_.uniform(0, 9) == 0 && p > 512) {
-      const auto& prefix = prefixes_[static_cast<std::size_t>(rng_.uniform(0, 7))];
+    if (rng_.between(0, 9) == 0 && p > 512) {
+      const auto& prefix = prefixes_[static_cast<std::size_t>(rng_.between(0, 7))];
       r.all_token_ids.assign(prefix.begin(), prefix.end());
       start = 512;
     }
-    for (int i = start; i < p; ++i) r.all_token_ids.push_back(rng_.uniform(2, 31999));
+    for (int i = start; i < p; ++i) r.all_token_ids.push_back(rng_.between(2, 31999));
     r.num_prompt_tokens = p;
     r.max_tokens = std::clamp(static_cast<int>(std::lround(std::exp(std::log(250.0) - 0.125 + 0.5 * rng_.normal()))), 1, 2000);
     r.ignore_eos = true;
@@ -88,7 +75,7 @@ class Trace {
     return r;
   }
 
-  Rng rng_;
+  kit::Rng rng_;
   int remaining_;
   double lambda_;
   ReqId next_id_ = 0;

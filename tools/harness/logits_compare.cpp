@@ -1,9 +1,11 @@
-// The logits comparison and its tolerance classes.
+// The logits comparison (kit/compare.h's rule plus top-1 agreement) and its tolerance classes.
 #include "tools/harness/logits_compare.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
+
+#include "kit/compare.h"
 
 namespace mlasim {
 
@@ -32,24 +34,14 @@ LogitsComparison compare_logits(const std::vector<double>& a, const std::vector<
                                 rows, cols);
     return c;
   }
-  double dot = 0, norms = 0;
+  kit::Comparator rule(kit::CompareTol{tol.abs_tol, tol.rel_tol, tol.cos_tol});
   for (long i = 0; i < rows; ++i) {
     long arg_a = -1, arg_r = -1;
     double best_a = -INFINITY, best_r = -INFINITY, second_r = -INFINITY;
     for (long j = 0; j < cols; ++j) {
-      const double x = a[static_cast<std::size_t>(i * cols + j)], y = r[static_cast<std::size_t>(i * cols + j)];
-      const bool fx = std::isfinite(x), fy = std::isfinite(y);
-      if (!fx || !fy) {
-        const bool same = (std::isnan(x) && std::isnan(y)) || (!std::isnan(x) && !std::isnan(y) && x == y);
-        if (!same) ++c.num_nonfinite_mismatches;
-        continue;
-      }
-      const double d = std::fabs(x - y), rel = d / (std::fabs(y) + 1e-6);
-      if (d > c.max_abs) c.max_abs = d, c.max_abs_row = i, c.max_abs_col = j;
-      if (rel > c.max_rel) c.max_rel = rel, c.max_rel_row = i, c.max_rel_col = j;
-      if (!(d < tol.abs_tol) && !(rel < tol.rel_tol)) ++c.num_failing;
-      dot += x * y;
-      norms += x * x + y * y;
+      const std::size_t k = static_cast<std::size_t>(i * cols + j);
+      const double x = a[k], y = r[k];
+      if (!rule.add(x, y, k)) continue;
       if (x > best_a) best_a = x, arg_a = j;
       if (y > best_r) second_r = best_r, best_r = y, arg_r = j;
       else if (y > second_r) second_r = y;
@@ -58,8 +50,16 @@ LogitsComparison compare_logits(const std::vector<double>& a, const std::vector<
       if (c.top1_mismatches++ == 0) c.first_top1_mismatch_row = i;
     }
   }
-  c.cos_diff = norms > 0 ? 1.0 - 2.0 * dot / norms : 0.0;
-  c.pass = c.num_nonfinite_mismatches == 0 && c.num_failing == 0 && c.cos_diff <= tol.cos_tol && c.top1_mismatches == 0;
+  const kit::CompareResult k = rule.result();
+  c.num_nonfinite_mismatches = static_cast<long>(k.num_nonfinite_mismatches);
+  c.num_failing = static_cast<long>(k.num_failing);
+  c.max_abs = k.max_abs;
+  c.max_rel = k.max_rel;
+  const long abs_at = static_cast<long>(k.max_abs_idx), rel_at = static_cast<long>(k.max_rel_idx);
+  if (k.max_abs > 0) c.max_abs_row = abs_at / cols, c.max_abs_col = abs_at % cols;
+  if (k.max_rel > 0) c.max_rel_row = rel_at / cols, c.max_rel_col = rel_at % cols;
+  c.cos_diff = k.cos_diff;
+  c.pass = k.pass && c.top1_mismatches == 0;
   return c;
 }
 

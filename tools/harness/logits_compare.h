@@ -1,7 +1,8 @@
-// Comparing logits with a golden (FlashMLA's comparison rule, docs/spec/mla.md §5): NaN/inf positions
-// must match; an element passes if |a - r| < abs_tol or |a - r| / (|r| + 1e-6) < rel_tol; the
-// cosine difference 1 - 2·Σ(a·r) / Σ(a² + r²) (fp64) must be <= cos_tol; and the top-1 token of
-// every row must agree unless the golden's top two are closer than abs_tol (a tie).
+// Comparing logits with a golden by the kernel tests' rule (kit/compare.h: FlashMLA's, docs/spec/mla.md
+// §5): NaN/inf positions must match; an element passes if |a - r| < abs_tol or |a - r| / (|r| + 1e-6)
+// < rel_tol; the cosine difference 1 - 2·Σ(a·r) / Σ(a² + r²) (fp64) must be <= cos_tol; and, for
+// logits only, the top-1 token of every row must agree unless the golden's top two are closer than
+// abs_tol (a tie).
 #pragma once
 
 #include <string>

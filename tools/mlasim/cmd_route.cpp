@@ -85,12 +85,7 @@ int run_route(const RouteOptions& o) {
     w.key("require_uniform").value(config.require_uniform);
     w.key("order").int_array(r.order);
     w.key("modified").value(r.modified);
-    w.key("num_decodes").value(r.counts.num_decodes);
-    w.key("num_prefills").value(r.counts.num_prefills);
-    w.key("num_decode_tokens").value(r.counts.num_decode_tokens);
-    w.key("num_prefill_tokens").value(r.counts.num_prefill_tokens);
-    w.key("num_mqa_tokens").value(r.counts.num_mqa_tokens);
-    w.key("num_mha_tokens").value(r.counts.num_mha_tokens);
+    write_split_counts(w, r.counts);
     w.key("reason").value(r.batch_reason);
     w.key("rows").begin_array();
     for (const RowRoute& row : r.rows)  // id: the row's index in the given batch

@@ -1,5 +1,5 @@
 // Fiber stacks and context switch of the SIMT emulator (see fiber.h).
-#include "tests/cuda/emu/fiber.h"
+#include "emu/fiber.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

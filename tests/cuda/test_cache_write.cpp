@@ -1,25 +1,29 @@
 // GPU tests of cache_write (attention/cuda/cache_write.h): every token's [c_kv | k_pe] row lands
 // bit-exactly in its slot, slot −1 writes nothing, untouched rows keep their NaN poison; both the
 // 16-byte path (packed, aligned) and the 2-byte path (odd strides).
+#include <catch2/catch.hpp>
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <string>
 #include <cstring>
 #include <vector>
 
 #include "attention/cuda/cache_write.h"
 #include "attention/cuda/cuda_check.h"
-#include "tests/cuda/gpu_test.h"
-#include "tests/cuda/mla_decode_ref.h"
+#include "kit/mla_decode_ref.h"
 
 namespace {
 
 using namespace mlasim;
-using namespace mlasim::mla_decode_ref;
+using namespace mlasim::kit;
+
+constexpr int kD = kDecodeDqk, kDV = kDecodeDv;
 
 // num_tokens tokens with c_kv / k_pe rows of the given strides, slots a random subset of the cache
-// (distinct) with every 5th token −1; returns whether the cache matches the host expectation.
-bool check_cache_write(int num_tokens, int num_blocks, int block_size, long long kv_c_stride, long long k_pe_stride,
+// (distinct) with every 5th token −1; returns "" when the cache matches the host expectation, else
+// the first wrong element.
+std::string cache_write_mismatch(int num_tokens, int num_blocks, int block_size, long long kv_c_stride, long long k_pe_stride,
                        std::uint64_t seed) {
   Rng rng(seed);
   const int num_slots = num_blocks * block_size;
@@ -33,7 +37,7 @@ bool check_cache_write(int num_tokens, int num_blocks, int block_size, long long
   std::vector<int> slot_mapping(static_cast<size_t>(num_tokens));
   for (int t = 0; t < num_tokens; ++t) slot_mapping[static_cast<size_t>(t)] = t % 5 == 4 ? -1 : slots[static_cast<size_t>(t)];
 
-  std::vector<std::uint16_t> expect(static_cast<size_t>(num_slots) * kD, kBf16NaN);
+  std::vector<std::uint16_t> expect(static_cast<size_t>(num_slots) * kD, kBf16NaNBits);
   for (int t = 0; t < num_tokens; ++t) {
     const int s = slot_mapping[static_cast<size_t>(t)];
     if (s < 0) continue;
@@ -50,19 +54,17 @@ bool check_cache_write(int num_tokens, int num_blocks, int block_size, long long
   MLASIM_CUDA_CHECK(cudaMemcpy(d_kv_c, kv_c.data(), kv_c.size() * 2, cudaMemcpyHostToDevice));
   MLASIM_CUDA_CHECK(cudaMemcpy(d_k_pe, k_pe.data(), k_pe.size() * 2, cudaMemcpyHostToDevice));
   MLASIM_CUDA_CHECK(cudaMemcpy(d_slots, slot_mapping.data(), slot_mapping.size() * sizeof(int), cudaMemcpyHostToDevice));
-  const std::vector<std::uint16_t> poison(expect.size(), kBf16NaN);
+  const std::vector<std::uint16_t> poison(expect.size(), kBf16NaNBits);
   MLASIM_CUDA_CHECK(cudaMemcpy(d_cache, poison.data(), poison.size() * 2, cudaMemcpyHostToDevice));
 
-  CacheWriteParams p;
-  p.num_tokens = num_tokens;
-  p.num_slots = num_slots;
-  p.kv_c = d_kv_c;
-  p.kv_c_stride = kv_c_stride;
-  p.k_pe = d_k_pe;
-  p.k_pe_stride = k_pe_stride;
-  p.slot_mapping = d_slots;
-  p.kv_cache = d_cache;
-  cache_write(p);
+  cache_write({.num_tokens = num_tokens,
+               .num_slots = num_slots,
+               .kv_c = d_kv_c,
+               .kv_c_stride = kv_c_stride,
+               .k_pe = d_k_pe,
+               .k_pe_stride = k_pe_stride,
+               .slot_mapping = d_slots,
+               .kv_cache = d_cache});
   MLASIM_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<std::uint16_t> got(expect.size());
   MLASIM_CUDA_CHECK(cudaMemcpy(got.data(), d_cache, got.size() * 2, cudaMemcpyDeviceToHost));
@@ -72,21 +74,19 @@ bool check_cache_write(int num_tokens, int num_blocks, int block_size, long long
   MLASIM_CUDA_CHECK(cudaFree(d_slots));
   for (size_t i = 0; i < got.size(); ++i)
     if (got[i] != expect[i]) {
-      std::printf("  tokens=%d strides %lld/%lld: slot %zu column %zu is 0x%04x, expected 0x%04x\n", num_tokens,
-                  kv_c_stride, k_pe_stride, i / kD, i % kD, got[i], expect[i]);
-      return false;
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "slot %zu column %zu is 0x%04x, expected 0x%04x", i / kD, i % kD, got[i], expect[i]);
+      return buf;
     }
-  return true;
-}
-
-GPU_TEST(cache_write_rows_and_skips) {
-  bool ok = true;
-  ok = check_cache_write(1, 1, 64, 512, 64, 1) && ok;           // one token
-  ok = check_cache_write(37, 4, 16, 512, 64, 2) && ok;          // packed, 16-byte path
-  ok = check_cache_write(1000, 20, 64, 576, 576, 3) && ok;      // views into one [T, 576] buffer
-  ok = check_cache_write(300, 10, 64, 513, 67, 4) && ok;        // odd strides: 2-byte path
-  ok = check_cache_write(5000, 100, 64, 512, 64, 5) && ok;      // many tokens
-  return ok;
+  return "";
 }
 
 }  // namespace
+
+TEST_CASE("cache_write_rows_and_skips", "[gpu]") {
+  CHECK(cache_write_mismatch(1, 1, 64, 512, 64, 1) == "");        // one token
+  CHECK(cache_write_mismatch(37, 4, 16, 512, 64, 2) == "");       // packed, 16-byte path
+  CHECK(cache_write_mismatch(1000, 20, 64, 576, 576, 3) == "");   // views into one [T, 576] buffer
+  CHECK(cache_write_mismatch(300, 10, 64, 513, 67, 4) == "");     // odd strides: 2-byte path
+  CHECK(cache_write_mismatch(5000, 100, 64, 512, 64, 5) == "");   // many tokens
+}

@@ -1,6 +1,7 @@
 // GPU tests of the dense MLA decode (attention/cuda/mla_decode.h) against the double reference of
-// mla_decode_ref.h over FlashMLA's grids (docs/spec/mla.md §8), with FlashMLA's abs/rel/cos rule (§5):
+// kit/mla_decode_ref.h over FlashMLA's grids (docs/spec/mla.md §8), with FlashMLA's abs/rel/cos rule (§5):
 // permuted block ids, NaN in every non-live cache row, sentinel block-table entries, split-KV.
+#include <catch2/catch.hpp>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -13,17 +14,16 @@
 
 #include "attention/cuda/cuda_check.h"
 #include "attention/cuda/mla_decode.h"
-#include "tests/cuda/compare.h"
-#include "tests/cuda/gpu_test.h"
-#include "tests/cuda/mla_decode_ref.h"
+#include "kit/compare.h"
+#include "kit/mla_decode_ref.h"
+#include "tests/cuda/gpu_checks.h"
 
 namespace {
 
 using namespace mlasim;
-using namespace mlasim::mla_decode_ref;
-using mlasim::gpu_test::check_close;
-using mlasim::gpu_test::kDecodeLseTol;
-using mlasim::gpu_test::kDecodeOutTol;
+using namespace mlasim::kit;
+
+constexpr int kDV = kDecodeDv;
 
 template <typename T>
 class DevBuf {
@@ -98,27 +98,25 @@ class DeviceCase {
     DevBuf<float> o_accum(mla_decode_o_accum_floats(c_.batch, q_rows, num_sm_parts));
     DevBuf<float> lse_accum(mla_decode_lse_accum_floats(c_.batch, q_rows, num_sm_parts));
 
-    MlaDecodeParams p;
-    p.batch = c_.batch;
-    p.s_q = c_.s_q;
-    p.num_heads = c_.num_heads;
-    p.block_size = c_.block_size;
-    p.max_blocks_per_seq = in_.max_blocks_per_seq;
-    p.num_blocks = in_.num_blocks;
-    p.softmax_scale = c_.scale;
-    p.causal = c_.causal;
-    p.q = q_.get();
-    p.kv_cache = cache_.get();
-    p.block_table = block_table_.get();
-    p.cache_seqlens = seqlens_.get();
-    p.out = out.get();
-    p.lse = lse.get();
-    p.num_sm_parts = num_sm_parts;
-    p.tile_scheduler_metadata = meta.get();
-    p.num_splits = splits.get();
-    p.o_accum = o_accum.get();
-    p.lse_accum = lse_accum.get();
-    mla_decode_fwd(p);
+    mla_decode_fwd({.batch = c_.batch,
+                    .s_q = c_.s_q,
+                    .num_heads = c_.num_heads,
+                    .block_size = c_.block_size,
+                    .max_blocks_per_seq = in_.max_blocks_per_seq,
+                    .num_blocks = in_.num_blocks,
+                    .softmax_scale = c_.scale,
+                    .causal = c_.causal,
+                    .q = q_.get(),
+                    .kv_cache = cache_.get(),
+                    .block_table = block_table_.get(),
+                    .cache_seqlens = seqlens_.get(),
+                    .out = out.get(),
+                    .lse = lse.get(),
+                    .num_sm_parts = num_sm_parts,
+                    .tile_scheduler_metadata = meta.get(),
+                    .num_splits = splits.get(),
+                    .o_accum = o_accum.get(),
+                    .lse_accum = lse_accum.get()});
     MLASIM_CUDA_CHECK(cudaDeviceSynchronize());
     result->out = out.download();
     result->lse = lse.download();
@@ -137,49 +135,43 @@ struct Stats {
   double worst_cos = 0, worst_abs = 0;
 };
 
-bool compare_outputs(const std::string& what, const DecodeOutputs& o, const DecodeReference& ref, Stats* st) {
+void check_outputs(const std::string& what, const DecodeOutputs& o, const DecodeReference& ref, Stats* st) {
   std::vector<float> out(o.out.size());
   for (size_t i = 0; i < out.size(); ++i) out[i] = bf16_value(o.out[i]);
-  const auto co = gpu_test::compare_values(out.data(), ref.out.data(), out.size(), kDecodeOutTol);
-  const auto cl = gpu_test::compare_values(o.lse.data(), ref.lse.data(), o.lse.size(), kDecodeLseTol);
+  const auto co = kit::compare_values(out.data(), ref.out.data(), out.size(), kDecodeOutTol);
+  const auto cl = kit::compare_values(o.lse.data(), ref.lse.data(), o.lse.size(), kDecodeLseTol);
   st->worst_cos = std::max(st->worst_cos, co.cos_diff);
   st->worst_abs = std::max(st->worst_abs, co.max_abs);
   ++st->runs;
-  if (co.pass && cl.pass) return true;
-  std::printf("  %s\n    out: %s\n    lse: %s\n", what.c_str(), co.describe(kDecodeOutTol).c_str(),
-              cl.describe(kDecodeLseTol).c_str());
-  return false;
+  CHECK_COMPARE(what + " out", co, kDecodeOutTol);
+  CHECK_COMPARE(what + " lse", cl, kDecodeLseTol);
 }
 
 // Runs a case with the device's natural part count, with 1 part (no split) and with 3 parts (uneven
 // chunks); each run is compared with the reference and must be bitwise repeatable.
-bool check_case(const DecodeCase& c, Stats* st, bool repeat = true) {
-  const DecodeInputs in = make_inputs(c);
-  const DecodeReference ref = reference(c, in);
+void check_case(const DecodeCase& c, Stats* st, bool repeat = true) {
+  const DecodeInputs in = make_decode_inputs(c);
+  const DecodeReference ref = decode_reference(c, in);
   DeviceCase dev(c, in);
   const int natural = mla_decode_num_sm_parts(device_sm_count(), c.s_q * c.num_heads);
-  bool ok = true;
   ++st->cases;
   for (int parts : {natural, 1, 3}) {
     DecodeOutputs o;
     std::string why;
     const std::string what = c.name() + " parts=" + std::to_string(parts);
-    if (!dev.run(parts, &o, &why)) {
-      std::printf("  %s: %s\n", what.c_str(), why.c_str());
-      ok = false;
-      continue;
-    }
-    ok = compare_outputs(what, o, ref, st) && ok;
+    INFO(what);
+    const bool ran = dev.run(parts, &o, &why);
+    CHECK(why == "");
+    if (!ran) continue;
+    check_outputs(what, o, ref, st);
     if (repeat && parts == natural) {
       DecodeOutputs o2;
       dev.run(parts, &o2, &why);
-      if (o2.out != o.out || std::memcmp(o2.lse.data(), o.lse.data(), o.lse.size() * 4) != 0) {
-        std::printf("  %s: second run not bitwise identical\n", what.c_str());
-        ok = false;
-      }
+      const bool second_run_bitwise_identical =
+          o2.out == o.out && std::memcmp(o2.lse.data(), o.lse.data(), o.lse.size() * 4) == 0;
+      CHECK(second_run_bitwise_identical);
     }
   }
-  return ok;
 }
 
 void print_stats(const char* name, const Stats& st, double seconds) {
@@ -194,9 +186,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // The host scheduling pass: every token of every request is covered exactly once, chunks of a
 // request are numbered 0..n−1 in token order, empty requests get one (empty) chunk, at most
 // batch + parts − 1 splits, and every part's work is within payload.
-GPU_TEST(mla_decode_schedule) {
+TEST_CASE("mla_decode_schedule", "[gpu]") {
   Rng rng(7);
-  bool ok = true;
   for (int batch : {1, 2, 5, 64, 128, 300})
     for (int parts : {1, 2, 3, 7, 66, 132})
       for (int trial = 0; trial < 4; ++trial) {
@@ -228,20 +219,16 @@ GPU_TEST(mla_decode_schedule) {
                   std::to_string(splits[r + 1] - splits[r]);
         }
         if (err.empty() && splits[static_cast<size_t>(batch)] > batch + parts - 1) err = "too many splits";
-        if (!err.empty()) {
-          std::printf("  batch=%d parts=%d trial=%d: %s\n", batch, parts, trial, err.c_str());
-          ok = false;
-        }
+        INFO("batch=" << batch << " parts=" << parts << " trial=" << trial);
+        CHECK(err == "");
       }
-  return ok;
 }
 
 // FlashMLA's decode grid, trimmed so the double reference stays cheap: b·s_q·H·s_k ≤ 2^22 and
 // b·s_k ≤ 2^15 (drops b = 64 at s_k = 4096, kept once below). Varlen alternates, block size 64 / 16.
-GPU_TEST(mla_decode_grid) {
+TEST_CASE("mla_decode_grid", "[gpu]") {
   const auto t0 = std::chrono::steady_clock::now();
   Stats st;
-  bool ok = true;
   std::uint64_t seed = 100;
   int idx = 0;
   for (int batch : {1, 2, 6, 64})
@@ -256,24 +243,22 @@ GPU_TEST(mla_decode_grid) {
           Rng rng(seed * 31);
           c.seqlens = make_seqlens(batch, s_k, s_q, idx % 2 == 1, rng);
           ++idx;
-          ok = check_case(c, &st) && ok;
+          check_case(c, &st);
         }
   {  // the long-context large batch, few heads
     DecodeCase c;
     c.batch = 64, c.s_q = 2, c.num_heads = 3, c.seed = 99;
     Rng rng(99);
     c.seqlens = make_seqlens(64, 4096, 2, true, rng);
-    ok = check_case(c, &st, false) && ok;
+    check_case(c, &st, false);
   }
   print_stats("grid", st, seconds_since(t0));
-  return ok;
 }
 
 // Full (non-causal) attention over the query block, s_q > 1.
-GPU_TEST(mla_decode_noncausal) {
+TEST_CASE("mla_decode_noncausal", "[gpu]") {
   const auto t0 = std::chrono::steady_clock::now();
   Stats st;
-  bool ok = true;
   std::uint64_t seed = 500;
   for (int s_q : {2, 4})
     for (int heads : {3, 16, 128})
@@ -282,17 +267,15 @@ GPU_TEST(mla_decode_noncausal) {
         c.batch = 3, c.s_q = s_q, c.num_heads = heads, c.causal = false, c.seed = ++seed;
         Rng rng(seed);
         c.seqlens = make_seqlens(3, s_k, s_q, true, rng);
-        ok = check_case(c, &st) && ok;
+        check_case(c, &st);
       }
   print_stats("noncausal", st, seconds_since(t0));
-  return ok;
 }
 
 // FlashMLA's corner case: b = 128 with about half the requests of length 0 (output 0, LSE +inf).
-GPU_TEST(mla_decode_half_empty) {
+TEST_CASE("mla_decode_half_empty", "[gpu]") {
   const auto t0 = std::chrono::steady_clock::now();
   Stats st;
-  bool ok = true;
   for (int s_q : {1, 2})
     for (int heads : {16, 128}) {
       DecodeCase c;
@@ -300,18 +283,16 @@ GPU_TEST(mla_decode_half_empty) {
       Rng rng(c.seed);
       c.seqlens.resize(128);
       for (int& l : c.seqlens) l = rng.below(2) == 0 ? 0 : 1 + rng.below(heads == 128 ? 600 : 2500);
-      ok = check_case(c, &st) && ok;
+      check_case(c, &st);
     }
   print_stats("half_empty", st, seconds_since(t0));
-  return ok;
 }
 
 // Lengths around tile and block edges and shorter than s_q (rows with no live key under the causal
 // mask), in every block size: 1, 16, 32, 48 (not a power of two), 64, 128.
-GPU_TEST(mla_decode_edges_and_block_sizes) {
+TEST_CASE("mla_decode_edges_and_block_sizes", "[gpu]") {
   const auto t0 = std::chrono::steady_clock::now();
   Stats st;
-  bool ok = true;
   std::uint64_t seed = 900;
   const std::vector<int> lens = {0, 1, 2, 3, 4, 5, 15, 16, 17, 63, 64, 65, 127, 128, 129, 191, 257, 514, 2743};
   for (int bs : {1, 16, 32, 48, 64, 128})
@@ -321,15 +302,14 @@ GPU_TEST(mla_decode_edges_and_block_sizes) {
         c.batch = static_cast<int>(lens.size()), c.s_q = s_q, c.num_heads = 9, c.block_size = bs, c.causal = causal;
         c.seed = ++seed;
         c.seqlens = lens;
-        ok = check_case(c, &st) && ok;
+        check_case(c, &st);
       }
   print_stats("edges", st, seconds_since(t0));
-  return ok;
 }
 
 // One schedule serves several layers: the same metadata with different q / cache contents, and a
 // different softmax scale.
-GPU_TEST(mla_decode_metadata_reused_across_layers) {
+TEST_CASE("mla_decode_metadata_reused_across_layers", "[gpu]") {
   DecodeCase c;
   c.batch = 6, c.s_q = 2, c.num_heads = 16, c.seed = 1234;
   Rng rng(5);
@@ -342,14 +322,13 @@ GPU_TEST(mla_decode_metadata_reused_across_layers) {
   mla_decode_get_metadata(mp);
   DevBuf<float> o_accum(mla_decode_o_accum_floats(c.batch, q_rows, parts));
   DevBuf<float> lse_accum(mla_decode_lse_accum_floats(c.batch, q_rows, parts));
-  bool ok = true;
   Stats st;
   for (int layer = 0; layer < 3; ++layer) {
     DecodeCase cl = c;
     cl.seed = c.seed + static_cast<unsigned>(layer);
     cl.scale = layer == 2 ? 0.0721688f : kV3Scale;
-    const DecodeInputs in = make_inputs(cl, 1 + layer, 1 + layer);
-    const DecodeReference ref = reference(cl, in);
+    const DecodeInputs in = make_decode_inputs(cl, 1 + layer, 1 + layer);
+    const DecodeReference ref = decode_reference(cl, in);
     DevBuf<std::uint16_t> q(in.q), cache(in.cache), out(static_cast<size_t>(c.batch) * q_rows * kDV);
     DevBuf<int> bt(in.block_table);
     DevBuf<float> lse(static_cast<size_t>(c.batch) * q_rows);
@@ -363,9 +342,8 @@ GPU_TEST(mla_decode_metadata_reused_across_layers) {
     mla_decode_fwd(p);
     MLASIM_CUDA_CHECK(cudaDeviceSynchronize());
     DecodeOutputs o{out.download(), lse.download()};
-    ok = compare_outputs("layer " + std::to_string(layer), o, ref, &st) && ok;
+    check_outputs("layer " + std::to_string(layer), o, ref, &st);
   }
-  return ok;
 }
 
 }  // namespace

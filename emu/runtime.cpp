@@ -14,7 +14,7 @@
 #include <shared_mutex>
 
 #include "cuda_runtime.h"
-#include "tests/cuda/emu/simt.h"
+#include "emu/simt.h"
 
 struct CUstream_st {
   int device;

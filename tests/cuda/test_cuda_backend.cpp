@@ -3,6 +3,7 @@
 // against the CPU float backend (mixed decode/prefill steps, TP 1/2/4/8 on one device, forced
 // prefill form, chunked context, q_lora, faults, v2-lite-attn TP 1/2/8) and every scenario under
 // scenarios/ against golden/<name>/logits.npy, all within the bf16 tolerance class.
+#include <catch2/catch.hpp>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -27,10 +28,10 @@
 #include "attention/mla_ops.h"
 #include "attention/rope.h"
 #include "attention/tp_shard.h"
+#include "kit/rng.h"
 #include "sim/scenario_loader.h"
 #include "tests/attention/mla_test_util.h"
-#include "tests/cuda/gpu_test.h"
-#include "tests/cuda/mla_decode_ref.h"
+#include "tests/cuda/gpu_checks.h"
 #include "tools/harness/logits_compare.h"
 #include "tools/harness/logits_golden.h"
 #include "tools/harness/replay.h"
@@ -38,9 +39,7 @@
 namespace {
 
 using namespace mlasim;
-using mla_decode_ref::bf16_bits;
-using mla_decode_ref::bf16_value;
-using mla_decode_ref::Rng;
+using kit::Rng;
 using u16 = std::uint16_t;
 
 // ---------------------------------------------------------------------------------------------
@@ -74,29 +73,22 @@ std::vector<u16> randn_bf16(Rng& rng, std::size_t n, double scale = 1.0) {
   return v;
 }
 
-// |got - ref| <= rel·|ref| + abs for every element; prints the first failure.
-bool close(const char* what, const std::vector<double>& got, const std::vector<double>& ref, double rel, double abs) {
-  if (got.size() != ref.size()) {
-    std::printf("  %s: %zu values, expected %zu\n", what, got.size(), ref.size());
-    return false;
-  }
-  for (std::size_t i = 0; i < got.size(); ++i)
-    if (!(std::fabs(got[i] - ref[i]) <= rel * std::fabs(ref[i]) + abs)) {
-      std::printf("  %s: element %zu is %.9g, expected %.9g (rel %.1e abs %.1e)\n", what, i, got[i], ref[i], rel, abs);
-      return false;
-    }
-  return true;
+// |got - ref| <= rel·|ref| + abs for every element; a failure names the check and the first element outside.
+void check_close(const char* what, const std::vector<double>& got, const std::vector<double>& ref, double rel,
+                 double abs) {
+  INFO(what << " (rel " << rel << " abs " << abs << ")");
+  REQUIRE(got.size() == ref.size());
+  std::string outside;
+  for (std::size_t i = 0; i < got.size() && outside.empty(); ++i)
+    if (!(std::fabs(got[i] - ref[i]) <= rel * std::fabs(ref[i]) + abs))
+      outside = "element " + std::to_string(i) + " is " + std::to_string(got[i]) + ", expected " + std::to_string(ref[i]);
+  CHECK(outside == "");
 }
 
 template <typename T>
-bool equal(const char* what, const std::vector<T>& got, const std::vector<T>& ref) {
-  for (std::size_t i = 0; i < std::min(got.size(), ref.size()); ++i)
-    if (!(got[i] == ref[i])) {
-      std::printf("  %s: element %zu differs\n", what, i);
-      return false;
-    }
-  if (got.size() != ref.size()) std::printf("  %s: sizes differ\n", what);
-  return got.size() == ref.size();
+void check_equal(const char* what, const std::vector<T>& got, const std::vector<T>& ref) {
+  INFO(what);
+  CHECK(gpu_test::first_difference(got, ref) == "");
 }
 
 // bf16 rounding leaves at most half an ulp (2^-8 relative) on top of an fp32 result.
@@ -105,7 +97,7 @@ constexpr double kBf16Rel = 1.0 / 256 + 1e-5;
 // ---------------------------------------------------------------------------------------------
 // Element-wise kernels vs the host
 
-GPU_TEST(elementwise_rms_norm) {
+TEST_CASE("elementwise_rms_norm", "[gpu]") {
   Rng rng(1);
   const int rows = 5, cols = 256, ldx = 300, ldy = 260;
   const std::vector<float> x = randn(rng, static_cast<std::size_t>(rows) * ldx, 3.0);
@@ -132,7 +124,7 @@ GPU_TEST(elementwise_rms_norm) {
   std::vector<double> got;
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c) got.push_back(bf16_value(yb[static_cast<std::size_t>(r) * ldy + c]));
-  bool ok = close("rms_norm bf16 out", got, ref, kBf16Rel, 1e-6);
+  check_close("rms_norm bf16 out", got, ref, kBf16Rel, 1e-6);
   // fp32, in place on a strided block (the kv_a_layernorm on the first 512 of 576 columns).
   p.y = dx.get();
   p.ldy = ldx;
@@ -142,17 +134,17 @@ GPU_TEST(elementwise_rms_norm) {
   got.clear();
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c) got.push_back(yf[static_cast<std::size_t>(r) * ldx + c]);
-  ok = close("rms_norm fp32 in place", got, ref, 1e-5, 1e-6) && ok;
+  check_close("rms_norm fp32 in place", got, ref, 1e-5, 1e-6);
   for (int r = 0; r < rows; ++r)  // the columns past `cols` are untouched
     for (int c = cols; c < ldx; ++c)
       if (yf[static_cast<std::size_t>(r) * ldx + c] != x[static_cast<std::size_t>(r) * ldx + c]) {
-        std::printf("  rms_norm wrote past its columns at row %d column %d\n", r, c);
-        return false;
+        INFO("rms_norm wrote past its columns at row " << r << " column " << c);
+        FAIL_CHECK();
+        return;
       }
-  return ok;
 }
 
-GPU_TEST(elementwise_rope_interleaved_and_neox) {
+TEST_CASE("elementwise_rope_interleaved_and_neox", "[gpu]") {
   Rng rng(2);
   const ModelConfig c = test::tiny_config();
   const std::vector<double> inv_freq = yarn_inv_freq(c);
@@ -169,7 +161,6 @@ GPU_TEST(elementwise_rope_interleaved_and_neox) {
   }
   const std::vector<float> x = randn(rng, static_cast<std::size_t>(rows) * heads * hd);
   DeviceBuffer dc = to_device(cosv), ds = to_device(sinv);
-  bool ok = true;
   for (bool neox : {false, true}) {
     std::vector<double> ref(x.begin(), x.end());
     for (int r = 0; r < rows; ++r)
@@ -182,25 +173,23 @@ GPU_TEST(elementwise_rope_interleaved_and_neox) {
         }
       }
     DeviceBuffer dx = to_device(x);
-    RopeParams p;
-    p.x = dx.as<float>();
-    p.row_stride = static_cast<long long>(heads) * hd;
-    p.head_stride = hd;
-    p.offset = off;
-    p.rows = rows;
-    p.heads = heads;
-    p.rope_dim = dr;
-    p.cos = dc.as<const float>();
-    p.sin = ds.as<const float>();
-    p.neox = neox;
-    apply_rope(p, nullptr);
+    apply_rope({.x = dx.as<float>(),
+                .row_stride = static_cast<long long>(heads) * hd,
+                .head_stride = hd,
+                .offset = off,
+                .rows = rows,
+                .heads = heads,
+                .rope_dim = dr,
+                .cos = dc.as<const float>(),
+                .sin = ds.as<const float>(),
+                .neox = neox},
+               nullptr);
     const std::vector<float> y = to_host<float>(dx, x.size());
-    ok = close(neox ? "rope neox" : "rope interleaved", std::vector<double>(y.begin(), y.end()), ref, 1e-5, 1e-5) && ok;
+    check_close(neox ? "rope neox" : "rope interleaved", std::vector<double>(y.begin(), y.end()), ref, 1e-5, 1e-5);
   }
-  return ok;
 }
 
-GPU_TEST(elementwise_swiglu_add_and_conversions) {
+TEST_CASE("elementwise_swiglu_add_and_conversions", "[gpu]") {
   Rng rng(3);
   const int rows = 3, cols = 1000;
   const std::size_t n = static_cast<std::size_t>(rows) * cols;
@@ -213,12 +202,12 @@ GPU_TEST(elementwise_swiglu_add_and_conversions) {
     ref[i] = silu(static_cast<double>(g[i])) * u[i];
     got[i] = bf16_value(a[i]);
   }
-  bool ok = close("swiglu", got, ref, kBf16Rel, 1e-6);
+  check_close("swiglu", got, ref, kBf16Rel, 1e-6);
 
   add_inplace(dg.as<float>(), du.as<const float>(), static_cast<long long>(n), nullptr);
   std::vector<float> sum(n);
   for (std::size_t i = 0; i < n; ++i) sum[i] = g[i] + u[i];
-  ok = equal("add_inplace", to_host<float>(dg, n), sum) && ok;
+  check_equal("add_inplace", to_host<float>(dg, n), sum);
 
   // fp32 -> bf16: round to nearest even, ties included; bf16 -> fp32 exact.
   std::vector<float> f = randn(rng, 4096, 10.0);
@@ -231,14 +220,12 @@ GPU_TEST(elementwise_swiglu_add_and_conversions) {
   std::vector<u16> want(f.size());
   std::vector<float> want_back(f.size());
   for (std::size_t i = 0; i < f.size(); ++i) want[i] = bf16_bits(f[i]), want_back[i] = round_to_bf16(f[i]);
-  ok = equal("f32_to_bf16", to_host<u16>(db, f.size()), want) && ok;
-  ok = equal("bf16_to_f32", to_host<float>(dback, f.size()), want_back) && ok;
-  return ok;
+  check_equal("f32_to_bf16", to_host<u16>(db, f.size()), want);
+  check_equal("bf16_to_f32", to_host<float>(dback, f.size()), want_back);
 }
 
-GPU_TEST(elementwise_gathers_and_concats) {
+TEST_CASE("elementwise_gathers_and_concats", "[gpu]") {
   Rng rng(4);
-  bool ok = true;
   {  // embedding
     const int vocab = 50, d = 300;
     const std::vector<u16> table = randn_bf16(rng, static_cast<std::size_t>(vocab) * d);
@@ -248,7 +235,7 @@ GPU_TEST(elementwise_gathers_and_concats) {
     std::vector<float> want;
     for (int id : ids)
       for (int c = 0; c < d; ++c) want.push_back(bf16_value(table[static_cast<std::size_t>(id) * d + c]));
-    ok = equal("embedding_gather", to_host<float>(dout, want.size()), want) && ok;
+    check_equal("embedding_gather", to_host<float>(dout, want.size()), want);
   }
   {  // gather_rows, 2-byte (cache rows) and 4-byte (hidden states)
     const int rows = 40, width = 576, ld = 600;
@@ -259,14 +246,14 @@ GPU_TEST(elementwise_gathers_and_concats) {
     std::vector<u16> want;
     for (int j : idx)
       for (int c = 0; c < width; ++c) want.push_back(src[static_cast<std::size_t>(j) * ld + c]);
-    ok = equal("gather_rows bf16", to_host<u16>(dd, want.size()), want) && ok;
+    check_equal("gather_rows bf16", to_host<u16>(dd, want.size()), want);
     const std::vector<float> srcf = randn(rng, static_cast<std::size_t>(rows) * 256);
     DeviceBuffer dsf = to_device(srcf), ddf(0, idx.size() * 256 * 4);
     gather_rows(dsf.get(), 256, di.as<const int>(), static_cast<int>(idx.size()), 256, 4, ddf.get(), 256, nullptr);
     std::vector<float> wantf;
     for (int j : idx)
       for (int c = 0; c < 256; ++c) wantf.push_back(srcf[static_cast<std::size_t>(j) * 256 + c]);
-    ok = equal("gather_rows fp32", to_host<float>(ddf, wantf.size()), wantf) && ok;
+    check_equal("gather_rows fp32", to_host<float>(ddf, wantf.size()), wantf);
   }
   {  // decode query [q_lat | q_pe] and prefill keys [k_nope | k_pe]
     const int rows = 9, heads = 3;
@@ -279,7 +266,7 @@ GPU_TEST(elementwise_gathers_and_concats) {
       for (int h = 0; h < heads; ++h)
         for (int c = 0; c < 64; ++c)
           want[(static_cast<std::size_t>(r) * heads + h) * 576 + 512 + c] = q[(static_cast<std::size_t>(r) * heads + h) * 192 + 128 + c];
-    ok = equal("concat_q_pe_for_decode", to_host<u16>(dql, want.size()), want) && ok;
+    check_equal("concat_q_pe_for_decode", to_host<u16>(dql, want.size()), want);
 
     const std::vector<u16> kv = randn_bf16(rng, static_cast<std::size_t>(rows) * heads * 256);
     const std::vector<u16> lat = randn_bf16(rng, static_cast<std::size_t>(rows) * 576);
@@ -292,9 +279,8 @@ GPU_TEST(elementwise_gathers_and_concats) {
         for (int c = 0; c < 128; ++c) k[c] = kv[(static_cast<std::size_t>(r) * heads + h) * 256 + c];
         for (int c = 0; c < 64; ++c) k[128 + c] = lat[static_cast<std::size_t>(r) * 576 + 512 + c];
       }
-    ok = equal("concat_k_for_prefill", to_host<u16>(dk, wk.size()), wk) && ok;
+    check_equal("concat_k_for_prefill", to_host<u16>(dk, wk.size()), wk);
   }
-  return ok;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -323,7 +309,7 @@ GemmRef gemm_ref(const LinearParams& p, const std::vector<u16>& x, const std::ve
   return g;
 }
 
-bool check_gemm(const char* what, CublasGemm& gemm, LinearParams p, Rng& rng) {
+void check_gemm(const char* what, CublasGemm& gemm, LinearParams p, Rng& rng) {
   const std::size_t nx = static_cast<std::size_t>((p.batch - 1) * p.stride_x + p.rows * p.ldx);
   const std::size_t nw = static_cast<std::size_t>((p.batch - 1) * p.stride_w + (p.w_in_out ? p.in : p.out) * p.ldw);
   const std::size_t ny = static_cast<std::size_t>((p.batch - 1) * p.stride_y + p.rows * p.ldy);
@@ -343,6 +329,7 @@ bool check_gemm(const char* what, CublasGemm& gemm, LinearParams p, Rng& rng) {
   if (p.y_type == GemmOut::kBf16) yb = to_host<u16>(dy, ny);
   else yf = to_host<float>(dy, ny);
   std::size_t k = 0;
+  std::string outside;
   for (int b = 0; b < p.batch; ++b)
     for (int r = 0; r < p.rows; ++r)
       for (int o = 0; o < p.out; ++o, ++k) {
@@ -350,46 +337,47 @@ bool check_gemm(const char* what, CublasGemm& gemm, LinearParams p, Rng& rng) {
         const double v = p.y_type == GemmOut::kBf16 ? bf16_value(yb[at]) : yf[at];
         const double expect = ref.y[k] + p.beta * y0[at];
         const double bound = 1e-5 * ref.mag[k] + 1e-6 + (p.y_type == GemmOut::kBf16 ? kBf16Rel * std::fabs(expect) : 0.0);
-        if (!(std::fabs(v - expect) <= bound)) {
-          std::printf("  %s: batch %d row %d out %d is %.8g, expected %.8g (bound %.2e)\n", what, b, r, o, v, expect, bound);
-          return false;
+        if (!(std::fabs(v - expect) <= bound) && outside.empty()) {
+          char buf[160];
+          std::snprintf(buf, sizeof buf, "batch %d row %d out %d is %.8g, expected %.8g (bound %.2e)", b, r, o, v, expect,
+                        bound);
+          outside = buf;
         }
       }
-  return true;
+  INFO(what);
+  CHECK(outside == "");
 }
 
-GPU_TEST(cublas_linear) {
+TEST_CASE("cublas_linear", "[gpu]") {
   Rng rng(5);
   cudaStream_t stream = nullptr;
   MLASIM_CUDA_CHECK(cudaStreamCreate(&stream));
-  bool ok = true;
   {
     CublasGemm gemm(0, stream);
     LinearParams p;  // plain Linear, fp32 out
     p.rows = 37, p.out = 70, p.in = 96, p.ldx = 96, p.ldw = 96, p.ldy = 70;
-    ok = check_gemm("linear fp32", gemm, p, rng) && ok;
+    check_gemm("linear fp32", gemm, p, rng);
     LinearParams s = p;  // strided slices, bf16 out
     s.ldx = 100, s.ldw = 128, s.ldy = 80, s.y_type = GemmOut::kBf16;
-    ok = check_gemm("linear strided bf16", gemm, s, rng) && ok;
+    check_gemm("linear strided bf16", gemm, s, rng);
     LinearParams a = p;  // accumulate
     a.beta = 1.f;
-    ok = check_gemm("linear beta 1", gemm, a, rng) && ok;
+    check_gemm("linear beta 1", gemm, a, rng);
     LinearParams uk;  // the W_UK absorption: [in, out] weights, batched over heads, decode layouts
     uk.rows = 5, uk.out = 512, uk.in = 128, uk.batch = 3;
     uk.ldx = 3 * 192, uk.stride_x = 192, uk.w_in_out = true, uk.ldw = 512, uk.stride_w = 256 * 512;
     uk.ldy = 3 * 576, uk.stride_y = 576, uk.y_type = GemmOut::kBf16;
-    ok = check_gemm("W_UK absorption", gemm, uk, rng) && ok;
+    check_gemm("W_UK absorption", gemm, uk, rng);
     LinearParams uv;  // W_UV: Linear weights, batched over heads
     uv.rows = 5, uv.out = 128, uv.in = 512, uv.batch = 3;
     uv.ldx = 3 * 512, uv.stride_x = 512, uv.ldw = 512, uv.stride_w = 256 * 512;
     uv.ldy = 3 * 128, uv.stride_y = 128, uv.y_type = GemmOut::kBf16;
-    ok = check_gemm("W_UV", gemm, uv, rng) && ok;
+    check_gemm("W_UV", gemm, uv, rng);
   }
   MLASIM_CUDA_CHECK(cudaStreamDestroy(stream));
-  return ok;
 }
 
-GPU_TEST(communicator_in_device_rank_order) {
+TEST_CASE("communicator_in_device_rank_order", "[gpu]") {
   const int n = 3;
   const std::size_t count = 100003;
   std::vector<cudaStream_t> streams(n);
@@ -398,10 +386,9 @@ GPU_TEST(communicator_in_device_rank_order) {
     MLASIM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     vs.push_back(s);
   }
-  bool ok = true;
   {
     Communicator comm({0, 0, 0}, vs);
-    ok = comm.mode() == "in-device";
+    CHECK(comm.mode() == "in-device");
     Rng rng(6);
     std::vector<std::vector<float>> host;
     std::vector<DeviceBuffer> dev;
@@ -416,14 +403,13 @@ GPU_TEST(communicator_in_device_rank_order) {
     for (std::size_t i = 0; i < count; ++i) want[i] = (host[0][i] + host[1][i]) + host[2][i];
     for (int r = 0; r < n; ++r) {
       MLASIM_CUDA_CHECK(cudaStreamSynchronize(streams[static_cast<std::size_t>(r)]));
-      ok = equal("in-device all-reduce", to_host<float>(dev[static_cast<std::size_t>(r)], count), want) && ok;
+      check_equal("in-device all-reduce", to_host<float>(dev[static_cast<std::size_t>(r)], count), want);
     }
   }
   for (auto& s : streams) MLASIM_CUDA_CHECK(cudaStreamDestroy(s));
-  return ok;
 }
 
-GPU_TEST(device_weights_rank_shard) {
+TEST_CASE("device_weights_rank_shard", "[gpu]") {
   const MlaWeights w = seeded_weights(test::tiny_config(8));
   const ModelConfig& c = w.config;
   const TpShard s = tp_shard(c, 4, 2);  // heads [4, 6), MLP [256, 384)
@@ -440,20 +426,20 @@ GPU_TEST(device_weights_rank_shard) {
     return b;
   };
   const int nh = 2, m = 128, d = c.hidden_size;
-  bool ok = dw.norm() == nullptr && dw.lm_head() == nullptr;
+  CHECK(dw.norm() == nullptr);
+  CHECK(dw.lm_head() == nullptr);
   std::vector<float> kvb(l.kv_b_proj.values.begin() + 4 * 256 * 512, l.kv_b_proj.values.begin() + 6 * 256 * 512);
-  ok = equal("kv_b_proj rows", down(dw.layer(1).kv_b_proj, kvb.size()), bits(kvb)) && ok;
+  check_equal("kv_b_proj rows", down(dw.layer(1).kv_b_proj, kvb.size()), bits(kvb));
   std::vector<float> o;
   for (int r = 0; r < d; ++r)
     for (int k = 0; k < nh * 128; ++k) o.push_back(l.o_proj.values[static_cast<std::size_t>(r) * 4 * 128 * 2 + 4 * 128 + k]);
-  ok = equal("o_proj columns", down(dw.layer(1).o_proj, o.size()), bits(o)) && ok;
+  check_equal("o_proj columns", down(dw.layer(1).o_proj, o.size()), bits(o));
   std::vector<float> dn;
   for (int r = 0; r < d; ++r)
     for (int k = 0; k < m; ++k) dn.push_back(l.down_proj.values[static_cast<std::size_t>(r) * 512 + 256 + k]);
-  ok = equal("down_proj columns", down(dw.layer(1).down_proj, dn.size()), bits(dn)) && ok;
+  check_equal("down_proj columns", down(dw.layer(1).down_proj, dn.size()), bits(dn));
   std::vector<float> q(l.q_proj.values.begin() + 4 * 192 * d, l.q_proj.values.begin() + 6 * 192 * d);
-  ok = equal("q_proj rows", down(dw.layer(1).q_proj, q.size()), bits(q)) && ok;
-  return ok;
+  check_equal("q_proj rows", down(dw.layer(1).q_proj, q.size()), bits(q));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -479,17 +465,16 @@ std::unique_ptr<Backend> cpu_float(const MlaWeights& w, int tp, int num_blocks, 
   return make_cpu_backend(w, o, CpuPrecision::kFloat);
 }
 
-// The logits of `got` within the bf16 class of `ref` (both [rows, vocab]).
-bool within_bf16(const std::string& what, const std::vector<double>& got, const std::vector<double>& ref, int vocab) {
+// Checks the logits of `got` within the bf16 class of `ref` (both [rows, vocab]); a failure prints the summary.
+void check_within_bf16(const std::string& what, const std::vector<double>& got, const std::vector<double>& ref,
+                       int vocab) {
   const long rows = vocab > 0 ? static_cast<long>(ref.size()) / vocab : 0;
   const LogitsTolerance tol = logits_tolerance(PrecisionClass::kBf16);
   const LogitsComparison c = compare_logits(got, ref, rows, vocab, tol);
   std::printf("  %s: %s\n", what.c_str(), c.summary(tol, {}).c_str());
-  if (rows == 0) {
-    std::printf("  %s: no logits to compare\n", what.c_str());
-    return false;
-  }
-  return c.pass;
+  INFO(what << ": " << c.summary(tol, {}));
+  CHECK(rows > 0);  // logits to compare
+  CHECK(c.pass);
 }
 
 // Decodes (q = 1, 2 on the decode path), fresh prefills, a fresh 3-token prompt on the decode path
@@ -512,43 +497,39 @@ std::vector<double> mixed_script(Backend& backend, bool force_prefill = false, i
   return out;
 }
 
-GPU_TEST(cuda_backend_options_and_names) {
+TEST_CASE("cuda_backend_options_and_names", "[gpu]") {
   const MlaWeights w = seeded_weights(test::tiny_config(8));
-  bool ok = true;
   CudaBackendOptions o = cuda_options(2, 64, 4, {Fault::kDecodeScale1OverSqrt576});
-  ok = cuda_backend_support_error(w.config, o).empty() && ok;
+  CHECK(cuda_backend_support_error(w.config, o) == "");
   CudaBackend b(w, o);
-  ok = b.name() == "cuda tp=2 faults=decode_scale_1_over_sqrt_576" && ok;
-  ok = b.communicator_mode() == "in-device" && b.rank_devices() == std::vector<int>({0, 0}) && ok;
+  CHECK(b.name() == "cuda tp=2 faults=decode_scale_1_over_sqrt_576");
+  CHECK(b.communicator_mode() == "in-device");
+  CHECK(b.rank_devices() == std::vector<int>({0, 0}));
   CudaBackendOptions bad = o;
   bad.faults = {Fault::kChunkLseMergeWrong};
-  ok = cuda_backend_support_error(w.config, bad).find("chunk_lse_merge_wrong") != std::string::npos && ok;
+  CHECK_THAT(cuda_backend_support_error(w.config, bad), Catch::Matchers::Contains("chunk_lse_merge_wrong"));
   bad = o;
   bad.tensor_parallel_size = 3;
-  ok = !cuda_backend_support_error(w.config, bad).empty() && ok;
+  CHECK(cuda_backend_support_error(w.config, bad) != "");
   ModelConfig geometry = w.config;
   geometry.kv_lora_rank = 256;
-  ok = !cuda_backend_support_error(geometry, o).empty() && ok;
-  if (!ok) std::printf("  name '%s', mode %s\n", b.name().c_str(), b.communicator_mode().c_str());
-  return ok;
+  CHECK(cuda_backend_support_error(geometry, o) != "");
 }
 
-GPU_TEST(cuda_backend_mixed_steps_tp_1_2_4_8_vs_cpu) {
+TEST_CASE("cuda_backend_mixed_steps_tp_1_2_4_8_vs_cpu", "[gpu]") {
   const MlaWeights w = seeded_weights(test::tiny_config(8));
   std::unique_ptr<Backend> cpu = cpu_float(w, 1, 64, 4);
   const std::vector<double> ref = mixed_script(*cpu);
-  bool ok = true;
   for (int tp : {1, 2, 4, 8}) {
     CudaBackend cuda(w, cuda_options(tp, 64, 4));
-    ok = within_bf16("tp " + std::to_string(tp), mixed_script(cuda), ref, w.config.vocab_size) && ok;
+    check_within_bf16("tp " + std::to_string(tp), mixed_script(cuda), ref, w.config.vocab_size);
   }
   // Every token through the prefill form (golden mode) agrees too.
   CudaBackend forced(w, cuda_options(2, 64, 4));
-  ok = within_bf16("forced prefill form, tp 2", mixed_script(forced, true), ref, w.config.vocab_size) && ok;
-  return ok;
+  check_within_bf16("forced prefill form, tp 2", mixed_script(forced, true), ref, w.config.vocab_size);
 }
 
-GPU_TEST(cuda_backend_chunked_context_vs_cpu) {
+TEST_CASE("cuda_backend_chunked_context_vs_cpu", "[gpu]") {
   // W = 16 tokens: two rows with context share it, MCC = 8, contexts of 10 and 11 take 2 chunks.
   const MlaWeights w = seeded_weights(test::tiny_config(4));
   auto run = [&](Backend& backend, const RoutingConfig& routing, int* num_chunks) {
@@ -567,49 +548,43 @@ GPU_TEST(cuda_backend_chunked_context_vs_cpu) {
   const std::vector<double> ref = run(*cpu, test::mla_routing(), &chunks_cpu);
   CudaBackend cuda(w, cuda_options(1, 64, 4));
   const std::vector<double> got = run(cuda, test::mla_routing(4, 4, /*max_model_len=*/2, /*max_num_seqs=*/1), &chunks_cuda);
-  if (chunks_cuda != 2 || chunks_cpu != 1) {
-    std::printf("  expected 2 context chunks on the CUDA run and 1 on the CPU run, got %d and %d\n", chunks_cuda, chunks_cpu);
-    return false;
-  }
-  return within_bf16("2 chunks vs 1", got, ref, w.config.vocab_size);
+  REQUIRE(chunks_cuda == 2);  // context chunks of the CUDA run
+  REQUIRE(chunks_cpu == 1);
+  check_within_bf16("2 chunks vs 1", got, ref, w.config.vocab_size);
 }
 
-GPU_TEST(cuda_backend_q_lora_vs_cpu) {
+TEST_CASE("cuda_backend_q_lora_vs_cpu", "[gpu]") {
   ModelConfig c = test::tiny_config(8);
   c.q_lora_rank = 64;
   const MlaWeights w = seeded_weights(c);
   std::unique_ptr<Backend> cpu = cpu_float(w, 1, 64, 4);
   CudaBackend cuda(w, cuda_options(2, 64, 4));
-  return within_bf16("q_lora_rank 64, tp 2", mixed_script(cuda), mixed_script(*cpu), c.vocab_size);
+  check_within_bf16("q_lora_rank 64, tp 2", mixed_script(cuda), mixed_script(*cpu), c.vocab_size);
 }
 
-GPU_TEST(cuda_backend_faults_vs_cpu) {
+TEST_CASE("cuda_backend_faults_vs_cpu", "[gpu]") {
   const MlaWeights w = seeded_weights(test::tiny_config(4));
   std::unique_ptr<Backend> clean = cpu_float(w, 1, 64, 4);
   const std::vector<double> clean_ref = mixed_script(*clean);
-  bool ok = true;
   for (Fault f : all_faults()) {
     if (!cuda_backend_supports_fault(f)) continue;
     std::unique_ptr<Backend> cpu = cpu_float(w, 1, 64, 4, {f});
     const std::vector<double> ref = mixed_script(*cpu);
     CudaBackend cuda(w, cuda_options(1, 64, 4, {f}));
-    ok = within_bf16(std::string("fault ") + to_string(f), mixed_script(cuda), ref, w.config.vocab_size) && ok;
+    check_within_bf16(std::string("fault ") + to_string(f), mixed_script(cuda), ref, w.config.vocab_size);
     const LogitsTolerance tol = logits_tolerance(PrecisionClass::kBf16);
     const long rows = static_cast<long>(ref.size()) / w.config.vocab_size;
     if (compare_logits(ref, clean_ref, rows, w.config.vocab_size, tol).pass)
       std::printf("  note: fault %s does not change this script's logits beyond the bf16 class\n", to_string(f));
   }
-  return ok;
 }
 
 // Replays a scenario text with the CUDA backend at `tp` (one device) and with the CPU float
 // backend at TP 1; the logits within the bf16 class.
-bool replay_vs_cpu(const std::string& text, const std::vector<int>& tps) {
+void check_replay_vs_cpu(const std::string& text, const std::vector<int>& tps) {
   Result<Scenario> loaded = load_scenario_text(text, "cuda_tp.yaml");
-  if (!loaded) {
-    std::printf("  %s\n", loaded.error().format().c_str());
-    return false;
-  }
+  INFO((loaded ? std::string() : loaded.error().format()));
+  REQUIRE(loaded);
   const Scenario& s = loaded.value();
   const MlaWeights w = seeded_weights(s.model);
   ReplayOptions cpu;
@@ -618,7 +593,6 @@ bool replay_vs_cpu(const std::string& text, const std::vector<int>& tps) {
   cpu.precision = CpuPrecision::kFloat;
   const RunRecord ref = replay(s, cpu);
   const std::vector<double> ref_values(ref.logits.values.begin(), ref.logits.values.end());
-  bool ok = true;
   for (int tp : tps) {
     ReplayOptions o;
     o.weights = &w;
@@ -627,12 +601,11 @@ bool replay_vs_cpu(const std::string& text, const std::vector<int>& tps) {
     };
     const RunRecord got = replay(s, o);
     const std::vector<double> values(got.logits.values.begin(), got.logits.values.end());
-    ok = within_bf16(s.model.preset + " tp " + std::to_string(tp), values, ref_values, s.model.vocab_size) && ok;
+    check_within_bf16(s.model.preset + " tp " + std::to_string(tp), values, ref_values, s.model.vocab_size);
   }
-  return ok;
 }
 
-GPU_TEST(cuda_backend_v2_lite_attn_tp_1_2_8_one_gpu) {
+TEST_CASE("cuda_backend_v2_lite_attn_tp_1_2_8_one_gpu", "[gpu]") {
   // 16 heads (2 per rank at TP 8), one layer, a small vocabulary. a prefills in two chunks (the
   // second with context on the prefill path) then decodes; b and a one-token prompt c arrive
   // while a decodes.
@@ -645,10 +618,10 @@ GPU_TEST(cuda_backend_v2_lite_attn_tp_1_2_8_one_gpu) {
       "  - {id: a, prompt_len: 100, max_tokens: 4}\n"
       "  - {id: b, prompt_len: 20, max_tokens: 3, arrival_step: 2}\n"
       "  - {id: c, prompt: [17], max_tokens: 2, arrival_step: 3}\n";
-  return replay_vs_cpu(text, {1, 2, 8});
+  check_replay_vs_cpu(text, {1, 2, 8});
 }
 
-GPU_TEST(cuda_backend_scenarios_vs_golden) {
+TEST_CASE("cuda_backend_scenarios_vs_golden", "[gpu]") {
   namespace fs = std::filesystem;
   // The repository root: $MLASIM_ROOT, else the working directory when it holds scenarios/ (the
   // binaries are built here and run from a copy of the tree elsewhere), else the build's source.
@@ -658,29 +631,23 @@ GPU_TEST(cuda_backend_scenarios_vs_golden) {
   for (const auto& e : fs::recursive_directory_iterator(root + "/scenarios"))
     if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
-  int passed = 0, failed = 0;
+  REQUIRE(!files.empty());
   for (const std::string& path : files) {
+    INFO(path);
     Result<Scenario> loaded = load_scenario_file(path);
-    if (!loaded) {
-      std::printf("  %s: %s\n", path.c_str(), loaded.error().format().c_str());
-      ++failed;
-      continue;
-    }
+    INFO((loaded ? std::string() : loaded.error().format()));
+    CHECK(loaded);
+    if (!loaded) continue;
     const Scenario& s = loaded.value();
     const std::string dir = root + "/golden/" + s.name;
     Result<LogitsFiles> golden = read_logits_files(dir);
-    if (!golden) {
-      std::printf("  %s: %s\n", s.name.c_str(), golden.error().format().c_str());
-      ++failed;
-      continue;
-    }
-    std::string why = cuda_backend_support_error(s.model, cuda_options(s.parallel.tensor_parallel_size,
-                                                                        s.scheduler.num_gpu_blocks, s.scheduler.block_size));
-    if (!why.empty()) {
-      std::printf("  %s: cannot run on CUDA: %s\n", s.name.c_str(), why.c_str());
-      ++failed;
-      continue;
-    }
+    INFO((golden ? std::string() : golden.error().format()));
+    CHECK(golden);
+    if (!golden) continue;
+    const std::string why = cuda_backend_support_error(
+        s.model, cuda_options(s.parallel.tensor_parallel_size, s.scheduler.num_gpu_blocks, s.scheduler.block_size));
+    CHECK(why == "");  // the scenario runs on CUDA
+    if (!why.empty()) continue;
     ReplayOptions o;
     o.make_backend = [](const MlaWeights& weights, const Scenario& sc, const FaultSet& faults) {
       CudaBackendOptions co = cuda_options(sc.parallel.tensor_parallel_size, sc.scheduler.num_gpu_blocks,
@@ -691,10 +658,9 @@ GPU_TEST(cuda_backend_scenarios_vs_golden) {
     const RunRecord record = replay(s, o);
     const LogitsCheck lc = check_logits_against(golden.value(), record.logits, logits_tolerance(PrecisionClass::kBf16), dir);
     std::printf("  %s %s: %s\n", lc.pass ? "ok  " : "FAIL", s.name.c_str(), lc.message.c_str());
-    (lc.pass ? passed : failed)++;
+    INFO(s.name << ": " << lc.message);
+    CHECK(lc.pass);
   }
-  std::printf("  scenarios: %d passed, %d failed\n", passed, failed);
-  return failed == 0 && passed > 0;
 }
 
 }  // namespace

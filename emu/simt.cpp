@@ -1,5 +1,5 @@
 // Block scheduler, barriers, warp collectives and cp.async of the SIMT emulator (see simt.h).
-#include "tests/cuda/emu/simt.h"
+#include "emu/simt.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "cuda_runtime.h"
-#include "tests/cuda/emu/fiber.h"
+#include "emu/fiber.h"
 
 namespace mlasim::emu {
 namespace {

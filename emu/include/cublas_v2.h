@@ -1,4 +1,4 @@
-// The cuBLAS subset mlasim uses, for its SIMT emulator (tests/cuda/emu/cublas.cpp): handles, streams,
+// The cuBLAS subset mlasim uses, for its SIMT emulator (emu/cublas.cpp): handles, streams,
 // pointer mode and cublasGemmStridedBatchedEx with cuBLAS's column-major definition and argument checks.
 #pragma once
 

@@ -1,12 +1,11 @@
 // GPU tests of the MLA prefill kernel (attention/cuda/mla_prefill.cu) and merge_attn_states
 // against a double-precision host reference on the same bf16 inputs. Rule: FlashMLA's dense
-// prefill tolerances (tests/cuda/compare.h; docs/spec/mla.md §5), LSE with the decode LSE tolerance,
+// prefill tolerances (kit/compare.h; docs/spec/mla.md §5), LSE with the decode LSE tolerance,
 // and five repeated runs bitwise identical. Grids follow docs/spec/mla.md §8; data randn/10 in [−1, 1].
+#include <catch2/catch.hpp>
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
-#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -14,236 +13,32 @@
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <numbers>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "attention/bf16.h"
 #include "attention/cuda/cuda_check.h"
 #include "attention/cuda/merge_attn_states.h"
 #include "attention/cuda/mla_prefill.h"
-#include "sim/seeded_tokens.h"
-#include "tests/cuda/compare.h"
-#include "tests/cuda/gpu_test.h"
+#include "kit/compare.h"
+#include "kit/mla_prefill_ref.h"
+#include "kit/parallel_for.h"
+#include "tests/cuda/gpu_checks.h"
 
 namespace {
 
-using mlasim::gpu_test::compare_values;
-using mlasim::gpu_test::CompareResult;
-using mlasim::gpu_test::CompareTol;
+using namespace mlasim::kit;
+using mlasim::bf16_bits;
+using mlasim::bf16_value;
+using mlasim::kBf16NaNBits;
+using Problem = PrefillProblem;
+using Reference = PrefillReference;
 
-constexpr int kDqk = mlasim::kMlaPrefillDqk;
-constexpr int kDv = mlasim::kMlaPrefillDv;
-constexpr float kScaleV3 = 0.1352338f;  // DeepSeek-V3's model softmax scale (docs/spec/mla.md §2)
-constexpr CompareTol kOutTol = mlasim::gpu_test::kPrefillOutTol;
-constexpr CompareTol kLseTol = mlasim::gpu_test::kDecodeLseTol;
+constexpr int kDqk = kPrefillDqk;
+constexpr int kDv = kPrefillDv;
+constexpr CompareTol kOutTol = kPrefillOutTol;
+constexpr CompareTol kLseTol = kDecodeLseTol;
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-
-// ---------------------------------------------------------------------------------------------
-// Host data
-
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : s_(seed) {}
-  std::uint64_t next() {
-    const std::uint64_t z = mlasim::splitmix64(s_);
-    s_ += 0x9e3779b97f4a7c15ull;
-    return z;
-  }
-  double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1p-53; }
-  double normal() {
-    const double u1 = uniform(), u2 = uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
-  }
-
- private:
-  std::uint64_t s_;
-};
-
-std::uint16_t bf16_bits(float x) {
-  return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(mlasim::round_to_bf16(x)) >> 16);
-}
-float bf16_value(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
-constexpr std::uint16_t kBf16NaN = 0x7fc0;
-
-template <class F>
-void parallel_for(int n, F f) {
-  const int threads = std::max(1, std::min<int>(n, static_cast<int>(std::thread::hardware_concurrency())));
-  std::atomic<int> next{0};
-  std::vector<std::thread> pool;
-  for (int i = 0; i < threads; ++i)
-    pool.emplace_back([&] {
-      for (int item = next++; item < n; item = next++) f(item);
-    });
-  for (auto& t : pool) t.join();
-}
-
-// Lengths N(mean, mean/2) rounded, clipped to [1, 3·mean].
-std::vector<int> varlen_lengths(int n, int mean, Rng& rng) {
-  std::vector<int> v(static_cast<size_t>(n));
-  for (int& x : v) {
-    const double d = std::round(mean + 0.5 * mean * rng.normal());
-    x = static_cast<int>(std::clamp(d, 1.0, 3.0 * mean));
-  }
-  return v;
-}
-
-// One varlen prefill problem: per-sequence lengths and bf16-exact inputs (floats).
-struct Problem {
-  std::vector<int> s_q, s_k;
-  int H = 1;
-  bool causal = false;
-  float scale = kScaleV3;
-  std::vector<int> cu_q, cu_k;
-  std::vector<float> q, k, v;  // [total_q, H, 192], [total_k, H, 192], [total_k, H, 128]
-
-  int batch() const { return static_cast<int>(s_q.size()); }
-  int total_q() const { return cu_q.back(); }
-  int total_k() const { return cu_k.back(); }
-  int max_q() const { return s_q.empty() ? 0 : *std::max_element(s_q.begin(), s_q.end()); }
-  int max_k() const { return s_k.empty() ? 0 : *std::max_element(s_k.begin(), s_k.end()); }
-};
-
-void set_cu(Problem& p) {
-  p.cu_q.assign(1, 0);
-  p.cu_k.assign(1, 0);
-  for (size_t b = 0; b < p.s_q.size(); ++b) {
-    p.cu_q.push_back(p.cu_q.back() + p.s_q[b]);
-    p.cu_k.push_back(p.cu_k.back() + p.s_k[b]);
-  }
-}
-
-// randn·std clamped to [−clip, clip], rounded to bf16. Counter-based (element i depends only on
-// (seed, i)) so it fills in parallel: test data runs to hundreds of millions of values.
-void fill_randn(std::vector<float>& v, size_t n, std::uint64_t seed, double std, double clip) {
-  v.resize(n);
-  constexpr size_t kBlock = size_t{1} << 20;  // even: elements 2i and 2i+1 share one Box-Muller draw
-  parallel_for(static_cast<int>((n + kBlock - 1) / kBlock), [&](int blk) {
-    const size_t end = std::min(n, (static_cast<size_t>(blk) + 1) * kBlock);
-    for (size_t i = static_cast<size_t>(blk) * kBlock; i < end; i += 2) {
-      const std::uint64_t z = mlasim::splitmix64(seed * 0x632be59bd9b4e019ull + i * 0x9e3779b97f4a7c15ull);
-      const double u1 = (static_cast<double>(z >> 32) + 0.5) * 0x1p-32;
-      const double u2 = (static_cast<double>(z & 0xffffffffu) + 0.5) * 0x1p-32;
-      const double r = std::sqrt(-2.0 * std::log(u1)), th = 2.0 * std::numbers::pi * u2;
-      v[i] = mlasim::round_to_bf16(static_cast<float>(std::clamp(r * std::cos(th) * std, -clip, clip)));
-      if (i + 1 < end) v[i + 1] = mlasim::round_to_bf16(static_cast<float>(std::clamp(r * std::sin(th) * std, -clip, clip)));
-    }
-  });
-}
-
-// Data as FlashMLA's tests: randn/10 clamped to [−1, 1]; `qk_std`/`qk_clip` sharpen the scores.
-Problem make_problem(std::vector<int> s_q, std::vector<int> s_k, int H, bool causal, std::uint64_t seed,
-                     double qk_std = 0.1, double qk_clip = 1.0) {
-  Problem p;
-  p.s_q = std::move(s_q);
-  p.s_k = std::move(s_k);
-  p.H = H;
-  p.causal = causal;
-  set_cu(p);
-  fill_randn(p.q, static_cast<size_t>(p.total_q()) * H * kDqk, 3 * seed, qk_std, qk_clip);
-  fill_randn(p.k, static_cast<size_t>(p.total_k()) * H * kDqk, 3 * seed + 1, qk_std, qk_clip);
-  fill_randn(p.v, static_cast<size_t>(p.total_k()) * H * kDv, 3 * seed + 2, 0.1, 1.0);
-  return p;
-}
-
-// The same queries over key rows [begin[b], begin[b] + len[b]) of each sequence of `full`.
-Problem slice_keys(const Problem& full, const std::vector<int>& begin, const std::vector<int>& len, bool causal) {
-  Problem p;
-  p.s_q = full.s_q;
-  p.s_k = len;
-  p.H = full.H;
-  p.causal = causal;
-  p.scale = full.scale;
-  set_cu(p);
-  p.q = full.q;
-  const size_t kr = static_cast<size_t>(full.H) * kDqk, vr = static_cast<size_t>(full.H) * kDv;
-  for (int b = 0; b < full.batch(); ++b) {
-    const size_t src = static_cast<size_t>(full.cu_k[b] + begin[b]);
-    p.k.insert(p.k.end(), full.k.begin() + src * kr, full.k.begin() + (src + len[b]) * kr);
-    p.v.insert(p.v.end(), full.v.begin() + src * vr, full.v.begin() + (src + len[b]) * vr);
-  }
-  return p;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Double-precision reference
-
-// Keys query i of a (s_q, s_k) sequence sees: bottom-right causal j < s_k − s_q + i + 1.
-int visible_keys(int i, int s_q, int s_k, bool causal) {
-  return causal ? std::clamp(s_k - s_q + i + 1, 0, s_k) : s_k;
-}
-
-double dot_d(const float* a, const float* b, int n) {
-  double acc[4] = {0, 0, 0, 0};
-  for (int d = 0; d < n; d += 4)
-    for (int u = 0; u < 4; ++u) acc[u] += static_cast<double>(a[d + u]) * b[d + u];
-  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
-}
-
-// Reference for the checked (row, head) pairs: out [rows][heads][128], lse [heads][rows].
-// rows are global query token indices. A row with no visible key: out 0, lse −inf.
-struct Reference {
-  std::vector<int> rows, heads;
-  std::vector<double> out, lse;
-};
-
-Reference reference_prefill(const Problem& p, std::vector<int> rows, std::vector<int> heads) {
-  Reference r;
-  r.rows = std::move(rows);
-  r.heads = std::move(heads);
-  const int nr = static_cast<int>(r.rows.size()), nh = static_cast<int>(r.heads.size());
-  r.out.assign(static_cast<size_t>(nr) * nh * kDv, 0.0);
-  r.lse.assign(static_cast<size_t>(nh) * nr, kNegInf);
-  constexpr int kRowsPerItem = 16;
-  const int row_items = (nr + kRowsPerItem - 1) / kRowsPerItem;
-  parallel_for(row_items * nh, [&](int item) {
-    const int hi = item / row_items, h = r.heads[static_cast<size_t>(hi)];
-    std::vector<double> s;
-    for (int ri = (item % row_items) * kRowsPerItem; ri < std::min(nr, (item % row_items + 1) * kRowsPerItem); ++ri) {
-      const int tok = r.rows[static_cast<size_t>(ri)];
-      const int b = static_cast<int>(std::upper_bound(p.cu_q.begin(), p.cu_q.end(), tok) - p.cu_q.begin()) - 1;
-      const int i = tok - p.cu_q[b], s_q = p.s_q[b], s_k = p.s_k[b];
-      const int n = visible_keys(i, s_q, s_k, p.causal);
-      if (n == 0) continue;
-      const float* qr = &p.q[(static_cast<size_t>(tok) * p.H + h) * kDqk];
-      s.resize(static_cast<size_t>(n));
-      double m = kNegInf;
-      for (int j = 0; j < n; ++j) {
-        const float* kr = &p.k[(static_cast<size_t>(p.cu_k[b] + j) * p.H + h) * kDqk];
-        s[j] = static_cast<double>(p.scale) * dot_d(qr, kr, kDqk);
-        m = std::max(m, s[j]);
-      }
-      double sum = 0;
-      double* o = &r.out[(static_cast<size_t>(ri) * nh + hi) * kDv];
-      for (int j = 0; j < n; ++j) {
-        const double e = std::exp(s[j] - m);
-        sum += e;
-        const float* vr = &p.v[(static_cast<size_t>(p.cu_k[b] + j) * p.H + h) * kDv];
-        for (int d = 0; d < kDv; ++d) o[d] += e * vr[d];
-      }
-      for (int d = 0; d < kDv; ++d) o[d] /= sum;
-      r.lse[static_cast<size_t>(hi) * nr + ri] = m + std::log(sum);
-    }
-  });
-  return r;
-}
-
-std::vector<int> iota_vec(int n) {
-  std::vector<int> v(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) v[i] = i;
-  return v;
-}
-
-// Every `every`-th query token plus the last `tail` tokens of each sequence (the causal
-// diagonal's far end), in increasing order.
-std::vector<int> sampled_rows(const Problem& p, int every, int tail) {
-  std::vector<int> rows;
-  for (int b = 0; b < p.batch(); ++b)
-    for (int i = 0; i < p.s_q[b]; ++i)
-      if (i % every == 0 || i >= p.s_q[b] - tail) rows.push_back(p.cu_q[b] + i);
-  return rows;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Device side
@@ -290,9 +85,9 @@ struct DevicePrefill {
 
 DeviceBuffer upload_bf16(const std::vector<float>& src, size_t rows, size_t row_elems, size_t dst_row_elems,
                          size_t pad_rows) {
-  std::vector<std::uint16_t> bits((rows + pad_rows) * dst_row_elems, kBf16NaN);
+  std::vector<std::uint16_t> bits((rows + pad_rows) * dst_row_elems, kBf16NaNBits);
   constexpr size_t kRowsPerItem = 256;
-  parallel_for(static_cast<int>((rows + kRowsPerItem - 1) / kRowsPerItem), [&](int item) {
+  parallel_for(static_cast<long>((rows + kRowsPerItem - 1) / kRowsPerItem), [&](long item) {
     for (size_t r = static_cast<size_t>(item) * kRowsPerItem; r < std::min(rows, (static_cast<size_t>(item) + 1) * kRowsPerItem); ++r)
       for (size_t e = 0; e < row_elems; ++e) bits[r * dst_row_elems + e] = bf16_bits(src[r * row_elems + e]);
   });
@@ -381,7 +176,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // Compares the kernel's (rows, heads) of `got` with `ref`; prints one line; true when all pass.
-bool compare_with_reference(const char* what, const Problem& p, const PrefillResult& got, const Reference& ref) {
+void check_against_reference(const char* what, const Problem& p, const PrefillResult& got, const Reference& ref) {
   const size_t nr = ref.rows.size(), nh = ref.heads.size(), tq = static_cast<size_t>(p.total_q());
   std::vector<float> out(nr * nh * kDv), lse(nh * nr);
   for (size_t ri = 0; ri < nr; ++ri)
@@ -396,27 +191,25 @@ bool compare_with_reference(const char* what, const Problem& p, const PrefillRes
   for (float x : got.lse) nan_lse += std::isnan(x) ? 1 : 0;
   const CompareResult co = compare_values(out.data(), ref.out.data(), out.size(), kOutTol);
   const CompareResult cl = compare_values(lse.data(), ref.lse.data(), lse.size(), kLseTol);
-  const bool ok = co.pass && cl.pass && nan_out == 0 && nan_lse == 0;
-  std::printf("  %-34s %s rows=%zu heads=%zu  out max_abs %.2e cos %.2e  lse max_abs %.2e%s\n", what,
-              ok ? "ok  " : "FAIL", nr, nh, co.max_abs, co.cos_diff, cl.max_abs,
-              nan_out + nan_lse ? "  (unwritten NaN left)" : "");
-  if (!co.pass) std::printf("    out: %s\n", co.describe(kOutTol).c_str());
-  if (!cl.pass) std::printf("    lse: %s\n", cl.describe(kLseTol).c_str());
-  if (nan_out + nan_lse) std::printf("    %zu out / %zu lse elements still NaN\n", nan_out, nan_lse);
-  return ok;
+  std::printf("  %-34s rows=%zu heads=%zu  out max_abs %.2e cos %.2e  lse max_abs %.2e\n", what, nr, nh, co.max_abs,
+              co.cos_diff, cl.max_abs);
+  INFO(what);
+  CHECK_COMPARE("out", co, kOutTol);
+  CHECK_COMPARE("lse", cl, kLseTol);
+  CHECK(nan_out == 0);  // out elements left unwritten (poison NaN)
+  CHECK(nan_lse == 0);
 }
 
 // Runs p on the GPU, the reference on (rows, heads) (all when empty), compares.
-bool check_problem(const char* what, const Problem& p, std::vector<int> heads = {}, std::vector<int> rows = {},
+void check_problem(const char* what, const Problem& p, std::vector<int> heads = {}, std::vector<int> rows = {},
                    const RunOptions& opt = {}) {
   const auto t0 = std::chrono::steady_clock::now();
   const PrefillResult got = run_prefill(p, opt);
   if (heads.empty()) heads = iota_vec(p.H);
   if (rows.empty()) rows = iota_vec(p.total_q());
-  const Reference ref = reference_prefill(p, std::move(rows), std::move(heads));
-  const bool ok = compare_with_reference(what, p, got, ref);
+  const Reference ref = prefill_reference(p, std::move(rows), std::move(heads));
+  check_against_reference(what, p, got, ref);
   std::printf("    (%.2f s incl. reference)\n", seconds_since(t0));
-  return ok;
 }
 
 std::string label(const char* base, bool causal) { return std::string(base) + (causal ? " causal" : " non-causal"); }
@@ -424,122 +217,102 @@ std::string label(const char* base, bool causal) { return std::string(base) + (c
 // ---------------------------------------------------------------------------------------------
 // Tests: prefill
 
-GPU_TEST(mla_prefill_dense_1024) {
-  bool ok = true;
+TEST_CASE("mla_prefill_dense_1024", "[gpu]") {
   for (bool causal : {true, false}) {
-    const Problem p = make_problem({1024, 1024}, {1024, 1024}, 16, causal, 101);
-    ok &= check_problem(label("b2 s1024 H16", causal).c_str(), p);
+    const Problem p = make_prefill_problem({1024, 1024}, {1024, 1024}, 16, causal, 101);
+    check_problem(label("b2 s1024 H16", causal).c_str(), p);
   }
-  return ok;
 }
 
-GPU_TEST(mla_prefill_dense_4096) {
-  bool ok = true;
+TEST_CASE("mla_prefill_dense_4096", "[gpu]") {
   for (bool causal : {true, false}) {
-    const Problem p = make_problem({4096, 4096}, {4096, 4096}, 16, causal, 102);
-    ok &= check_problem(label("b2 s4096 H16 heads{0,15}", causal).c_str(), p, {0, 15});
+    const Problem p = make_prefill_problem({4096, 4096}, {4096, 4096}, 16, causal, 102);
+    check_problem(label("b2 s4096 H16 heads{0,15}", causal).c_str(), p, {0, 15});
   }
-  return ok;
 }
 
 // s = 8192, causal: every 7th row plus the last 128 rows of each sequence, two heads.
-GPU_TEST(mla_prefill_dense_8192) {
-  const Problem p = make_problem({8192, 8192}, {8192, 8192}, 16, true, 103);
-  return check_problem("b2 s8192 H16 causal sampled rows", p, {0, 15}, sampled_rows(p, 7, 128));
+TEST_CASE("mla_prefill_dense_8192", "[gpu]") {
+  const Problem p = make_prefill_problem({8192, 8192}, {8192, 8192}, 16, true, 103);
+  check_problem("b2 s8192 H16 causal sampled rows", p, {0, 15}, sampled_rows(p, 7, 128));
 }
 
 // Varlen N(mean, mean/2) clipped ≥ 1: new tokens only (s_q = s_k) and with a context in front.
-GPU_TEST(mla_prefill_varlen) {
-  bool ok = true;
+TEST_CASE("mla_prefill_varlen", "[gpu]") {
   Rng rng(104);
   for (bool causal : {true, false}) {
     const std::vector<int> s8 = varlen_lengths(8, 1024, rng);
-    ok &= check_problem(label("varlen b8 mean1024 H16", causal).c_str(), make_problem(s8, s8, 16, causal, 105),
+    check_problem(label("varlen b8 mean1024 H16", causal).c_str(), make_prefill_problem(s8, s8, 16, causal, 105),
                         {0, 9, 15});
     const std::vector<int> s2 = varlen_lengths(2, 4096, rng);
-    ok &= check_problem(label("varlen b2 mean4096 H16", causal).c_str(), make_problem(s2, s2, 16, causal, 106), {3});
+    check_problem(label("varlen b2 mean4096 H16", causal).c_str(), make_prefill_problem(s2, s2, 16, causal, 106), {3});
   }
   std::vector<int> sq = varlen_lengths(6, 512, rng), ctx = varlen_lengths(6, 1024, rng), sk(6);
   for (int b = 0; b < 6; ++b) sk[b] = sq[b] + ctx[b];
-  ok &= check_problem("varlen b6 q~512 ctx~1024 causal", make_problem(sq, sk, 16, true, 107), {0, 15});
-  return ok;
+  check_problem("varlen b6 q~512 ctx~1024 causal", make_prefill_problem(sq, sk, 16, true, 107), {0, 15});
 }
 
 // FlashAttention-3's odd (s_q, s_k) pairs in one varlen batch. Causal (239, 1) and (799, 3) leave
 // rows with no visible key: out 0, lse −inf.
-GPU_TEST(mla_prefill_fa3_odd_pairs) {
-  bool ok = true;
+TEST_CASE("mla_prefill_fa3_odd_pairs", "[gpu]") {
   for (bool causal : {true, false}) {
-    const Problem p = make_problem({113, 239, 799, 1023}, {203, 1, 3, 1024}, 16, causal, 108);
-    ok &= check_problem(label("(113,203) (239,1) (799,3) (1023,1024)", causal).c_str(), p);
+    const Problem p = make_prefill_problem({113, 239, 799, 1023}, {203, 1, 3, 1024}, 16, causal, 108);
+    check_problem(label("(113,203) (239,1) (799,3) (1023,1024)", causal).c_str(), p);
   }
-  return ok;
 }
 
-GPU_TEST(mla_prefill_odd_kv_lens) {
-  bool ok = true;
+TEST_CASE("mla_prefill_odd_kv_lens", "[gpu]") {
   for (bool causal : {true, false}) {
-    const Problem p = make_problem({1832, 3928}, {5532, 7563}, 16, causal, 109);
-    ok &= check_problem(label("q 1832/3928 kv 5532/7563 head 5", causal).c_str(), p, {5});
+    const Problem p = make_prefill_problem({1832, 3928}, {5532, 7563}, 16, causal, 109);
+    check_problem(label("q 1832/3928 kv 5532/7563 head 5", causal).c_str(), p, {5});
   }
-  return ok;
 }
 
-GPU_TEST(mla_prefill_heads_1_128) {
-  bool ok = true;
-  ok &= check_problem("H1 b2 s 1000/1537 causal", make_problem({1000, 1537}, {1000, 1537}, 1, true, 110));
+TEST_CASE("mla_prefill_heads_1_128", "[gpu]") {
+  check_problem("H1 b2 s 1000/1537 causal", make_prefill_problem({1000, 1537}, {1000, 1537}, 1, true, 110));
   for (bool causal : {true, false})
-    ok &= check_problem(label("H128 b1 s1024 heads{0,77,127}", causal).c_str(),
-                        make_problem({1024}, {1024}, 128, causal, 111), {0, 77, 127});
-  return ok;
+    check_problem(label("H128 b1 s1024 heads{0,77,127}", causal).c_str(),
+                        make_prefill_problem({1024}, {1024}, 128, causal, 111), {0, 77, 127});
 }
 
 // q, k ~ N(0, 1) clamped to ±4: score spread ~2 so the running max moves and rescaling matters.
-GPU_TEST(mla_prefill_sharp_scores) {
-  bool ok = true;
+TEST_CASE("mla_prefill_sharp_scores", "[gpu]") {
   for (bool causal : {true, false})
-    ok &= check_problem(label("sharp b2 s 700/1300 H4", causal).c_str(),
-                        make_problem({700, 1300}, {900, 1300}, 4, causal, 112, 1.0, 4.0));
-  return ok;
+    check_problem(label("sharp b2 s 700/1300 H4", causal).c_str(),
+                        make_prefill_problem({700, 1300}, {900, 1300}, 4, causal, 112, 1.0, 4.0));
 }
 
 // q with padded rows, v as a strided [T, H, 256] view; the padding is NaN, so reading it shows.
-GPU_TEST(mla_prefill_strided_views) {
+TEST_CASE("mla_prefill_strided_views", "[gpu]") {
   RunOptions opt;
   opt.strided = true;
-  return check_problem("strided q/v b2 s 300/451 H8 causal", make_problem({300, 451}, {300, 451}, 8, true, 113), {},
+  check_problem("strided q/v b2 s 300/451 H8 causal", make_prefill_problem({300, 451}, {300, 451}, 8, true, 113), {},
                        {}, opt);
 }
 
 // Sequences with s_k = 0 (out 0, lse −inf) and with s_q = 0 (nothing written) between others.
-GPU_TEST(mla_prefill_empty_sequences) {
-  bool ok = true;
+TEST_CASE("mla_prefill_empty_sequences", "[gpu]") {
   for (bool causal : {true, false})
-    ok &= check_problem(label("(50,0) (0,70) (65,130) (1,1)", causal).c_str(),
-                        make_problem({50, 0, 65, 1}, {0, 70, 130, 1}, 4, causal, 114));
-  return ok;
+    check_problem(label("(50,0) (0,70) (65,130) (1,1)", causal).c_str(),
+                        make_prefill_problem({50, 0, 65, 1}, {0, 70, 130, 1}, 4, causal, 114));
 }
 
 // Five runs bitwise identical (outputs and LSE), varlen causal with context.
-GPU_TEST(mla_prefill_bitwise_repeat) {
+TEST_CASE("mla_prefill_bitwise_repeat", "[gpu]") {
   Rng rng(115);
   std::vector<int> sq = varlen_lengths(4, 1024, rng), sk(4);
   for (int b = 0; b < 4; ++b) sk[b] = sq[b] + 100 * b;
-  const Problem p = make_problem(sq, sk, 16, true, 116);
+  const Problem p = make_prefill_problem(sq, sk, 16, true, 116);
   auto d = upload(p);
   launch(*d);
   const PrefillResult first = download(*d);
   for (int run = 1; run < 5; ++run) {
     launch(*d);
     const PrefillResult again = download(*d);
-    if (std::memcmp(again.out.data(), first.out.data(), first.out.size() * 2) != 0 ||
-        std::memcmp(again.lse.data(), first.lse.data(), first.lse.size() * 4) != 0) {
-      std::printf("  run %d differs bitwise from run 0\n", run);
-      return false;
-    }
+    INFO("run " << run << " against run 0");
+    CHECK(std::memcmp(again.out.data(), first.out.data(), first.out.size() * 2) == 0);
+    CHECK(std::memcmp(again.lse.data(), first.lse.data(), first.lse.size() * 4) == 0);
   }
-  std::printf("  5 runs bitwise identical (%zu out, %zu lse values)\n", first.out.size(), first.lse.size());
-  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -566,15 +339,14 @@ void merge_on_device(const DeviceBuffer& out, const DeviceBuffer& out_lse, const
 // chunk after chunk), then merged with the new tokens' causal pass. Equals one bottom-right causal
 // pass over [context ; new] within the prefill tolerance, and the double reference. Row 0's third
 // chunk and all of row 2's chunks are empty (lse −inf → the other side is copied).
-GPU_TEST(mla_prefill_chunked_context) {
+TEST_CASE("mla_prefill_chunked_context", "[gpu]") {
   const std::vector<int> q_new = {300, 517, 64}, ctx = {1500, 2200, 0};
   constexpr int kChunk = 1024, kChunks = 3, H = 8;
   std::vector<int> s_k(3);
   for (int b = 0; b < 3; ++b) s_k[b] = ctx[b] + q_new[b];
-  const Problem full = make_problem(q_new, s_k, H, true, 117);
+  const Problem full = make_prefill_problem(q_new, s_k, H, true, 117);
   const int T = full.total_q();
 
-  bool ok = true;
   PrefillResult merged_runs[2];
   for (int rep = 0; rep < 2; ++rep) {  // twice: the whole pipeline is bitwise repeatable
     auto new_part = upload(slice_keys(full, ctx, q_new, true));
@@ -602,10 +374,10 @@ GPU_TEST(mla_prefill_chunked_context) {
     lse.download(merged_runs[rep].lse.data(), lse.bytes());
   }
   const PrefillResult& merged = merged_runs[0];
-  if (std::memcmp(merged_runs[0].out.data(), merged_runs[1].out.data(), merged.out.size() * 2) != 0 ||
-      std::memcmp(merged_runs[0].lse.data(), merged_runs[1].lse.data(), merged.lse.size() * 4) != 0) {
-    std::printf("  chunked pipeline not bitwise repeatable\n");
-    ok = false;
+  {
+    INFO("the chunked pipeline run twice, bitwise");
+    CHECK(std::memcmp(merged_runs[0].out.data(), merged_runs[1].out.data(), merged.out.size() * 2) == 0);
+    CHECK(std::memcmp(merged_runs[0].lse.data(), merged_runs[1].lse.data(), merged.lse.size() * 4) == 0);
   }
 
   const PrefillResult one_pass = run_prefill(full);
@@ -613,13 +385,11 @@ GPU_TEST(mla_prefill_chunked_context) {
   for (size_t i = 0; i < a.size(); ++i) a[i] = bf16_value(merged.out[i]), r[i] = bf16_value(one_pass.out[i]);
   const CompareResult c = compare_values(a.data(), r.data(), a.size(), kOutTol);
   const CompareResult cl = compare_values(merged.lse.data(), one_pass.lse.data(), merged.lse.size(), kLseTol);
-  std::printf("  merged vs one pass: out %s\n  merged vs one pass: lse %s\n", c.describe(kOutTol).c_str(),
-              cl.describe(kLseTol).c_str());
-  ok &= c.pass && cl.pass;
-  const Reference ref = reference_prefill(full, iota_vec(T), iota_vec(H));
-  ok &= compare_with_reference("merged chunks vs reference", full, merged, ref);
-  ok &= compare_with_reference("one pass vs reference", full, one_pass, ref);
-  return ok;
+  CHECK_COMPARE("merged vs one pass: out", c, kOutTol);
+  CHECK_COMPARE("merged vs one pass: lse", cl, kLseTol);
+  const Reference ref = prefill_reference(full, iota_vec(T), iota_vec(H));
+  check_against_reference("merged chunks vs reference", full, merged, ref);
+  check_against_reference("one pass vs reference", full, one_pass, ref);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -628,15 +398,13 @@ GPU_TEST(mla_prefill_chunked_context) {
 // Row kinds by (t·H + h) % 8: 0 prefix −inf, 1 suffix +inf (FlashAttention's marker), 2 both
 // empty, 3 prefix NaN, 4.. ordinary (lse in [−3, 9]). Head sizes 128 and 512, out of place and
 // in place (bitwise equal).
-GPU_TEST(merge_attn_states_cases) {
-  bool ok = true;
+TEST_CASE("merge_attn_states_cases", "[gpu]") {
   for (int D : {128, 512}) {
     const int T = 37, H = 5;
     Rng rng(118 + D);
     const size_t n = static_cast<size_t>(T) * H * D;
-    std::vector<float> oa, ob;
-    fill_randn(oa, n, 2 * (118 + D), 1.0, 4.0);
-    fill_randn(ob, n, 2 * (118 + D) + 1, 1.0, 4.0);
+    const std::vector<float> oa = randn_bf16_values(n, 2 * (118 + D), 1.0, 4.0);
+    const std::vector<float> ob = randn_bf16_values(n, 2 * (118 + D) + 1, 1.0, 4.0);
     std::vector<float> la(static_cast<size_t>(H) * T), lb(la.size());
     for (int t = 0; t < T; ++t)
       for (int h = 0; h < H; ++h) {
@@ -710,14 +478,12 @@ GPU_TEST(merge_attn_states_cases) {
     dla.download(inplace_lse.data(), inplace_lse.size() * 4);
     const bool same = std::memcmp(inplace.data(), got.data(), n * 2) == 0 &&
                       std::memcmp(inplace_lse.data(), got_lse.data(), got_lse.size() * 4) == 0;
-    const bool pass = co.pass && cl.pass && copy_mismatch == 0 && same;
-    std::printf("  head_size %d: %s out max_abs %.2e, lse max_abs %.2e, copy mismatches %zu, in place %s\n", D,
-                pass ? "ok" : "FAIL", co.max_abs, cl.max_abs, copy_mismatch, same ? "bitwise equal" : "DIFFERS");
-    if (!co.pass) std::printf("    out: %s\n", co.describe(kOutTol).c_str());
-    if (!cl.pass) std::printf("    lse: %s\n", cl.describe(kLseTol).c_str());
-    ok &= pass;
+    INFO("head_size " << D);
+    CHECK_COMPARE("out", co, kOutTol);
+    CHECK_COMPARE("lse", cl, kLseTol);
+    CHECK(copy_mismatch == 0);  // one side empty: the other side's values, bitwise
+    CHECK(same);                // in place equals out of place, bitwise
   }
-  return ok;
 }
 
 }  // namespace

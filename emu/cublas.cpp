@@ -11,7 +11,7 @@
 
 #include "cublas_v2.h"
 #include "cuda_bf16.h"
-#include "tests/cuda/emu/simt.h"
+#include "emu/simt.h"
 
 struct cublasContext {
   cudaStream_t stream = nullptr;

@@ -1,4 +1,4 @@
-// The CUDA runtime as mlasim's SIMT emulator provides it (tests/cuda/emu/simt.h): the subset of
+// The CUDA runtime as mlasim's SIMT emulator provides it (emu/simt.h): the subset of
 // types, qualifiers, intrinsics and API calls the project uses, with the runtime's semantics and
 // checks. Every TU of the emulated build force-includes this header, as nvcc does for .cu files.
 #pragma once
@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "tests/cuda/emu/simt.h"
+#include "emu/simt.h"
 
 #define MLASIM_CUDA_EMULATION 1
 
