@@ -64,6 +64,10 @@ contains "fuzz --model --inject" "to 1 request: P=1 max_tokens=1"
 grep -qF -- "--model --inject decode_skips_cache_write_for_fresh_rows" "$scratch"/model/*.yaml ||
   { echo "FAIL the finding's comment lacks the fault it needs"; fail=1; }
 
+check "fuzz --time alone" 0 "$mlasim" fuzz --time 0.5 --set engine.profile=strict
+contains "fuzz --time alone" "no violation in "
+if grep -qF "no violation in 1000 runs" <<<"$out"; then echo "FAIL fuzz --time stopped at the default --runs"; fail=1; fi
+
 # shrink: a failing seed scenario to its minimal form; a passing one has nothing to shrink.
 check "shrink" 1 "$mlasim" shrink "$root/scenarios/seed/one_token_prompt_behind_decode.yaml" \
   --property no_fresh_prefill_on_decode_path -o "$scratch/min.yaml"

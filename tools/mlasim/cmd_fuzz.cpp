@@ -1,6 +1,7 @@
 // `mlasim fuzz [BASE_SCENARIO]`: draw random traces, check properties on each, shrink the first
 // violation and write it as a scenario.
 #include <iostream>
+#include <limits>
 #include <memory>
 
 #include "sim/scenario_loader.h"
@@ -23,6 +24,7 @@ struct FuzzFlags {
   std::vector<std::string> injects;
   unsigned long long seed = 0;
   int runs = 1000;
+  bool runs_given = false;  // with --time alone the time is the only bound
   double seconds = 0;
   int max_requests = 8;
   bool model = false;
@@ -38,7 +40,7 @@ int run_fuzz(const FuzzFlags& f) {
   }
   FuzzOptions options;
   options.seed = f.seed;
-  options.max_runs = f.runs;
+  options.max_runs = f.runs_given || f.seconds == 0 ? f.runs : std::numeric_limits<int>::max();
   options.max_seconds = f.seconds;
   TraceDistribution& d = options.distribution;
   d.base = base.value();
@@ -115,13 +117,17 @@ void add_fuzz_command(CLI::App& app, int& exit_code) {
       ->type_name("KNOB");
   cmd->add_option("--property", f->properties, "Property to check (repeatable)")->type_name("NAME");
   cmd->add_option("--seed", f->seed, "Seed of the distribution (default 0)");
-  cmd->add_option("--runs", f->runs, "Traces at most (default 1000)")->check(CLI::Range(1, 1 << 30));
+  CLI::Option* runs = cmd->add_option("--runs", f->runs, "Traces at most (default 1000; no limit with --time alone)")
+                          ->check(CLI::Range(1, 1 << 30));
   cmd->add_option("--time", f->seconds, "Seconds at most (default: no limit)")->type_name("S")->check(CLI::PositiveNumber);
   cmd->add_option("--max-requests", f->max_requests, "Requests per trace at most (default 8)")->check(CLI::Range(1, 64));
   cmd->add_flag("--model", f->model, "Run the MLA model too (fp64 CPU reference) for same_logits_as_strict");
   cmd->add_option("--inject", f->injects, "Inject a fault into the model (repeatable; see `mlasim run --help`)");
   cmd->add_option("-o,--out-dir", f->out_dir, "Write the shrunk violation as DIR/<name>.yaml");
-  cmd->callback([f, &exit_code] { exit_code = run_fuzz(*f); });
+  cmd->callback([f, runs, &exit_code] {
+    f->runs_given = runs->count() > 0;
+    exit_code = run_fuzz(*f);
+  });
 }
 
 }  // namespace mlasim::cli
