@@ -67,6 +67,10 @@ struct SchedulerConfig {
   int num_speculative_tokens = 0;        // k
   SpeculativeMethod speculative_method = SpeculativeMethod::kMtp;  // DeepSeek's drafter
   SchedulerRules rules;                  // from the engine profile; scheduler_reserve_full_isl may override
+  // A planted fault for tests of the fuzzer only (no scenario key or flag sets it): a waiting
+  // request may take this many tokens more than the remaining budget, so the step schedules more
+  // than max_num_batched_tokens and the per-step check fails.
+  int test_waiting_budget_overrun = 0;
 };
 
 enum class EngineProfile { kVllm2025Early, kVllm011, kVllm3Region, kVllm033, kStrict, kSglang };

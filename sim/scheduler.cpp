@@ -141,7 +141,7 @@ void Scheduler::schedule_waiting(int& budget, int threshold) {
     }
     if (0 < threshold && threshold < n) n = threshold;
     if (!config_.enable_chunked_prefill && n > budget) break;  // head-of-line blocking
-    n = std::min(n, budget);
+    n = std::min(n, budget + config_.test_waiting_budget_overrun);  // the overrun is 0 but in fuzzer tests
     MLASIM_CHECK(n > 0, "a waiting request with nothing to compute");
     MLASIM_CHECK(!padded || n == 1 + k, "a padded admission lost its placeholder rows");
     // docs/spec/scheduler.md §2 B.5: lookahead slots for drafts; with scheduler_reserve_full_isl

@@ -18,6 +18,9 @@ void add_golden_command(CLI::App& app, int& exit_code);
 void add_export_command(CLI::App& app, int& exit_code);
 void add_import_command(CLI::App& app, int& exit_code);
 void add_version_command(CLI::App& app, int& exit_code);
+void add_fuzz_command(CLI::App& app, int& exit_code);
+void add_shrink_command(CLI::App& app, int& exit_code);
+void add_matrix_command(CLI::App& app, int& exit_code);
 
 // Parses --inject names into `faults`; on an unknown name prints the known ones and returns false.
 bool parse_faults(const std::vector<std::string>& names, FaultSet& faults);

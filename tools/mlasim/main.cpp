@@ -15,7 +15,9 @@ int main(int argc, char** argv) {
       "  mlasim run scenarios/seed/lone_one_token_prompt.yaml --dry-run\n"
       "  mlasim run scenarios/seed/lone_one_token_prompt.yaml --set engine.profile=strict\n"
       "  mlasim check scenarios/\n"
-      "  mlasim import azure AzureLLMInferenceTrace_conv.csv -o /tmp/azure_conv.yaml\n\n"
+      "  mlasim import azure AzureLLMInferenceTrace_conv.csv -o /tmp/azure_conv.yaml\n"
+      "  mlasim fuzz --set engine.attention_backend=flashinfer-mla -o /tmp/found\n"
+      "  mlasim matrix --markdown routing_matrix.md\n\n"
       "Exit codes: 0 ok, 1 regression, 2 bad input, 77 a GPU was requested and none is present.",
       "mlasim"};
   if (!mlasim::cli::cpu_threads_env_ok()) return mlasim::cli::kExitBadInput;
@@ -28,6 +30,9 @@ int main(int argc, char** argv) {
   mlasim::cli::add_golden_command(app, exit_code);
   mlasim::cli::add_export_command(app, exit_code);
   mlasim::cli::add_import_command(app, exit_code);
+  mlasim::cli::add_fuzz_command(app, exit_code);
+  mlasim::cli::add_shrink_command(app, exit_code);
+  mlasim::cli::add_matrix_command(app, exit_code);
   mlasim::cli::add_version_command(app, exit_code);
   try {
     app.parse(argc, argv);

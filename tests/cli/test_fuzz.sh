@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# mlasim fuzz and shrink as a user runs them: help, bad flags, a finding written, loaded and failing
+# `mlasim check` for its stated reason, the same output for the same seed.
+set -u
+mlasim=$1
+root=$2
+source "$(dirname "$0")/check_lib.sh"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+check "fuzz --help" 0 "$mlasim" fuzz --help
+for needle in no_fresh_prefill_on_decode_path step_invariants same_logits_as_strict "prompts    1 (20%), 2, T, T+1" \
+              "num_gpu_blocks: 40% barely enough" "Example" "mlasim fuzz --set"; do
+  contains "fuzz --help explains" "$needle"
+done
+check "shrink --help" 0 "$mlasim" shrink --help
+contains "shrink --help" "mlasim shrink scenarios/seed/one_token_prompt_behind_decode.yaml"
+
+check "fuzz --runs 0" 2 "$mlasim" fuzz --runs 0
+check "fuzz --runs x" 2 "$mlasim" fuzz --runs x
+check "fuzz --time -1" 2 "$mlasim" fuzz --time -1
+check "fuzz unknown flag" 2 "$mlasim" fuzz --no-such-flag
+check "fuzz --property" 2 "$mlasim" fuzz --property nope
+contains "fuzz --property" '--property: unknown property "nope"'
+check "fuzz --vary" 2 "$mlasim" fuzz --vary nope
+contains "fuzz --vary" '--vary: unknown knob "nope"'
+check "fuzz model property without --model" 2 "$mlasim" fuzz --property same_logits_as_strict
+contains "fuzz model property without --model" "needs --model"
+check "fuzz --inject without --model" 2 "$mlasim" fuzz --inject kv_norm_dropped
+check "fuzz bad --set" 2 "$mlasim" fuzz --set engine.profile=nope
+check "fuzz missing base" 2 "$mlasim" fuzz /nonexistent.yaml
+check "shrink without --property" 2 "$mlasim" shrink "$root/scenarios/seed/lone_one_token_prompt.yaml"
+check "shrink bad property" 2 "$mlasim" shrink "$root/scenarios/seed/lone_one_token_prompt.yaml" --property nope
+
+# Under vllm-current with FlashInfer-MLA: found, shrunk to a lone 1-token prompt, written.
+check "fuzz finds" 1 "$mlasim" fuzz --seed 3 --runs 300 --set engine.profile=vllm-current \
+  --set engine.attention_backend=flashinfer-mla -o "$scratch/found"
+first=$out
+contains "fuzz finds" "no_fresh_prefill_on_decode_path violated"
+contains "fuzz finds" "to 1 request: P=1 max_tokens=1"
+files=("$scratch"/found/*.yaml)
+if [[ ${#files[@]} -ne 1 || ! -f ${files[0]} ]]; then echo "FAIL fuzz wrote ${#files[@]} files"; fail=1; fi
+if ls -a "$scratch/found" | grep -q '\.tmp'; then echo "FAIL fuzz left a temporary file"; fail=1; fi
+check "fuzz same seed, same output" 1 "$mlasim" fuzz --seed 3 --runs 300 --set engine.profile=vllm-current \
+  --set engine.attention_backend=flashinfer-mla -o "$scratch/found"
+[[ "$out" == "$first" ]] || { echo "FAIL fuzz output differs for the same seed"; fail=1; }
+check "finding loads" 0 "$mlasim" run "${files[0]}" --dry-run --table none --set expect.invariants=[]
+check "finding fails check" 1 "$mlasim" check "${files[0]}" --dry-run --golden-dir "$scratch/golden"
+contains "finding fails check" "invariant no_fresh_prefill_on_decode_path at step 0"
+
+# Under strict: none in a fixed budget, nothing written.
+check "fuzz strict" 0 "$mlasim" fuzz --runs 2000 --set engine.profile=strict --vary all -o "$scratch/none"
+contains "fuzz strict" "no violation in 2000 runs"
+[[ ! -e "$scratch/none" ]] || { echo "FAIL fuzz wrote output without a violation"; fail=1; }
+
+# With the model: the misrouting changes the logits only with a decode-path fault injected.
+check "fuzz --model" 0 "$mlasim" fuzz --model --runs 5 --max-requests 2 --set engine.attention_backend=flashinfer-mla \
+  --property same_logits_as_strict
+check "fuzz --model --inject" 1 "$mlasim" fuzz --model --runs 5 --max-requests 2 \
+  --set engine.attention_backend=flashinfer-mla --inject decode_skips_cache_write_for_fresh_rows \
+  --property same_logits_as_strict -o "$scratch/model"
+contains "fuzz --model --inject" "same_logits_as_strict violated"
+contains "fuzz --model --inject" "to 1 request: P=1 max_tokens=1"
+grep -qF -- "--model --inject decode_skips_cache_write_for_fresh_rows" "$scratch"/model/*.yaml ||
+  { echo "FAIL the finding's comment lacks the fault it needs"; fail=1; }
+
+check "fuzz --time alone" 0 "$mlasim" fuzz --time 0.5 --set engine.profile=strict
+contains "fuzz --time alone" "no violation in "
+if grep -qF "no violation in 1000 runs" <<<"$out"; then echo "FAIL fuzz --time stopped at the default --runs"; fail=1; fi
+
+# shrink: a failing seed scenario to its minimal form; a passing one has nothing to shrink.
+check "shrink" 1 "$mlasim" shrink "$root/scenarios/seed/one_token_prompt_behind_decode.yaml" \
+  --property no_fresh_prefill_on_decode_path -o "$scratch/min.yaml"
+contains "shrink" "to 1 request: P=1 max_tokens=1"
+check "shrunk fails check" 1 "$mlasim" check "$scratch/min.yaml" --dry-run --golden-dir "$scratch/golden"
+contains "shrunk fails check" "FAIL one_token_prompt_behind_decode_min"
+contains "shrunk fails check" "invariant no_fresh_prefill_on_decode_path at step 0"
+check "shrink passing" 0 "$mlasim" shrink "$root/scenarios/seed/lone_one_token_prompt_strict.yaml" \
+  --property no_fresh_prefill_on_decode_path -o "$scratch/none.yaml"
+contains "shrink passing" "nothing to shrink"
+[[ ! -e "$scratch/none.yaml" ]] || { echo "FAIL shrink wrote a passing scenario"; fail=1; }
+
+# matrix: help, bad flags, the table and its Markdown and JSON files.
+check "matrix --help" 0 "$mlasim" matrix --help
+contains "matrix --help" "mlasim matrix --runs 1000"
+check "matrix --runs 0" 2 "$mlasim" matrix --runs 0
+check "matrix --inject without --model" 2 "$mlasim" matrix --inject kv_norm_dropped
+check "matrix --json in a missing folder" 2 "$mlasim" matrix --json /nonexistent/m.json
+check "matrix" 0 "$mlasim" matrix --runs 50 --json "$scratch/m.json" --markdown "$scratch/m.md"
+contains "matrix" "vllm-0.33        flashinfer-mla  0 on      1 request: P=1 max_tokens=1"
+contains "matrix" "strict           flashmla        3 off     none found in 50 runs"
+grep -qF "| vllm-0.33 | flashinfer-mla | 0 | on | 1 request: P=1 max_tokens=1 |" "$scratch/m.md" ||
+  { echo "FAIL matrix --markdown lacks the flashinfer-mla row"; fail=1; }
+grep -qF '"runs_per_cell": 50' "$scratch/m.json" || { echo "FAIL matrix --json lacks runs_per_cell"; fail=1; }
+
+# README.md shows the matrix as the tool prints it.
+bash "$root/tools/readme-matrix" --check "$mlasim" || fail=1
+exit $fail

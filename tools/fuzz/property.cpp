@@ -1,0 +1,136 @@
+// Checking the fuzz properties on one scenario with the harness's Engine (the replay every
+// command uses): a dry run stops at the first violation; same_logits_as_strict replays the model.
+#include "tools/fuzz/property.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "sim/check.h"
+#include "tools/harness/engine.h"
+#include "tools/harness/logits_compare.h"
+#include "tools/harness/replay.h"
+
+namespace mlasim {
+
+const std::vector<PropertyInfo>& property_infos() {
+  static const std::vector<PropertyInfo> infos = {
+      {Property::kNoFreshPrefillOnDecodePath, kInvariantNoFreshPrefillOnDecodePath, false,
+       "no row with nct = 0 (a fresh prefill) takes MLA's decode\npath in any step"},
+      {Property::kStepInvariants, "step_invariants", false,
+       "the scheduler's per-step checks (token budget, max_num_seqs,\n"
+       "KV slots for every scheduled token, the block pool audit,\n"
+       "progress) and the attention metadata's consistency hold"},
+      {Property::kSameLogitsAsStrict, "same_logits_as_strict", true,
+       "the logits of the fp64 CPU reference equal those of the\n"
+       "same schedule routed by the strict profile, within the fp64\n"
+       "tolerance class (needs --model; --inject a decode-path fault\n"
+       "to see a misrouting change them)"},
+  };
+  return infos;
+}
+
+const char* to_string(Property p) {
+  for (const PropertyInfo& i : property_infos())
+    if (i.property == p) return i.name;
+  return "?";
+}
+
+std::optional<Property> parse_property(std::string_view name) {
+  for (const PropertyInfo& i : property_infos())
+    if (name == i.name) return i.property;
+  return std::nullopt;
+}
+
+namespace {
+
+// Dry run: the first fresh prefill on the decode path (when asked) or the first failed step check.
+std::optional<Violation> dry_run(const Scenario& s, bool want_fresh) {
+  EngineOptions options;
+  options.audit_every_step = true;
+  try {
+    ThrowOnCheckFailure throw_on_failure;
+    Engine engine(s, options);
+    while (!engine.done()) {
+      const StepRecord& step = engine.step();
+      if (!want_fresh) continue;
+      for (const RowRecord& row : step.rows)
+        if (row.fresh_on_decode_path)
+          return Violation{Property::kNoFreshPrefillOnDecodePath, step.step,
+                           fmt::format("step {}: {}(q={},nct={},P={}) is a fresh prefill on the decode path (region {}, "
+                                       "num_mqa={} num_mha={})",
+                                       step.step, row.id, row.q, row.nct, row.prompt_len, row.region,
+                                       step.counts.num_mqa_tokens, step.counts.num_mha_tokens)};
+    }
+  } catch (const InvariantViolation& e) {
+    return Violation{Property::kStepInvariants, -1, e.what()};
+  }
+  return std::nullopt;
+}
+
+// Rows keyed by (id, position): the same schedule gives the same rows under both profiles.
+std::map<std::pair<std::string, int>, std::size_t> rows_by_key(const LogitsRecord& l) {
+  std::map<std::pair<std::string, int>, std::size_t> m;
+  for (std::size_t i = 0; i < l.index.size(); ++i) m[{l.index[i].id, l.index[i].position}] = i;
+  return m;
+}
+
+std::optional<Violation> logits_vs_strict(const Scenario& s, const FaultSet& faults) {
+  Scenario strict = s;
+  strict.engine.profile = EngineProfile::kStrict;  // the routing only: the scheduler rules stay
+  strict.engine.model_runner = ModelRunner::kV1;
+  ReplayOptions options;
+  options.precision = CpuPrecision::kDouble;  // so only the routing, not float rounding, can differ
+  options.faults = faults;
+  const RunRecord a = replay(s, options), b = replay(strict, options);
+  const auto rows_b = rows_by_key(b.logits);
+  const std::size_t vocab = static_cast<std::size_t>(a.logits.vocab_size);
+  std::vector<double> va, vb;
+  std::vector<std::string> labels;
+  for (std::size_t i = 0; i < a.logits.index.size(); ++i) {
+    const LogitsRow& row = a.logits.index[i];
+    auto it = rows_b.find({row.id, row.position});
+    if (it == rows_b.end())
+      return Violation{Property::kSameLogitsAsStrict, row.step,
+                       fmt::format("{} position {} has logits here but not under strict", row.id, row.position)};
+    for (std::size_t c = 0; c < vocab; ++c) {
+      va.push_back(a.logits.values_f64[i * vocab + c]);
+      vb.push_back(b.logits.values_f64[it->second * vocab + c]);
+    }
+    labels.push_back(fmt::format("step {} {} position {}", row.step, row.id, row.position));
+  }
+  const LogitsTolerance tol = logits_tolerance(PrecisionClass::kFp64);
+  const LogitsComparison cmp =
+      compare_logits(va, vb, static_cast<long>(labels.size()), static_cast<long>(vocab), tol);
+  if (cmp.pass) return std::nullopt;
+  const int step = cmp.max_abs_row >= 0 ? a.logits.index[static_cast<std::size_t>(cmp.max_abs_row)].step : -1;
+  return Violation{Property::kSameLogitsAsStrict, step, "logits differ from strict's: " + cmp.summary(tol, labels)};
+}
+
+}  // namespace
+
+std::optional<Violation> check_properties(const Scenario& s, const PropertyOptions& options) {
+  auto wanted = [&](Property p) {
+    return std::find(options.properties.begin(), options.properties.end(), p) != options.properties.end();
+  };
+  // One dry run serves both dry properties. A failed step check ends the run, so the properties
+  // after it cannot be judged: it counts only when step_invariants is asked for.
+  std::optional<Violation> dry = dry_run(s, wanted(Property::kNoFreshPrefillOnDecodePath));
+  if (dry) return dry->property == Property::kStepInvariants && !wanted(Property::kStepInvariants) ? std::nullopt : dry;
+  if (!wanted(Property::kSameLogitsAsStrict)) return std::nullopt;
+  try {
+    ThrowOnCheckFailure throw_on_failure;
+    return logits_vs_strict(s, options.faults);
+  } catch (const InvariantViolation& e) {
+    if (wanted(Property::kStepInvariants)) return Violation{Property::kStepInvariants, -1, e.what()};
+    return std::nullopt;
+  }
+}
+
+std::optional<Violation> check_property(const Scenario& s, Property p, const FaultSet& faults) {
+  return check_properties(s, PropertyOptions{{p}, faults});
+}
+
+}  // namespace mlasim

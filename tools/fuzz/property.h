@@ -1,0 +1,53 @@
+// The properties mlasim fuzz checks on every run, and the check of one scenario against them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attention/faults.h"
+#include "sim/scenario.h"
+
+namespace mlasim {
+
+enum class Property {
+  // No row with nct = 0 takes MLA's decode path in any step (the seed's misrouting).
+  kNoFreshPrefillOnDecodePath,
+  // The checks run every step: the scheduler's (budget, max_num_seqs, KV slots, the block pool
+  // audit, progress) and the attention metadata's consistency. A failure is a bug in the scheduler
+  // or the metadata builder, never in the trace.
+  kStepInvariants,
+  // With the model: the logits (fp64 CPU reference) equal those of the same schedule routed by the
+  // strict profile, within the fp64 tolerance class: a misrouting that changes the output.
+  kSameLogitsAsStrict,
+};
+
+struct PropertyInfo {
+  Property property;
+  const char* name;
+  bool needs_model;
+  const char* meaning;
+};
+const std::vector<PropertyInfo>& property_infos();
+const char* to_string(Property p);
+std::optional<Property> parse_property(std::string_view name);
+
+struct Violation {
+  Property property;
+  int step = -1;       // the first step where it shows (-1 when not tied to a step)
+  std::string detail;  // what was observed, in words
+};
+
+struct PropertyOptions {
+  std::vector<Property> properties;  // checked in this order; the first violated one is reported
+  FaultSet faults;                   // injected into the model runs of same_logits_as_strict
+};
+
+// Replays `s` (dry run; a model run only for same_logits_as_strict) and returns the first
+// violation, or nullopt when every property holds.
+std::optional<Violation> check_properties(const Scenario& s, const PropertyOptions& options);
+// Only `p`.
+std::optional<Violation> check_property(const Scenario& s, Property p, const FaultSet& faults = {});
+
+}  // namespace mlasim

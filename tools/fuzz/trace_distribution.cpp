@@ -1,0 +1,217 @@
+// Drawing one fuzz trace: configuration first (it sets T and the block size the prompt lengths
+// aim at), then the requests, then enough KV blocks for the longest one (sometimes barely enough).
+#include "tools/fuzz/trace_distribution.h"
+
+#include <algorithm>
+
+#include "attention/routing_config.h"
+#include "sim/request.h"
+#include "sim/request_tokens.h"
+#include "sim/scheduler.h"
+#include "sim/scheduler_rules.h"
+#include "tools/fuzz/rng.h"
+
+namespace mlasim {
+
+const std::vector<KnobName>& knob_names() {
+  static const std::vector<KnobName> names = {
+      {Knob::kProfile, "profile", "engine.profile"},
+      {Knob::kBackend, "backend", "engine.attention_backend"},
+      {Knob::kSpecTokens, "spec", "scheduler.num_speculative_tokens"},
+      {Knob::kChunkedPrefill, "chunked", "scheduler.enable_chunked_prefill"},
+      {Knob::kThresholds, "thresholds", "scheduler.long_prefill_token_threshold"},
+      {Knob::kBudgets, "budgets", "scheduler.max_num_batched_tokens, max_num_seqs, max_model_len"},
+      {Knob::kBlocks, "blocks", "scheduler.block_size, num_gpu_blocks"},
+      {Knob::kPrefixCaching, "prefix-caching", "scheduler.enable_prefix_caching"},
+      {Knob::kDecodeThreshold, "decode-threshold", "engine.reorder_batch_threshold"},
+  };
+  return names;
+}
+
+std::optional<unsigned> parse_knobs(std::string_view name) {
+  if (name == "all") return kAllKnobs;
+  if (name == "none") return 0u;
+  for (const KnobName& k : knob_names())
+    if (name == k.name) return static_cast<unsigned>(k.knob);
+  return std::nullopt;
+}
+
+unsigned knob_of_key(std::string_view key) {
+  static const std::vector<std::pair<std::string_view, Knob>> keys = {
+      {"engine.profile", Knob::kProfile},
+      {"engine.attention_backend", Knob::kBackend},
+      {"scheduler.num_speculative_tokens", Knob::kSpecTokens},
+      {"scheduler.enable_chunked_prefill", Knob::kChunkedPrefill},
+      {"scheduler.long_prefill_token_threshold", Knob::kThresholds},
+      {"engine.reorder_batch_threshold", Knob::kDecodeThreshold},
+      {"scheduler.max_num_batched_tokens", Knob::kBudgets},
+      {"scheduler.max_num_seqs", Knob::kBudgets},
+      {"scheduler.max_model_len", Knob::kBudgets},
+      {"scheduler.block_size", Knob::kBlocks},
+      {"scheduler.num_gpu_blocks", Knob::kBlocks},
+      {"scheduler.enable_prefix_caching", Knob::kPrefixCaching},
+  };
+  for (const auto& [k, knob] : keys)
+    if (key == k) return static_cast<unsigned>(knob);
+  return 0;
+}
+
+namespace {
+
+bool varies(const TraceDistribution& d, Knob k) { return (d.vary & static_cast<unsigned>(k)) != 0; }
+
+void draw_engine(const TraceDistribution& d, FuzzRng& rng, Scenario& s) {
+  using P = EngineProfile;
+  using B = AttentionBackendKind;
+  if (varies(d, Knob::kProfile)) {
+    s.engine.profile = rng.pick({P::kVllm2025Early, P::kVllm011, P::kVllm3Region, P::kVllm033, P::kStrict, P::kSglang});
+    s.engine.model_runner = ModelRunner::kV1;
+    s.scheduler.rules = scheduler_rules_for(s.engine.profile);
+  }
+  if (varies(d, Knob::kBackend))
+    s.engine.attention_backend =
+        rng.pick({B::kFlashMla, B::kFlashAttnMla, B::kFlashInferMla, B::kCutlassMla, B::kTritonMla, B::kRocmAiterMla});
+  if (varies(d, Knob::kSpecTokens)) s.scheduler.num_speculative_tokens = rng.pick({0, 0, 0, 1, 2, 3});
+}
+
+void draw_scheduler(const TraceDistribution& d, FuzzRng& rng, Scenario& s) {
+  SchedulerConfig& sc = s.scheduler;
+  const int k = sc.num_speculative_tokens;
+  if (varies(d, Knob::kChunkedPrefill)) sc.enable_chunked_prefill = rng.chance(75);
+  if (varies(d, Knob::kPrefixCaching)) sc.enable_prefix_caching = rng.chance(80);
+  if (varies(d, Knob::kBlocks)) sc.block_size = rng.pick({16, 16, 16, 1, 2, 4, 8, 64});
+  if (varies(d, Knob::kBudgets)) {
+    sc.max_model_len = rng.pick({128, 256, 512, 1024});
+    sc.max_num_seqs = rng.pick({1, 2, 3, 4, 8, 16, 128});
+    sc.max_num_batched_tokens = std::max(rng.pick({4, 8, 16, 32, 64, 128, 256, 2048}), sc.max_num_seqs);
+    sc.max_num_batched_tokens = std::max(sc.max_num_batched_tokens, k + 2);
+  }
+  if (!sc.enable_chunked_prefill && sc.max_num_batched_tokens < sc.max_model_len) {
+    if (varies(d, Knob::kBudgets))
+      sc.max_num_batched_tokens = sc.max_model_len;
+    else
+      sc.enable_chunked_prefill = true;  // the base's budgets cannot run without chunking
+  }
+  if (varies(d, Knob::kDecodeThreshold)) {
+    s.engine.reorder_batch_threshold = std::nullopt;
+    if (rng.chance(30)) s.engine.reorder_batch_threshold = rng.pick({1, 2, 4, 16, 64, 512});
+  }
+  if (varies(d, Knob::kThresholds)) {
+    const int t = make_routing_config(s).decode_threshold;
+    sc.long_prefill_token_threshold = 0;
+    if (rng.chance(30)) {
+      int lptt = rng.pick({1, 2, t, t + 1, sc.block_size, 4, 8});
+      if (k > 0) lptt = std::max(lptt, 1 + k);
+      sc.long_prefill_token_threshold = std::min(lptt, sc.max_model_len);
+    }
+  }
+}
+
+// A prompt length weighted to the edges where routing and scheduling change.
+int draw_prompt_len(FuzzRng& rng, int t, int block, int longest) {
+  int len = 1;
+  switch (rng.uniform(0, 19)) {
+    case 0: case 1: case 2: case 3: len = 1; break;
+    case 4: case 5: len = 2; break;
+    case 6: case 7: len = t; break;
+    case 8: case 9: len = t + 1; break;
+    case 10: len = block - 1; break;
+    case 11: len = block; break;
+    case 12: len = block + 1; break;
+    case 13: len = 2 * block; break;
+    default: len = rng.uniform(1, std::max(1, std::min(longest, 3 * std::max(t, block) + 8)));
+  }
+  return std::clamp(len, 1, longest);
+}
+
+void draw_requests(const TraceDistribution& d, FuzzRng& rng, Scenario& s) {
+  const SchedulerConfig& sc = s.scheduler;
+  const int k = sc.num_speculative_tokens;
+  const int t = make_routing_config(s).decode_threshold;
+  const int n = rng.chance(25) ? 1 : rng.chance(27) ? 2 : rng.uniform(1, d.max_requests);
+  const int longest = std::min(sc.max_model_len - 2, 4096);
+  int arrival = 0;
+  for (int i = 0; i < n; ++i) {
+    RequestSpec r;
+    r.id = "r" + std::to_string(i);
+    if (i > 0 && rng.chance(50)) arrival += rng.uniform(1, d.max_arrival_gap);
+    r.arrival_step = arrival;
+    const int len = draw_prompt_len(rng, t, sc.block_size, longest);
+    seed_prompt(r, len, {}, sc.block_size, s);
+    if (i > 0 && rng.chance(25)) {  // a shared prefix: a whole number of blocks, or any length
+      const RequestSpec& from = s.requests[static_cast<std::size_t>(rng.uniform(0, i - 1))];
+      int m = std::min(len, static_cast<int>(from.prompt.size()));
+      if (rng.chance(50)) m = m / sc.block_size * sc.block_size;
+      std::copy_n(from.prompt.begin(), m, r.prompt.begin());
+    }
+    r.max_tokens = rng.chance(25) ? 1 : rng.uniform(1, d.max_output_tokens);
+    if (k > 0 && rng.chance(40))
+      for (int j = rng.uniform(1, 4); j > 0; --j) r.accepted_drafts.push_back(rng.uniform(0, k));
+    seed_outputs(r, s);
+    s.requests.push_back(std::move(r));
+  }
+  s.num_requests = n;
+}
+
+// KV blocks: the base's, or (blocks varied) enough for the longest request, sometimes barely.
+void draw_blocks(const TraceDistribution& d, FuzzRng& rng, Scenario& s) {
+  SchedulerConfig& sc = s.scheduler;
+  if (varies(d, Knob::kBlocks)) {
+    int need = 2;
+    for (const RequestSpec& r : s.requests) {
+      const int tokens = static_cast<int>(r.prompt.size()) + r.max_tokens + sc.num_speculative_tokens + 1;
+      need = std::max(need, 1 + (tokens + sc.block_size - 1) / sc.block_size);
+    }
+    sc.num_gpu_blocks = rng.chance(40) ? need + rng.uniform(0, need) : std::max(need, rng.pick({64, 256, 1024}));
+  }
+  // The admission check of the scheduler decides; grow until every request fits.
+  for (bool fits = false; !fits && sc.num_gpu_blocks < (1 << 24);) {
+    fits = true;
+    for (std::size_t i = 0; i < s.requests.size() && fits; ++i)
+      fits = check_request(make_request(s.requests[i], s.model, static_cast<ReqId>(i)), sc, sc.max_model_len).empty();
+    if (!fits) sc.num_gpu_blocks = std::min(sc.num_gpu_blocks * 2, 1 << 24);
+  }
+}
+
+}  // namespace
+
+Scenario generate_trace(const TraceDistribution& d, std::uint64_t seed, int run) {
+  Scenario s = d.base;
+  s.name = "fuzz_" + std::to_string(seed) + "_" + std::to_string(run);
+  s.source = s.name;
+  s.description.clear();
+  s.requests.clear();
+  s.requests_file.clear();
+  s.timed_arrivals = false;
+  s.expect = {};
+  FuzzRng rng = run_rng(seed, run);
+  draw_engine(d, rng, s);
+  draw_scheduler(d, rng, s);
+  draw_requests(d, rng, s);
+  draw_blocks(d, rng, s);
+  return s;
+}
+
+std::string describe_distribution() {
+  return "Each run draws one trace (fuzz_<seed>_<run>, the same for the same seed and run):\n"
+         "  requests   1 (25%), 2 (20%), else 1..--max-requests (8); half arrive with the one before,\n"
+         "             the rest 1..3 steps later\n"
+         "  prompts    1 (20%), 2, T, T+1 (10% each), block_size-1, block_size, block_size+1, 2*block_size\n"
+         "             (5% each), else uniform up to 3*max(T, block_size)+8; T is the decode threshold\n"
+         "             (the backend's, with k: at least 1+k); a quarter share a prefix with an earlier prompt\n"
+         "  outputs    max_tokens 1 (25%), else 1..16; with k > 0, 40% list 1..4 accepted_drafts in 0..k\n"
+         "Varied knobs (--vary; the default is chunked,thresholds,budgets,blocks,prefix-caching; a --set key\n"
+         "pins its knob):\n"
+         "  profile         one of the six engine profiles\n"
+         "  backend         one of the six attention backends\n"
+         "  spec            num_speculative_tokens 0 (50%), 1, 2, 3\n"
+         "  chunked         enable_chunked_prefill on (75%) or off\n"
+         "  thresholds      long_prefill_token_threshold 0 (70%) or 1, 2, T, T+1, block_size, 4, 8\n"
+         "  budgets         max_model_len 128..1024, max_num_seqs 1..128, max_num_batched_tokens 4..2048\n"
+         "  blocks          block_size 16 (3/8), 1, 2, 4, 8, 64; num_gpu_blocks: 40% barely enough for\n"
+         "                  the longest request (preemption pressure), else 64, 256 or 1024\n"
+         "  prefix-caching  enable_prefix_caching on (80%) or off\n"
+         "  decode-threshold  reorder_batch_threshold, the backend's T (70%) or 1, 2, 4, 16, 64, 512\n";
+}
+
+}  // namespace mlasim

@@ -1,0 +1,133 @@
+// `mlasim fuzz [BASE_SCENARIO]`: draw random traces, check properties on each, shrink the first
+// violation and write it as a scenario.
+#include <iostream>
+#include <limits>
+#include <memory>
+
+#include "sim/scenario_loader.h"
+#include "tools/fuzz/finding.h"
+#include "tools/fuzz/fuzzer.h"
+#include "tools/mlasim/commands.h"
+#include "tools/mlasim/fuzz_cli.h"
+
+namespace mlasim::cli {
+namespace {
+
+// The base when no scenario is given: the tiny model and every key at its default.
+constexpr const char* kDefaultBase = "version: 1\nname: fuzz\nrequests: [{id: r0, prompt_len: 1}]\n";
+
+struct FuzzFlags {
+  std::string base;
+  std::vector<std::string> sets;
+  std::vector<std::string> vary;
+  std::vector<std::string> properties;
+  std::vector<std::string> injects;
+  unsigned long long seed = 0;
+  int runs = 1000;
+  bool runs_given = false;  // with --time alone the time is the only bound
+  double seconds = 0;
+  int max_requests = 8;
+  bool model = false;
+  std::string out_dir;
+};
+
+int run_fuzz(const FuzzFlags& f) {
+  Result<Scenario> base = f.base.empty() ? load_scenario_text(kDefaultBase, "<fuzz base>", f.sets)
+                                         : load_scenario_file(f.base, f.sets);
+  if (!base) {
+    std::cerr << base.error().format() << "\n";
+    return kExitBadInput;
+  }
+  FuzzOptions options;
+  options.seed = f.seed;
+  options.max_runs = f.runs_given || f.seconds == 0 ? f.runs : std::numeric_limits<int>::max();
+  options.max_seconds = f.seconds;
+  TraceDistribution& d = options.distribution;
+  d.base = base.value();
+  d.max_requests = f.max_requests;
+  if (!f.vary.empty()) d.vary = 0;
+  for (const std::string& name : f.vary) {
+    std::optional<unsigned> k = parse_knobs(name);
+    if (!k) {
+      std::cerr << "--vary: unknown knob \"" << name << "\"\n  hint: all, none";
+      for (const KnobName& kn : knob_names()) std::cerr << ", " << kn.name;
+      std::cerr << "\n";
+      return kExitBadInput;
+    }
+    d.vary |= *k;
+  }
+  for (const std::string& key : set_keys(f.sets)) d.vary &= ~knob_of_key(key);
+  if (!parse_faults(f.injects, options.properties.faults)) return kExitBadInput;
+  if (!options.properties.faults.empty() && !f.model) {
+    std::cerr << "mlasim fuzz: --inject changes the model's math, so it needs --model\n";
+    return kExitBadInput;
+  }
+  std::vector<std::string> names = f.properties;
+  if (names.empty()) {
+    names = {kInvariantNoFreshPrefillOnDecodePath, "step_invariants"};
+    if (f.model) names.push_back("same_logits_as_strict");
+  }
+  if (!parse_properties(names, f.model, options.properties.properties)) return kExitBadInput;
+
+  std::cout << "mlasim fuzz: seed " << f.seed << ", " << to_string(d.base.engine.profile) << " / "
+            << to_string(d.base.engine.attention_backend) << ", varying";
+  if (d.vary == 0) std::cout << " nothing";
+  for (const KnobName& kn : knob_names())
+    if (d.vary & static_cast<unsigned>(kn.knob)) std::cout << " " << kn.name;
+  std::cout << "\nproperties:";
+  for (Property p : options.properties.properties) std::cout << " " << to_string(p);
+  std::cout << "\n";
+  const FuzzResult result = fuzz(options);
+  if (!result.violation) {
+    std::cout << "no violation in " << result.runs << " runs\n";
+    return kExitOk;
+  }
+  std::cout << "run " << result.run << " (" << result.trace->name << ", " << describe_batch(*result.trace)
+            << "): " << to_string(result.violation->property) << " violated\n  " << result.violation->detail << "\n";
+  const std::string path = f.out_dir.empty() ? "" : f.out_dir + "/" + result.trace->name + ".yaml";
+  std::string origin = "found by mlasim fuzz --seed " + std::to_string(f.seed);
+  for (const std::string& s : f.sets) origin += " --set " + s;
+  if (f.model) origin += " --model";
+  for (const std::string& fault : f.injects) origin += " --inject " + fault;
+  return shrink_and_write(*result.trace, *result.violation, options.properties.faults, set_keys(f.sets), path,
+                          origin);
+}
+
+}  // namespace
+
+void add_fuzz_command(CLI::App& app, int& exit_code) {
+  auto f = std::make_shared<FuzzFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "fuzz",
+      "Replay random traces drawn from a seeded distribution and check properties on every run. The\n"
+      "first violation is shrunk (fewer requests, shorter prompts and outputs, earlier arrivals, keys\n"
+      "back to their defaults, lower budgets) and, with -o DIR, written as DIR/fuzz_<seed>_<run>.yaml:\n"
+      "a scenario with a one-line comment and an expect: block, that `mlasim check` fails.\n"
+      "The engine profile and backend come from BASE_SCENARIO or --set; --vary draws them too.\n"
+      "The output is the same for the same seed and flags (with --time, the number of runs may differ).\n\n"
+      "Properties (--property, repeatable; default: the first two, and same_logits_as_strict with --model):\n" +
+          properties_help() + "\n" + describe_distribution() +
+          "\nExit 0 no violation, 1 a violation (shrunk, and written with -o), 2 bad input.\n"
+          "Examples: mlasim fuzz --set engine.attention_backend=flashinfer-mla --runs 500 -o /tmp/found\n"
+          "          mlasim fuzz --set engine.profile=strict --vary backend --vary spec --runs 2000\n"
+          "          mlasim fuzz --model --inject decode_skips_cache_write_for_fresh_rows --runs 50");
+  cmd->add_option("base", f->base, "Base scenario: model, engine and scheduler (default: every key at its default)");
+  cmd->add_option("--set", f->sets, "Override a base key (repeatable); pins its knob, and the shrinker keeps it")->type_name("KEY=VALUE");
+  cmd->add_option("--vary", f->vary, "Knob to draw (repeatable): all, none, profile, backend, spec, chunked, thresholds, budgets, blocks, prefix-caching, decode-threshold")
+      ->type_name("KNOB");
+  cmd->add_option("--property", f->properties, "Property to check (repeatable)")->type_name("NAME");
+  cmd->add_option("--seed", f->seed, "Seed of the distribution (default 0)");
+  CLI::Option* runs = cmd->add_option("--runs", f->runs, "Traces at most (default 1000; no limit with --time alone)")
+                          ->check(CLI::Range(1, 1 << 30));
+  cmd->add_option("--time", f->seconds, "Seconds at most (default: no limit)")->type_name("S")->check(CLI::PositiveNumber);
+  cmd->add_option("--max-requests", f->max_requests, "Requests per trace at most (default 8)")->check(CLI::Range(1, 64));
+  cmd->add_flag("--model", f->model, "Run the MLA model too (fp64 CPU reference) for same_logits_as_strict");
+  cmd->add_option("--inject", f->injects, "Inject a fault into the model (repeatable; see `mlasim run --help`)");
+  cmd->add_option("-o,--out-dir", f->out_dir, "Write the shrunk violation as DIR/<name>.yaml");
+  cmd->callback([f, runs, &exit_code] {
+    f->runs_given = runs->count() > 0;
+    exit_code = run_fuzz(*f);
+  });
+}
+
+}  // namespace mlasim::cli

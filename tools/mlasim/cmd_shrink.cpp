@@ -1,0 +1,75 @@
+// `mlasim shrink SCENARIO --property NAME -o FILE`: reduce a scenario that violates a property to
+// a minimal one that still does, and write it as a scenario.
+#include <iostream>
+#include <memory>
+
+#include "sim/scenario_loader.h"
+#include "tools/fuzz/finding.h"
+#include "tools/mlasim/commands.h"
+#include "tools/mlasim/fuzz_cli.h"
+
+namespace mlasim::cli {
+namespace {
+
+struct ShrinkFlags {
+  std::string scenario;
+  std::string property;
+  std::vector<std::string> sets;
+  std::vector<std::string> injects;
+  bool model = false;
+  std::string out;
+};
+
+int run_shrink(const ShrinkFlags& f) {
+  Result<Scenario> loaded = load_scenario_file(f.scenario, f.sets);
+  if (!loaded) {
+    std::cerr << loaded.error().format() << "\n";
+    return kExitBadInput;
+  }
+  Scenario s = loaded.value();
+  s.name += "_min";  // its own golden folder, beside the original's
+  if (!s.requests_file.empty()) {
+    std::cerr << "mlasim shrink: " << f.scenario
+              << " reads its requests from a requests_file; shrink works on inline requests\n"
+                 "  hint: list the requests under `requests:` (a short trace: shrinking replays it many times)\n";
+    return kExitBadInput;
+  }
+  std::vector<Property> properties;
+  if (!parse_properties({f.property}, f.model, properties)) return kExitBadInput;
+  FaultSet faults;
+  if (!parse_faults(f.injects, faults)) return kExitBadInput;
+  if (!output_path_ok("-o", f.out)) return kExitBadInput;
+  std::optional<Violation> v = check_property(s, properties[0], faults);
+  if (!v) {
+    std::cout << s.name << " (" << describe_batch(s) << ") does not violate " << f.property << "; nothing to shrink\n";
+    return kExitOk;
+  }
+  std::cout << s.name << " (" << describe_batch(s) << "): " << f.property << " violated\n  " << v->detail << "\n";
+  return shrink_and_write(s, *v, faults, set_keys(f.sets), f.out, "shrunk by mlasim shrink from " + f.scenario);
+}
+
+}  // namespace
+
+void add_shrink_command(CLI::App& app, int& exit_code) {
+  auto f = std::make_shared<ShrinkFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "shrink",
+      "Reduce SCENARIO, which violates the property, to a minimal scenario that still violates it: drop\n"
+      "requests, shorten prompts and outputs, move arrivals earlier, drop keys back to their defaults,\n"
+      "lower budgets (the engine profile and backend stay). Prints the result and writes it with -o as\n"
+      "a scenario with a one-line comment and an expect: block that `mlasim check` fails.\n\n"
+      "Properties:\n" +
+          properties_help() +
+          "\nExit 0 the scenario does not violate the property, 1 shrunk (written with -o), 2 bad input.\n"
+          "Example: mlasim shrink scenarios/seed/one_token_prompt_behind_decode.yaml \\\n"
+          "           --property no_fresh_prefill_on_decode_path -o /tmp/minimal.yaml");
+  cmd->add_option("scenario", f->scenario, "The scenario file")->required();
+  cmd->add_option("--property", f->property, "The violated property")->required()->type_name("NAME");
+  cmd->add_option("--set", f->sets, "Override a scenario key first (repeatable); the shrinker keeps it")->type_name("KEY=VALUE");
+  cmd->add_flag("--model", f->model, "Run the MLA model (fp64 CPU reference) for same_logits_as_strict");
+  cmd->add_option("--inject", f->injects, "Inject a fault into the model (repeatable; see `mlasim run --help`)");
+  cmd->add_option("-o,--out", f->out, "Write the minimal scenario to FILE");
+  cmd->callback([f, &exit_code] { exit_code = run_shrink(*f); });
+}
+
+}  // namespace mlasim::cli

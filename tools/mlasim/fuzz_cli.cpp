@@ -1,0 +1,76 @@
+// Flags and output shared by the fuzz, shrink and matrix commands.
+#include "tools/mlasim/fuzz_cli.h"
+
+#include <filesystem>
+#include <iostream>
+
+#include "tools/fuzz/finding.h"
+#include "tools/fuzz/shrinker.h"
+#include "tools/harness/atomic_file.h"
+#include "tools/mlasim/commands.h"
+
+namespace mlasim::cli {
+
+bool parse_properties(const std::vector<std::string>& names, bool with_model, std::vector<Property>& out) {
+  for (const std::string& name : names) {
+    std::optional<Property> p = parse_property(name);
+    if (!p) {
+      std::cerr << "--property: unknown property \"" << name << "\"\n  hint: one of";
+      for (const PropertyInfo& i : property_infos()) std::cerr << " " << i.name;
+      std::cerr << "\n";
+      return false;
+    }
+    for (const PropertyInfo& i : property_infos())
+      if (i.property == *p && i.needs_model && !with_model) {
+        std::cerr << "--property " << name << " compares logits, so it needs --model\n";
+        return false;
+      }
+    out.push_back(*p);
+  }
+  return true;
+}
+
+std::string properties_help() {
+  std::string out;
+  for (const PropertyInfo& i : property_infos()) {
+    std::string meaning = i.meaning;
+    for (std::size_t pos = meaning.find('\n'); pos != std::string::npos; pos = meaning.find('\n', pos + 1))
+      meaning.insert(pos + 1, std::string(36, ' '));
+    out += "  " + std::string(i.name) + std::string(34 - std::string(i.name).size(), ' ') + meaning + "\n";
+  }
+  return out;
+}
+
+std::vector<std::string> set_keys(const std::vector<std::string>& sets) {
+  std::vector<std::string> keys;
+  for (const std::string& s : sets) keys.push_back(s.substr(0, s.find('=')));
+  return keys;
+}
+
+int shrink_and_write(const Scenario& trace, const Violation& v, const FaultSet& faults,
+                     const std::vector<std::string>& keep, const std::string& path, const std::string& origin) {
+  ShrinkOptions options;
+  options.keep_keys = keep;
+  options.property = v.property;
+  options.faults = faults;
+  const ShrinkResult shrunk = shrink(trace, v, options);
+  std::cout << "shrunk in " << shrunk.attempts << " replays to " << describe_batch(shrunk.scenario) << "\n  "
+            << shrunk.violation.detail << "\n";
+  if (path.empty()) return kExitRegression;
+  Result<std::string> yaml = finding_yaml(shrunk.scenario, shrunk.violation, origin, faults);
+  if (!yaml) {
+    std::cerr << yaml.error().format() << "\n";
+    return kExitBadInput;
+  }
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (Status st = write_file_atomically(path, yaml.value()); !st) {
+    std::cerr << st.error().format() << "\n";
+    return kExitBadInput;
+  }
+  std::cout << "wrote " << path << "\n";
+  return kExitRegression;
+}
+
+}  // namespace mlasim::cli

@@ -1,0 +1,27 @@
+// What mlasim fuzz, shrink and matrix share: property names from flags, the properties' help text,
+// and writing a shrunk finding as a scenario file.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tools/fuzz/property.h"
+
+namespace mlasim::cli {
+
+// Parses --property names; on an unknown name, or a model property without --model, prints why
+// and returns false.
+bool parse_properties(const std::vector<std::string>& names, bool with_model, std::vector<Property>& out);
+
+// "  no_fresh_prefill_on_decode_path  no row with ..." for every property.
+std::string properties_help();
+
+// The keys of "key=value" overrides: the shrinker keeps them as given.
+std::vector<std::string> set_keys(const std::vector<std::string>& sets);
+
+// Shrinks `trace` (violating v; `keep` keys stay), writes the finding to `path` atomically (creating its folder) and
+// prints what it wrote. Returns an exit code: 1 (a violation, written) or 2 (cannot write).
+int shrink_and_write(const Scenario& trace, const Violation& v, const FaultSet& faults,
+                     const std::vector<std::string>& keep, const std::string& path, const std::string& origin);
+
+}  // namespace mlasim::cli
