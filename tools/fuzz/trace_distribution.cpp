@@ -9,7 +9,7 @@
 #include "sim/request_tokens.h"
 #include "sim/scheduler.h"
 #include "sim/scheduler_rules.h"
-#include "tools/fuzz/rng.h"
+#include "sim/rng.h"
 
 namespace mlasim {
 
@@ -60,7 +60,12 @@ namespace {
 
 bool varies(const TraceDistribution& d, Knob k) { return (d.vary & static_cast<unsigned>(k)) != 0; }
 
-void draw_engine(const TraceDistribution& d, FuzzRng& rng, Scenario& s) {
+// The generator of run `run` under `seed`: each run's trace can be drawn on its own.
+Rng run_rng(std::uint64_t seed, int run) {
+  return Rng(splitmix64(seed) ^ splitmix64(0x5bd1e995ULL + static_cast<std::uint64_t>(run)));
+}
+
+void draw_engine(const TraceDistribution& d, Rng& rng, Scenario& s) {
   using P = EngineProfile;
   using B = AttentionBackendKind;
   if (varies(d, Knob::kProfile)) {
@@ -74,11 +79,11 @@ void draw_engine(const TraceDistribution& d, FuzzRng& rng, Scenario& s) {
   if (varies(d, Knob::kSpecTokens)) s.scheduler.num_speculative_tokens = rng.pick({0, 0, 0, 1, 2, 3});
 }
 
-void draw_scheduler(const TraceDistribution& d, FuzzRng& rng, Scenario& s) {
+void draw_scheduler(const TraceDistribution& d, Rng& rng, Scenario& s) {
   SchedulerConfig& sc = s.scheduler;
   const int k = sc.num_speculative_tokens;
-  if (varies(d, Knob::kChunkedPrefill)) sc.enable_chunked_prefill = rng.chance(75);
-  if (varies(d, Knob::kPrefixCaching)) sc.enable_prefix_caching = rng.chance(80);
+  if (varies(d, Knob::kChunkedPrefill)) sc.enable_chunked_prefill = rng.coin(75);
+  if (varies(d, Knob::kPrefixCaching)) sc.enable_prefix_caching = rng.coin(80);
   if (varies(d, Knob::kBlocks)) sc.block_size = rng.pick({16, 16, 16, 1, 2, 4, 8, 64});
   if (varies(d, Knob::kBudgets)) {
     sc.max_model_len = rng.pick({128, 256, 512, 1024});
@@ -94,12 +99,12 @@ void draw_scheduler(const TraceDistribution& d, FuzzRng& rng, Scenario& s) {
   }
   if (varies(d, Knob::kDecodeThreshold)) {
     s.engine.reorder_batch_threshold = std::nullopt;
-    if (rng.chance(30)) s.engine.reorder_batch_threshold = rng.pick({1, 2, 4, 16, 64, 512});
+    if (rng.coin(30)) s.engine.reorder_batch_threshold = rng.pick({1, 2, 4, 16, 64, 512});
   }
   if (varies(d, Knob::kThresholds)) {
     const int t = make_routing_config(s).decode_threshold;
     sc.long_prefill_token_threshold = 0;
-    if (rng.chance(30)) {
+    if (rng.coin(30)) {
       int lptt = rng.pick({1, 2, t, t + 1, sc.block_size, 4, 8});
       if (k > 0) lptt = std::max(lptt, 1 + k);
       sc.long_prefill_token_threshold = std::min(lptt, sc.max_model_len);
@@ -108,9 +113,9 @@ void draw_scheduler(const TraceDistribution& d, FuzzRng& rng, Scenario& s) {
 }
 
 // A prompt length weighted to the edges where routing and scheduling change.
-int draw_prompt_len(FuzzRng& rng, int t, int block, int longest) {
+int draw_prompt_len(Rng& rng, int t, int block, int longest) {
   int len = 1;
-  switch (rng.uniform(0, 19)) {
+  switch (rng.between(0, 19)) {
     case 0: case 1: case 2: case 3: len = 1; break;
     case 4: case 5: len = 2; break;
     case 6: case 7: len = t; break;
@@ -119,34 +124,34 @@ int draw_prompt_len(FuzzRng& rng, int t, int block, int longest) {
     case 11: len = block; break;
     case 12: len = block + 1; break;
     case 13: len = 2 * block; break;
-    default: len = rng.uniform(1, std::max(1, std::min(longest, 3 * std::max(t, block) + 8)));
+    default: len = rng.between(1, std::max(1, std::min(longest, 3 * std::max(t, block) + 8)));
   }
   return std::clamp(len, 1, longest);
 }
 
-void draw_requests(const TraceDistribution& d, FuzzRng& rng, Scenario& s) {
+void draw_requests(const TraceDistribution& d, Rng& rng, Scenario& s) {
   const SchedulerConfig& sc = s.scheduler;
   const int k = sc.num_speculative_tokens;
   const int t = make_routing_config(s).decode_threshold;
-  const int n = rng.chance(25) ? 1 : rng.chance(27) ? 2 : rng.uniform(1, d.max_requests);
+  const int n = rng.coin(25) ? 1 : rng.coin(27) ? 2 : rng.between(1, d.max_requests);
   const int longest = std::min(sc.max_model_len - 2, 4096);
   int arrival = 0;
   for (int i = 0; i < n; ++i) {
     RequestSpec r;
     r.id = "r" + std::to_string(i);
-    if (i > 0 && rng.chance(50)) arrival += rng.uniform(1, d.max_arrival_gap);
+    if (i > 0 && rng.coin(50)) arrival += rng.between(1, d.max_arrival_gap);
     r.arrival_step = arrival;
     const int len = draw_prompt_len(rng, t, sc.block_size, longest);
     seed_prompt(r, len, {}, sc.block_size, s);
-    if (i > 0 && rng.chance(25)) {  // a shared prefix: a whole number of blocks, or any length
-      const RequestSpec& from = s.requests[static_cast<std::size_t>(rng.uniform(0, i - 1))];
+    if (i > 0 && rng.coin(25)) {  // a shared prefix: a whole number of blocks, or any length
+      const RequestSpec& from = s.requests[static_cast<std::size_t>(rng.between(0, i - 1))];
       int m = std::min(len, static_cast<int>(from.prompt.size()));
-      if (rng.chance(50)) m = m / sc.block_size * sc.block_size;
+      if (rng.coin(50)) m = m / sc.block_size * sc.block_size;
       std::copy_n(from.prompt.begin(), m, r.prompt.begin());
     }
-    r.max_tokens = rng.chance(25) ? 1 : rng.uniform(1, d.max_output_tokens);
-    if (k > 0 && rng.chance(40))
-      for (int j = rng.uniform(1, 4); j > 0; --j) r.accepted_drafts.push_back(rng.uniform(0, k));
+    r.max_tokens = rng.coin(25) ? 1 : rng.between(1, d.max_output_tokens);
+    if (k > 0 && rng.coin(40))
+      for (int j = rng.between(1, 4); j > 0; --j) r.accepted_drafts.push_back(rng.between(0, k));
     seed_outputs(r, s);
     s.requests.push_back(std::move(r));
   }
@@ -154,7 +159,7 @@ void draw_requests(const TraceDistribution& d, FuzzRng& rng, Scenario& s) {
 }
 
 // KV blocks: the base's, or (blocks varied) enough for the longest request, sometimes barely.
-void draw_blocks(const TraceDistribution& d, FuzzRng& rng, Scenario& s) {
+void draw_blocks(const TraceDistribution& d, Rng& rng, Scenario& s) {
   SchedulerConfig& sc = s.scheduler;
   if (varies(d, Knob::kBlocks)) {
     int need = 2;
@@ -162,7 +167,7 @@ void draw_blocks(const TraceDistribution& d, FuzzRng& rng, Scenario& s) {
       const int tokens = static_cast<int>(r.prompt.size()) + r.max_tokens + sc.num_speculative_tokens + 1;
       need = std::max(need, 1 + (tokens + sc.block_size - 1) / sc.block_size);
     }
-    sc.num_gpu_blocks = rng.chance(40) ? need + rng.uniform(0, need) : std::max(need, rng.pick({64, 256, 1024}));
+    sc.num_gpu_blocks = rng.coin(40) ? need + rng.between(0, need) : std::max(need, rng.pick({64, 256, 1024}));
   }
   // The admission check of the scheduler decides; grow until every request fits.
   for (bool fits = false; !fits && sc.num_gpu_blocks < (1 << 24);) {
@@ -184,7 +189,7 @@ Scenario generate_trace(const TraceDistribution& d, std::uint64_t seed, int run)
   s.requests_file.clear();
   s.timed_arrivals = false;
   s.expect = {};
-  FuzzRng rng = run_rng(seed, run);
+  Rng rng = run_rng(seed, run);
   draw_engine(d, rng, s);
   draw_scheduler(d, rng, s);
   draw_requests(d, rng, s);
