@@ -28,6 +28,7 @@ struct CpuBackendOptions {
 template <typename T>
 class CpuBackend final : public Backend {
  public:
+  // CpuBackend<float> reads `weights` in place: they must outlive the backend.
   CpuBackend(const MlaWeights& weights, const CpuBackendOptions& options);
   std::string name() const override;  // "cpu-f64" | "cpu-f32" (+ " tp=N", + " faults=...")
   // fp64 in double; in float, bf16 when the cache holds bf16 values, else fp32.
@@ -48,6 +49,7 @@ extern template class CpuBackend<float>;
 extern template class CpuBackend<double>;
 
 enum class CpuPrecision { kFloat, kDouble };
+// kFloat reads `weights` in place (see CpuBackend): they must outlive the backend.
 std::unique_ptr<Backend> make_cpu_backend(const MlaWeights& weights, const CpuBackendOptions& options,
                                           CpuPrecision precision);
 

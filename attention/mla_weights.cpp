@@ -8,9 +8,8 @@
 #include <mutex>
 #include <tuple>
 #include <type_traits>
-#include <numbers>
 
-#include "attention/bf16.h"
+#include "attention/bf16_normals.h"
 #include "attention/cpu_thread_pool.h"
 #include "sim/seeded_tokens.h"
 
@@ -60,11 +59,6 @@ long long product(const std::vector<int>& shape) {
   return n;
 }
 
-double uniform_open(std::uint64_t stream, std::uint64_t k) {
-  const std::uint64_t z = splitmix64(stream + k * 0x9e3779b97f4a7c15ULL);
-  return (static_cast<double>(z >> 11) + 0.5) * 0x1.0p-53;
-}
-
 WeightTensor draw_new(const WeightSpec& spec, std::uint64_t seed) {
   WeightTensor t;
   t.shape = spec.shape;
@@ -78,15 +72,8 @@ WeightTensor draw_new(const WeightSpec& spec, std::uint64_t seed) {
   constexpr long long kChunkPairs = 1 << 16;
   const long long pairs = (n + 1) / 2;
   parallel_for(static_cast<int>((pairs + kChunkPairs - 1) / kChunkPairs), [&](int chunk) {
-    const long long end = std::min(pairs, (chunk + 1) * kChunkPairs);
-    for (long long p = chunk * kChunkPairs; p < end; ++p) {
-      const auto k = static_cast<std::uint64_t>(2 * p);
-      const double r = std::sqrt(-2.0 * std::log(uniform_open(stream, k)));
-      const double theta = 2.0 * std::numbers::pi * uniform_open(stream, k + 1);
-      t.values[static_cast<size_t>(2 * p)] = round_to_bf16(static_cast<float>(mean + std_dev * r * std::cos(theta)));
-      if (2 * p + 1 < n)
-        t.values[static_cast<size_t>(2 * p + 1)] = round_to_bf16(static_cast<float>(mean + std_dev * r * std::sin(theta)));
-    }
+    draw_bf16_normals(stream, mean, std_dev, chunk * kChunkPairs, std::min(pairs, (chunk + 1) * kChunkPairs), n,
+                      t.values.data());
   });
   return t;
 }

@@ -3,6 +3,7 @@
 #include "attention/model_forward_cpu.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "attention/attention_metadata.h"
 #include "attention/bf16.h"
@@ -15,9 +16,14 @@ namespace {
 
 using ll = long long;
 
+// The tensor's values as T: in place for float, else a copy kept in `converted`.
 template <typename T>
-std::vector<T> convert(const WeightTensor& t) {
-  return std::vector<T>(t.values.begin(), t.values.end());
+std::span<const T> view_as(const WeightTensor& t, std::vector<std::vector<T>>& converted) {
+  if constexpr (std::is_same_v<T, float>) {
+    return t.values;
+  } else {
+    return converted.emplace_back(t.values.begin(), t.values.end());
+  }
 }
 
 template <typename T>
@@ -49,15 +55,16 @@ template <typename T>
 CpuModel<T> to_cpu_model(const MlaWeights& w) {
   CpuModel<T> m;
   m.config = w.config;
-  m.embed_tokens = convert<T>(w.embed_tokens);
-  m.norm = convert<T>(w.norm);
-  m.lm_head = convert<T>(w.lm_head);
+  // Moving a std::vector keeps its buffer, so the spans stay valid as `converted` grows.
+  const auto as_t = [&m](const WeightTensor& t) { return view_as<T>(t, m.converted); };
+  m.embed_tokens = as_t(w.embed_tokens);
+  m.norm = as_t(w.norm);
+  m.lm_head = as_t(w.lm_head);
   for (const MlaLayerWeights& l : w.layers) {
-    m.layers.push_back({convert<T>(l.input_layernorm), convert<T>(l.q_proj), convert<T>(l.q_a_proj),
-                        convert<T>(l.q_a_layernorm), convert<T>(l.q_b_proj), convert<T>(l.kv_a_proj_with_mqa),
-                        convert<T>(l.kv_a_layernorm), convert<T>(l.kv_b_proj), convert<T>(l.o_proj),
-                        convert<T>(l.post_attention_layernorm), convert<T>(l.gate_proj), convert<T>(l.up_proj),
-                        convert<T>(l.down_proj)});
+    m.layers.push_back({as_t(l.input_layernorm), as_t(l.q_proj), as_t(l.q_a_proj), as_t(l.q_a_layernorm),
+                        as_t(l.q_b_proj), as_t(l.kv_a_proj_with_mqa), as_t(l.kv_a_layernorm), as_t(l.kv_b_proj),
+                        as_t(l.o_proj), as_t(l.post_attention_layernorm), as_t(l.gate_proj), as_t(l.up_proj),
+                        as_t(l.down_proj)});
   }
   m.inv_freq = yarn_inv_freq(w.config);
   m.scale = softmax_scale(w.config);

@@ -1,5 +1,5 @@
-// One step of the MLA model on the CPU (docs/spec/mla.md §2, §9; docs/spec/routing.md §4): the weights converted
-// to the scalar type, one decoder layer with tensor-parallel partial sums, the final norm and
+// One step of the MLA model on the CPU (docs/spec/mla.md §2, §9; docs/spec/routing.md §4): the weights in
+// the scalar type, one decoder layer with tensor-parallel partial sums, the final norm and
 // lm_head. Used by CpuBackend; templated on the scalar type.
 #pragma once
 
@@ -17,17 +17,27 @@ namespace mlasim {
 
 template <typename T>
 struct CpuLayerWeights {  // MlaLayerWeights in T (same names and layouts)
-  std::vector<T> input_layernorm, q_proj, q_a_proj, q_a_layernorm, q_b_proj, kv_a_proj_with_mqa, kv_a_layernorm,
+  std::span<const T> input_layernorm, q_proj, q_a_proj, q_a_layernorm, q_b_proj, kv_a_proj_with_mqa, kv_a_layernorm,
       kv_b_proj, o_proj, post_attention_layernorm, gate_proj, up_proj, down_proj;
 };
 
+// The model's weights as T. For float the spans view the MlaWeights' own values (no copy: at
+// v3-attn sizes a copy is 2.8 GB), so those must outlive the model; for double they view
+// `converted`, the model's own copy. Move-only, so the spans never point into a stale copy.
 template <typename T>
 struct CpuModel {
   ModelConfig config;
-  std::vector<T> embed_tokens, norm, lm_head;
+  std::span<const T> embed_tokens, norm, lm_head;
   std::vector<CpuLayerWeights<T>> layers;
   std::vector<double> inv_freq;  // yarn_inv_freq(config)
   double scale = 0.0;            // softmax_scale(config)
+  std::vector<std::vector<T>> converted;
+
+  CpuModel() = default;
+  CpuModel(CpuModel&&) noexcept = default;
+  CpuModel& operator=(CpuModel&&) noexcept = default;
+  CpuModel(const CpuModel&) = delete;
+  CpuModel& operator=(const CpuModel&) = delete;
 };
 
 template <typename T>

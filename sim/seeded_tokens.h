@@ -10,7 +10,13 @@ namespace mlasim {
 
 // splitmix64's output function applied to x + golden gamma: a bijective 64-bit mixer. Iterating
 // `z = splitmix64(s); s += 0x9e3779b97f4a7c15` is the splitmix64 generator.
-std::uint64_t splitmix64(std::uint64_t x);
+// Inline: the weight draw calls it twice per value.
+inline std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
 
 // A 64-bit hash of a string (FNV-1a), stable across platforms; names a token stream.
 std::uint64_t stable_hash(std::string_view s);
