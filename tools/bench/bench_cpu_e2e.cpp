@@ -1,7 +1,7 @@
 // End-to-end benchmark of the CPU reference as users run it: `mlasim run SCENARIO` (float, the
 // default CPU backend) as a child process on two long-context cases, validated (exit 0, the logits
 // rows), then timed (wall, user CPU) with the child's peak RSS set against what it must hold: the
-// weights (seeded MlaWeights + the backend's copy) and the latent cache.
+// weights (the seeded MlaWeights, which the float backend reads in place) and the latent cache.
 //   tiny-32k: a 32,768-token prompt on `tiny`, chunked prefill (8,192-token budget), then 16 decode
 //             steps. Target: <= 30 s on 2 cores.
 //   v3-4k:    one layer of `v3-attn` (128 heads, q_lora_rank 1536, d 7168), a 4,096-token prompt in
@@ -45,7 +45,7 @@ std::string slurp(const fs::path& path) {
 
 double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
 
-// Bytes of one float copy of the model's weights.
+// Bytes of the model's weights in float.
 double weight_bytes(const mlasim::ModelConfig& c) {
   double n = 0;
   for (const mlasim::WeightSpec& s : mlasim::weight_specs(c)) {
@@ -73,12 +73,12 @@ void run_case(const Case& k, const std::string& mlasim, const std::string& threa
   if (c.exit_code != 0 || text.find(want) == std::string::npos)
     die(k.name + ": mlasim exited " + std::to_string(c.exit_code) + " without '" + want + "' (see " + out + ", " + err + ")");
   const mlasim::ModelConfig config = *mlasim::model_preset(k.preset);
-  const double weights = 2 * weight_bytes(config);
+  const double weights = weight_bytes(config);
   const double cache = 4.0 * k.num_gpu_blocks * 16 * (config.kv_lora_rank + config.qk_rope_head_dim) * config.num_hidden_layers;
   const double rss = static_cast<double>(c.peak_rss_kib) * 1024.0;
   std::printf("%-9s prompt %6d + %2d decode steps: wall %6.2f s  user %6.2f s  cpu %6.2f s  (%ld preemptions)\n",
               k.name.c_str(), k.prompt_len, k.max_tokens - 1, c.wall_s, c.user_s, c.cpu_s, c.preempted);
-  std::printf("          peak RSS %.2f GiB = weights %.2f GiB (two float copies) + cache %.3f GiB + %.3f GiB else\n",
+  std::printf("          peak RSS %.2f GiB = weights %.2f GiB (one float copy) + cache %.3f GiB + %.3f GiB else\n",
               gib(rss), gib(weights), gib(cache), gib(rss - weights - cache));
 }
 
