@@ -4,10 +4,10 @@
 Optional tool, not run in CI (see tools/conformance/README.md). For each scenario it writes the
 model with `mlasim export` (config.json + model.safetensors, DeepSeek-V3 layout and names), loads
 it into transformers' DeepseekV3ForCausalLM in float64 on the CPU, runs every request's final
-token ids (prompt + outputs) through it in one forward pass, and compares the logits at the
-positions of the scenario's logits golden (golden/<name>/logits.npy + logits_index.json: mlasim's
-fp64 CPU reference). Attention is causal per request, so one full-sequence forward gives the
-logits every step of the replay computed. Scenarios with speculative decoding (draft rows past
+token ids (prompt + outputs) through it (`--chunk` tokens per forward pass, transformers' KV cache
+in between), and compares the logits at the positions of the scenario's logits golden
+(golden/<name>/logits.npy + logits_index.json: mlasim's fp64 CPU reference). Attention is causal
+per request, so one pass over the final tokens gives the logits every step of the replay computed. Scenarios with speculative decoding (draft rows past
 the final tokens) or sparse MLA (index_topk: transformers has no indexer) are skipped.
 
 transformers computes three things in float32 whatever the model's dtype: RoPE
@@ -114,7 +114,27 @@ def find_mlasim(given: str | None) -> Path:
     sys.exit(2)
 
 
-def check(mlasim: Path, scenario: Path, golden_dir: Path, fp64: bool) -> tuple[str, str]:
+def forward_at(model, token_ids: list[int], positions: list[int], chunk: int) -> dict:
+    """The logits at `positions` of one causal forward over token_ids, run `chunk` tokens at a time
+    with transformers' KV cache (the attention of a chunk is chunk x context, not L x L, so a
+    20k-token prompt fits in memory), lm_head applied at the wanted positions only."""
+    import torch
+    from transformers import DynamicCache
+
+    cache = DynamicCache()
+    out: dict[int, object] = {}
+    for start in range(0, len(token_ids), chunk):
+        ids = torch.tensor([token_ids[start:start + chunk]], dtype=torch.long)
+        hidden = model.model(input_ids=ids, past_key_values=cache, use_cache=True).last_hidden_state[0]
+        here = [p for p in positions if start <= p < start + ids.shape[1]]
+        if here:
+            logits = model.lm_head(hidden[[p - start for p in here]])
+            for p, row in zip(here, logits):
+                out[p] = row.numpy()
+    return out
+
+
+def check(mlasim: Path, scenario: Path, golden_dir: Path, fp64: bool, chunk: int) -> tuple[str, str]:
     import numpy as np
     import torch
     import yaml
@@ -143,11 +163,14 @@ def check(mlasim: Path, scenario: Path, golden_dir: Path, fp64: bool) -> tuple[s
         if fp64:
             float64_throughout(model)
         rows = index["rows"] if isinstance(index, dict) else index
-        logits_of: dict[str, np.ndarray] = {}
+        wanted: dict[str, list[int]] = {}
+        for row in rows:
+            wanted.setdefault(row["id"], []).append(row["position"])
+        logits_of: dict[str, dict[int, np.ndarray]] = {}
         with torch.no_grad():
             for r in record["requests"]:
-                ids = torch.tensor([r["token_ids"]], dtype=torch.long)
-                logits_of[r["id"]] = model(input_ids=ids).logits[0].numpy()
+                if r["id"] in wanted:
+                    logits_of[r["id"]] = forward_at(model, r["token_ids"], sorted(set(wanted[r["id"]])), chunk)
         # The golden holds float32 values rounded from mlasim's float64 logits, so transformers'
         # float64 logits match when each differs from its golden value by at most half a float32
         # ulp of that value (plus the float64 noise of both sides).
@@ -174,7 +197,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--venv", default=str(DEFAULT_VENV))
     ap.add_argument("--as-shipped", action="store_true",
                     help="keep transformers' float32 RoPE, RMSNorm and softmax (tolerance 1e-5)")
+    ap.add_argument("--chunk", type=int, default=2048,
+                    help="tokens per forward pass, with transformers' KV cache in between (default 2048)")
     args = ap.parse_args(argv)
+    if args.chunk < 1:
+        ap.error("--chunk must be at least 1")
     reexec_in_venv(Path(args.venv))
     mlasim = find_mlasim(args.mlasim)
     paths: list[Path] = []
@@ -182,7 +209,7 @@ def main(argv: list[str]) -> int:
         paths += sorted(p.rglob("*.yaml")) if p.is_dir() else [p]
     counts: dict[str, int] = {}
     for p in paths:
-        verdict, detail = check(mlasim, p, Path(args.golden_dir), not args.as_shipped)
+        verdict, detail = check(mlasim, p, Path(args.golden_dir), not args.as_shipped, args.chunk)
         counts[verdict] = counts.get(verdict, 0) + 1
         print(f"{p.stem}: {verdict}: {detail}", flush=True)
     print(", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
