@@ -12,7 +12,7 @@ CompareResult Comparator::result() const {
     c.worst_a = max_abs_a_;
     c.worst_r = max_abs_r_;
   }
-  c.cos_diff = norms_ > 0 ? 1.0 - 2.0 * dot_ / norms_ : 0.0;
+  c.cos_diff = norms_ > 0 ? sq_diff_ / norms_ : 0.0;
   c.pass = c.num_nonfinite_mismatches == 0 && c.num_failing == 0 && (tol_.cos_tol < 0 || c.cos_diff <= tol_.cos_tol);
   return c;
 }

@@ -1,7 +1,9 @@
 // FlashMLA's comparison rule for computed values against a reference (docs/spec/mla.md §5), used by
 // the kernel tests, the benchmarks' validation and the logits comparison: NaN/±inf positions must
 // match exactly; a finite element passes if |a − r| < abs_tol or |a − r| / (|r| + 1e-6) < rel_tol;
-// and cos_diff = 1 − 2Σ(a·r) / Σ(a² + r²) (fp64, over the finite pairs) must be ≤ cos_tol.
+// and cos_diff = 1 − 2Σ(a·r) / Σ(a² + r²) (fp64, over the finite pairs) must be ≤ cos_tol. It is
+// computed as Σ(a − r)² / Σ(a² + r²), the same quantity without the cancellation of 1 − x: FlashMLA's
+// form cannot resolve below ~1e-16 (one ulp of 1), which the fp64 logits class (cos 1e-18) needs.
 #pragma once
 
 #include <cmath>
@@ -59,7 +61,7 @@ class Comparator {
     if (!(d < tol_.abs_tol) && !(rel < tol_.rel_tol)) {
       if (c_.num_failing++ == 0) note_worst(a, r, i);
     }
-    dot_ += a * r;
+    sq_diff_ += (a - r) * (a - r);
     norms_ += a * a + r * r;
     return true;
   }
@@ -78,7 +80,7 @@ class Comparator {
 
   CompareTol tol_;
   CompareResult c_;
-  double dot_ = 0, norms_ = 0;
+  double sq_diff_ = 0, norms_ = 0;
   double max_abs_a_ = 0, max_abs_r_ = 0;
   bool have_worst_ = false;
 };

@@ -53,3 +53,23 @@ TEST_CASE("shape differences are reported, not compared", "[logits]") {
   CHECK_FALSE(c.pass);
   CHECK(c.summary(logits_tolerance(PrecisionClass::kFp64), {}).rfind("logits shape differs from the golden", 0) == 0);
 }
+
+TEST_CASE("fp64 logits a few ulps apart match: the cosine difference resolves below 1e-16", "[logits]") {
+  // Two fp64 computations of the same logits differ in the last bits (associativity). FlashMLA's
+  // 1 - 2 sum(a r) / sum(a^2 + r^2) rounds such a pair to 0 or to 1.1e-16..2.2e-16, above the fp64
+  // class's cos 1e-18; the same quantity as sum((a - r)^2) / sum(a^2 + r^2) is ~1e-31 here.
+  std::vector<double> g, a;
+  for (int i = 0; i < 512; ++i) {
+    g.push_back(std::sin(0.37 * i) * 4.0);
+    a.push_back(std::nextafter(std::nextafter(g.back(), 10.0), 10.0));
+  }
+  const LogitsTolerance tol = logits_tolerance(PrecisionClass::kFp64);
+  const LogitsComparison c = compare_logits(a, g, 1, 512, tol);
+  CHECK(c.pass);
+  CHECK(c.cos_diff > 0.0);
+  CHECK(c.cos_diff < 1e-28);
+  // A real difference (1e-9 relative) still fails.
+  std::vector<double> b = g;
+  for (double& x : b) x *= 1.0 + 1e-9;
+  CHECK_FALSE(compare_logits(b, g, 1, 512, tol).pass);
+}

@@ -21,6 +21,7 @@
 #include "attention/mla_attention_cpu.h"
 #include "attention/route.h"
 #include "attention/routing_config.h"
+#include "kit/compare.h"
 #include "kit/rng.h"
 
 namespace {
@@ -109,24 +110,17 @@ void run_form(Typed<T>& t, const Problem& p, bool decode) {
   }
 }
 
-// FlashMLA's rule: NaN positions match, each element within abs or rel, cosine difference.
-bool compare(const char* what, const std::vector<float>& a, const std::vector<double>& r, double abs_tol, double rel_tol,
-             double cos_tol) {
-  double max_abs = 0, max_ref = 0, sum_ar = 0, sum_sq = 0;
-  long bad = 0;
+// FlashMLA's rule (kit/compare.h): NaN positions match, each element within abs or rel, cosine difference.
+bool compare(const char* what, const std::vector<float>& a, const std::vector<double>& r, const mlasim::kit::CompareTol& tol) {
+  mlasim::kit::Comparator rule(tol);
+  double max_ref = 0;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(a[i]) != std::isnan(r[i])) ++bad;
-    if (std::isnan(r[i])) continue;
-    const double e = std::abs(a[i] - r[i]);
-    max_abs = std::max(max_abs, e);
-    max_ref = std::max(max_ref, std::abs(r[i]));
-    if (!(e < abs_tol || e / (std::abs(r[i]) + 1e-6) < rel_tol)) ++bad;
-    sum_ar += a[i] * r[i];
-    sum_sq += double(a[i]) * a[i] + r[i] * r[i];
+    rule.add(a[i], r[i], i);
+    if (!std::isnan(r[i])) max_ref = std::max(max_ref, std::abs(r[i]));
   }
-  const double cos_diff = 1.0 - 2.0 * sum_ar / sum_sq;
-  const bool ok = bad == 0 && cos_diff <= cos_tol;
-  std::printf("  %-46s max abs err %.2e (max |ref| %.2f)  cos diff %.2e  %s\n", what, max_abs, max_ref, cos_diff,
+  const mlasim::kit::CompareResult c = rule.result();
+  const bool ok = c.pass;
+  std::printf("  %-46s max abs err %.2e (max |ref| %.2f)  cos diff %.2e  %s\n", what, c.max_abs, max_ref, c.cos_diff,
               ok ? "ok" : "FAILED");
   return ok;
 }
@@ -216,8 +210,8 @@ int main(int argc, char** argv) {
     Typed<float> dec = typed<float>(v), pre = typed<float>(v);
     run_form(dec, v, true);
     run_form(pre, v, false);
-    ok &= compare("decode form (float) vs reference", dec.out, ref.out, 8e-4, 2.01 / 128, 5e-6);
-    ok &= compare("prefill form (float) vs reference (cross-form)", pre.out, ref.out, 1e-3, 8.01 / 128, 7e-6);
+    ok &= compare("decode form (float) vs reference", dec.out, ref.out, mlasim::kit::kDecodeOutTol);
+    ok &= compare("prefill form (float) vs reference (cross-form)", pre.out, ref.out, mlasim::kit::kPrefillOutTol);
   }
   if (!ok) {
     std::printf("validation failed: not timing\n");
