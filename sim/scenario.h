@@ -154,6 +154,9 @@ struct RequestExpectation {
 };
 
 inline constexpr const char* kInvariantNoFreshPrefillOnDecodePath = "no_fresh_prefill_on_decode_path";
+// The scheduler's per-step checks and the block pool audit, run after every step, all hold (a failed
+// check is then reported as this expectation failing, at its step).
+inline constexpr const char* kInvariantStepInvariants = "step_invariants";
 
 struct Expectations {
   std::optional<int> num_steps;

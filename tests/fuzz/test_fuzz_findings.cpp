@@ -9,6 +9,7 @@
 #include "tools/fuzz/finding.h"
 #include "tools/fuzz/fuzzer.h"
 #include "tools/fuzz/shrinker.h"
+#include "sim/scenario_loader.h"
 #include "tools/harness/check_runner.h"
 
 namespace mlasim {
@@ -93,6 +94,28 @@ TEST_CASE("a planted scheduler fault (budget off by one for waiting requests) is
   Scenario fixed = shrunk.scenario;
   fixed.scheduler.test_waiting_budget_overrun = 0;
   CHECK_FALSE(check_property(fixed, Property::kStepInvariants));
+
+  // The finding pins the property in its expect: block; loaded back, mlasim check's path fails it
+  // at the step where the budget was overrun in a build with the fault, and not without it.
+  Result<std::string> yaml = finding_yaml(shrunk.scenario, shrunk.violation, "found by a test", {});
+  REQUIRE(yaml.ok());
+  CHECK(yaml.value().find("  invariants: [step_invariants]\n") != std::string::npos);
+  Result<Scenario> loaded = load_scenario_text(yaml.value(), "finding.yaml");
+  REQUIRE(loaded.ok());
+  Scenario faulty = loaded.value();
+  faulty.scheduler.test_waiting_budget_overrun = 1;
+  CheckOptions options;
+  options.golden_dir = (std::filesystem::temp_directory_path() / "mlasim_test_no_goldens").string();
+  options.replay.with_model = false;
+  const ScenarioCheck c = check_scenario(faulty, "finding.yaml", options);
+  CHECK(c.status == CheckStatus::kFail);
+  REQUIRE(c.messages.size() == 1);
+  INFO(c.messages[0]);
+  CHECK(c.messages[0].rfind("finding.yaml: expect invariant step_invariants at step 0: expected every per-step check "
+                            "holds, got scheduled more tokens than the budget",
+                            0) == 0);
+  const ScenarioCheck ok = check_scenario(loaded.value(), "finding.yaml", options);
+  for (const std::string& m : ok.messages) CHECK(m.find("step_invariants") == std::string::npos);
 }
 
 TEST_CASE("a shrunk finding loads with the normal loader and fails mlasim check for the invariant", "[fuzz]") {

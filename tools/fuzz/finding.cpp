@@ -31,10 +31,12 @@ Result<std::string> finding_yaml(const Scenario& shrunk, const Violation& v, con
                                  const FaultSet& faults) {
   Scenario s = shrunk;
   s.expect = {};
-  // The schema states this property as an invariant; the others are described in the comment.
+  // The schema states these two properties as invariants; same_logits_as_strict is described in
+  // the comment (its check needs two model runs).
   if (v.property == Property::kNoFreshPrefillOnDecodePath ||
       check_property(shrunk, Property::kNoFreshPrefillOnDecodePath))
     s.expect.invariants.push_back(kInvariantNoFreshPrefillOnDecodePath);
+  if (v.property == Property::kStepInvariants) s.expect.invariants.push_back(kInvariantStepInvariants);
   s.description = fmt::format("{} violated under {} with {}: {}", to_string(v.property), to_string(s.engine.profile),
                               to_string(s.engine.attention_backend), describe_batch(s));
   std::string comment = fmt::format("{}; {}", v.detail, origin);

@@ -19,7 +19,7 @@ const std::vector<PropertyInfo>& property_infos() {
   static const std::vector<PropertyInfo> infos = {
       {Property::kNoFreshPrefillOnDecodePath, kInvariantNoFreshPrefillOnDecodePath, false,
        "no row with nct = 0 (a fresh prefill) takes MLA's decode\npath in any step"},
-      {Property::kStepInvariants, "step_invariants", false,
+      {Property::kStepInvariants, kInvariantStepInvariants, false,
        "the scheduler's per-step checks (token budget, max_num_seqs,\n"
        "KV slots for every scheduled token, the block pool audit,\n"
        "progress) and the attention metadata's consistency hold"},

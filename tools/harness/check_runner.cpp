@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 
+#include "sim/check.h"
 #include "sim/request_stream.h"
 #include "sim/scenario_loader.h"
 #include "tools/harness/engine.h"
@@ -83,6 +84,19 @@ void check_logits_golden(const Scenario& s, const LogitsRecord& logits, Precisio
   if (!lc.pass) c.messages.push_back(lc.message);
 }
 
+// A per-step check that failed during the replay: the step_invariants expectation failing when
+// the scenario pins it, else a bug report.
+std::string failed_step_check(const Scenario& s, int step, const InvariantViolation& e, bool pinned) {
+  const std::string got = fmt::format("{} ({})", e.message, e.condition);
+  if (pinned)
+    return ExpectationFailure{s.source, fmt::format("invariant {} at step {}", kInvariantStepInvariants, step),
+                              "every per-step check holds", got}
+        .format();
+  return fmt::format("{}: a per-step check failed at step {} (a bug in mlasim's scheduler or metadata builder, not in "
+                     "the scenario): {}",
+                     s.source, step, got);
+}
+
 }  // namespace
 
 Result<std::string> update_split_golden(const std::string& scenario_path, const std::string& golden_dir,
@@ -128,50 +142,69 @@ Result<std::string> update_split_golden(const std::string& scenario_path, const 
 
 ScenarioCheck check_scenario(const std::string& path, const CheckOptions& options) {
   auto start = std::chrono::steady_clock::now();
-  ScenarioCheck c;
-  c.path = path;
-  c.name = fs::path(path).stem().string();
   Result<Scenario> loaded = load_scenario_file(path);
-  if (!loaded) {
+  ScenarioCheck c;
+  if (loaded) {
+    c = check_scenario(loaded.value(), path, options);
+  } else {
+    c.path = path;
+    c.name = fs::path(path).stem().string();
     c.status = CheckStatus::kBadInput;
     c.messages.push_back(loaded.error().format());
-  } else {
-    const Scenario& s = loaded.value();
-    c.name = s.name;
-    if (options.backend_support_error && options.replay.with_model) {
-      if (std::string why = options.backend_support_error(s, options.replay.faults); !why.empty()) {
-        c.status = CheckStatus::kBadInput;
-        c.messages.push_back(path + ": the backend under test cannot run this scenario: " + why);
-        c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        return c;
-      }
-    }
-    // Streamed: the expectations and the split golden are checked step by step; only a model
-    // run keeps its logits (for the golden comparison).
-    c.num_checks = count_expectation_checks(s);
-    ExpectationChecker expectations(s);
-    std::vector<std::string> split_messages;
-    std::optional<SplitGoldenChecker> split = split_golden_checker(s, options, c);
-    split_messages.swap(c.messages);
-    LogitsCollector logits;
-    std::vector<StepSink*> sinks{&expectations};
-    if (split) sinks.push_back(&*split);
-    if (options.replay.with_model) sinks.push_back(&logits);
-    std::optional<PrecisionClass> precision;
-    try {
-      precision = replay(s, options.replay, sinks);
-    } catch (const RequestStreamError& e) {
+  }
+  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return c;
+}
+
+ScenarioCheck check_scenario(const Scenario& s, const std::string& path, const CheckOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  ScenarioCheck c;
+  c.path = path;
+  c.name = s.name;
+  if (options.backend_support_error && options.replay.with_model) {
+    if (std::string why = options.backend_support_error(s, options.replay.faults); !why.empty()) {
       c.status = CheckStatus::kBadInput;
-      c.messages = {e.error.format()};
+      c.messages.push_back(path + ": the backend under test cannot run this scenario: " + why);
       c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       return c;
     }
-    for (const ExpectationFailure& f : expectations.failures()) c.messages.push_back(f.format());
-    c.messages.insert(c.messages.end(), split_messages.begin(), split_messages.end());
-    if (split && !split->result().match) c.messages.push_back(split->result().message);
-    if (precision) check_logits_golden(s, logits.logits(), *precision, options, c);
-    if (!c.messages.empty() && c.status == CheckStatus::kPass) c.status = CheckStatus::kFail;
   }
+  // Streamed: the expectations and the split golden are checked step by step; only a model
+  // run keeps its logits (for the golden comparison).
+  c.num_checks = count_expectation_checks(s);
+  ExpectationChecker expectations(s);
+  std::vector<std::string> split_messages;
+  std::optional<SplitGoldenChecker> split = split_golden_checker(s, options, c);
+  split_messages.swap(c.messages);
+  LogitsCollector logits;
+  std::vector<StepSink*> sinks{&expectations};
+  if (split) sinks.push_back(&*split);
+  if (options.replay.with_model) sinks.push_back(&logits);
+  std::optional<PrecisionClass> precision;
+  const bool pinned = std::find(s.expect.invariants.begin(), s.expect.invariants.end(), kInvariantStepInvariants) !=
+                      s.expect.invariants.end();
+  ReplayOptions replay_options = options.replay;
+  replay_options.audit_every_step = replay_options.audit_every_step || pinned;
+  try {
+    ThrowOnCheckFailure throw_on_failure;
+    precision = replay(s, replay_options, sinks);
+  } catch (const RequestStreamError& e) {
+    c.status = CheckStatus::kBadInput;
+    c.messages = {e.error.format()};
+    c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return c;
+  } catch (const InvariantViolation& e) {
+    // The run stops at a failed per-step check, so nothing after it can be judged.
+    c.status = CheckStatus::kFail;
+    c.messages = {failed_step_check(s, expectations.steps_seen(), e, pinned)};
+    c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return c;
+  }
+  for (const ExpectationFailure& f : expectations.failures()) c.messages.push_back(f.format());
+  c.messages.insert(c.messages.end(), split_messages.begin(), split_messages.end());
+  if (split && !split->result().match) c.messages.push_back(split->result().message);
+  if (precision) check_logits_golden(s, logits.logits(), *precision, options, c);
+  if (!c.messages.empty() && c.status == CheckStatus::kPass) c.status = CheckStatus::kFail;
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return c;
 }

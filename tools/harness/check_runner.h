@@ -40,6 +40,8 @@ Result<std::string> update_split_golden(const std::string& scenario_path, const 
 // does not exist is an error.
 Result<std::vector<std::string>> collect_scenarios(const std::vector<std::string>& paths);
 ScenarioCheck check_scenario(const std::string& path, const CheckOptions& options);
+// The same for a scenario already loaded from `path`.
+ScenarioCheck check_scenario(const Scenario& scenario, const std::string& path, const CheckOptions& options);
 
 std::string format_check_line(const ScenarioCheck& c);  // "PASS name (N checks)" / "FAIL name: ..."
 std::string check_reports_junit(const std::vector<ScenarioCheck>& checks);

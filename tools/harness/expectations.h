@@ -29,6 +29,7 @@ class ExpectationChecker final : public StepSink {
   void on_request_finished(const RequestRecord& request) override;
   void on_end(const RunTotals& totals) override;
   const std::vector<ExpectationFailure>& failures() const { return failures_; }
+  int steps_seen() const { return num_steps_; }
 
  private:
   const Scenario& s_;

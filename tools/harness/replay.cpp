@@ -20,6 +20,7 @@ RunRecord replay(const Scenario& scenario, const ReplayOptions& options) {
 std::optional<PrecisionClass> replay(const Scenario& scenario, const ReplayOptions& options,
                                      const std::vector<StepSink*>& sinks) {
   auto run = [&](EngineOptions engine_options) {
+    engine_options.audit_every_step = options.audit_every_step;
     Engine engine(scenario, engine_options);
     for (StepSink* s : sinks) engine.add_sink(s);
     engine.run_to_end();

@@ -28,6 +28,7 @@ struct ReplayOptions {
   FaultSet faults;
   const MlaWeights* weights = nullptr;          // nullptr: the scenario's seeded weights
   BackendFactory make_backend;                  // empty: the CPU backend in `precision`
+  bool audit_every_step = false;                // the block pool audit after every step (else sampled)
 };
 
 RunRecord replay(const Scenario& scenario, const ReplayOptions& options);

@@ -64,7 +64,7 @@ int run_fuzz(const FuzzFlags& f) {
   }
   std::vector<std::string> names = f.properties;
   if (names.empty()) {
-    names = {kInvariantNoFreshPrefillOnDecodePath, "step_invariants"};
+    names = {kInvariantNoFreshPrefillOnDecodePath, kInvariantStepInvariants};
     if (f.model) names.push_back("same_logits_as_strict");
   }
   if (!parse_properties(names, f.model, options.properties.properties)) return kExitBadInput;
