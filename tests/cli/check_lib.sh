@@ -1,5 +1,5 @@
 # Helpers of the CLI tests (sourced): check runs a command and compares its exit code, contains
-# looks for a string in its output. Both set fail=1 on a mismatch.
+# (not_contains) looks for a string in its output. Each sets fail=1 on a mismatch.
 fail=0
 check() {  # check NAME EXPECTED_RC COMMAND... ; output in $out
   local name=$1 want=$2
@@ -10,4 +10,7 @@ check() {  # check NAME EXPECTED_RC COMMAND... ; output in $out
 }
 contains() {  # contains NAME NEEDLE
   if ! grep -qF -- "$2" <<<"$out"; then echo "FAIL $1: output lacks '$2'"; echo "$out" | head -5; fail=1; fi
+}
+not_contains() {  # not_contains NAME NEEDLE
+  if grep -qF -- "$2" <<<"$out"; then echo "FAIL $1: output has '$2'"; echo "$out" | head -5; fail=1; fi
 }

@@ -81,6 +81,29 @@ contains "shrink passing" "nothing to shrink"
 [[ ! -e "$scratch/none.yaml" ]] || { echo "FAIL shrink wrote a passing scenario"; fail=1; }
 
 # matrix: help, bad flags, the table and its Markdown and JSON files.
+# matches_golden_split: goldens recorded for a seed, checked by a later run; a changed golden is
+# found at its run and written as the trace plus its golden, which `mlasim check` then fails.
+check "fuzz golden property without --golden-dir" 2 "$mlasim" fuzz --property matches_golden_split
+contains "fuzz golden property without --golden-dir" "needs --golden-dir DIR"
+check "fuzz --golden-dir without the property" 2 "$mlasim" fuzz --golden-dir "$scratch/g"
+check "fuzz --record-golden with --property" 2 "$mlasim" fuzz --record-golden "$scratch/g" --property step_invariants
+check "shrink matches_golden_split" 2 "$mlasim" shrink "$root/scenarios/seed/lone_one_token_prompt.yaml" \
+  --property matches_golden_split
+contains "shrink matches_golden_split" "cannot be shrunk: a smaller trace has no golden"
+check "fuzz --record-golden" 0 "$mlasim" fuzz --seed 3 --runs 40 --record-golden "$scratch/g"
+contains "fuzz --record-golden" "recorded 40 split goldens in $scratch/g"
+check "fuzz matches_golden_split" 0 "$mlasim" fuzz --seed 3 --runs 40 --property matches_golden_split --golden-dir "$scratch/g"
+contains "fuzz matches_golden_split" "no violation in 40 runs"
+sed -i 's/^step 1 | decode /step 1 | decode 9/' "$scratch/g/fuzz_3_12/split.txt"
+check "fuzz matches_golden_split changed" 1 "$mlasim" fuzz --seed 3 --runs 40 --property matches_golden_split \
+  --golden-dir "$scratch/g" -o "$scratch/gf"
+contains "fuzz matches_golden_split changed" "run 12 (fuzz_3_12, "
+contains "fuzz matches_golden_split changed" "$scratch/g/fuzz_3_12/split.txt:7: split differs from the golden"
+contains "fuzz matches_golden_split changed" "wrote $scratch/gf/golden/fuzz_3_12/split.txt"
+check "the golden finding fails check" 1 "$mlasim" check "$scratch/gf/fuzz_3_12.yaml" --golden-dir "$scratch/gf/golden"
+contains "the golden finding fails check" "$scratch/gf/golden/fuzz_3_12/split.txt:7: split differs from the golden"
+not_contains "the golden finding fails check" "fingerprint differs"
+
 check "matrix --help" 0 "$mlasim" matrix --help
 contains "matrix --help" "mlasim matrix --runs 1000"
 check "matrix --runs 0" 2 "$mlasim" matrix --runs 0

@@ -28,11 +28,11 @@ std::string describe_batch(const Scenario& s) {
 }
 
 Result<std::string> finding_yaml(const Scenario& shrunk, const Violation& v, const std::string& origin,
-                                 const FaultSet& faults) {
+                                 const FaultSet& faults, const std::string& golden_dir) {
   Scenario s = shrunk;
   s.expect = {};
   // The schema states these two properties as invariants; same_logits_as_strict is described in
-  // the comment (its check needs two model runs).
+  // the comment (its check needs two model runs), matches_golden_split is pinned by its golden.
   if (v.property == Property::kNoFreshPrefillOnDecodePath ||
       check_property(shrunk, Property::kNoFreshPrefillOnDecodePath))
     s.expect.invariants.push_back(kInvariantNoFreshPrefillOnDecodePath);
@@ -50,7 +50,7 @@ Result<std::string> finding_yaml(const Scenario& shrunk, const Violation& v, con
   }
   Scenario back = loaded.value();
   back.scheduler.test_waiting_budget_overrun = shrunk.scheduler.test_waiting_budget_overrun;  // not a key
-  if (!check_property(back, v.property, faults)) {
+  if (!check_property(back, v.property, faults, golden_dir)) {
     Error e;
     e.file = s.name + ".yaml";
     e.message = "the shrunk scenario no longer violates " + std::string(to_string(v.property)) + " once loaded";

@@ -15,8 +15,9 @@ std::string describe_batch(const Scenario& s);
 
 // The scenario text of `shrunk` (which violates v.property): loaded back with load_scenario_text
 // and checked again; an error when it does not load or no longer violates (a writer bug).
-// `origin` ends the comment line, e.g. "found by mlasim fuzz --seed 1".
+// `origin` ends the comment line, e.g. "found by mlasim fuzz --seed 1". `golden_dir` is where
+// matches_golden_split's goldens are (that property is pinned by the golden, not the expect block).
 Result<std::string> finding_yaml(const Scenario& shrunk, const Violation& v, const std::string& origin,
-                                 const FaultSet& faults);
+                                 const FaultSet& faults, const std::string& golden_dir = "");
 
 }  // namespace mlasim

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <utility>
 
@@ -12,6 +13,8 @@
 #include "tools/harness/engine.h"
 #include "tools/harness/logits_compare.h"
 #include "tools/harness/replay.h"
+#include "tools/harness/split_golden.h"
+#include "tools/harness/split_golden_checker.h"
 
 namespace mlasim {
 
@@ -28,6 +31,11 @@ const std::vector<PropertyInfo>& property_infos() {
        "same schedule routed by the strict profile, within the fp64\n"
        "tolerance class (needs --model; --inject a decode-path fault\n"
        "to see a misrouting change them)"},
+      {Property::kMatchesGoldenSplit, "matches_golden_split", false,
+       "the run's split equals --golden-dir DIR/<trace>/split.txt,\n"
+       "recorded earlier with --record-golden DIR and the same seed\n"
+       "and flags: a scheduler or routing change between two builds\n"
+       "(not shrunk: a smaller trace has no golden)"},
   };
   return infos;
 }
@@ -109,7 +117,29 @@ std::optional<Violation> logits_vs_strict(const Scenario& s, const FaultSet& fau
   return Violation{Property::kSameLogitsAsStrict, step, "logits differ from strict's: " + cmp.summary(tol, labels)};
 }
 
+// The dry run against <golden_dir>/<name>/split.txt, streamed.
+std::optional<Violation> golden_split(const Scenario& s, const std::string& golden_dir) {
+  const std::string path = split_golden_path(golden_dir, s.name);
+  if (!std::ifstream(path, std::ios::binary))
+    return Violation{Property::kMatchesGoldenSplit, -1,
+                     fmt::format("{}: no split golden (record them with mlasim fuzz --record-golden and the same seed "
+                                 "and flags)",
+                                 path)};
+  SplitGoldenChecker checker(path, s);
+  ReplayOptions options;
+  options.with_model = false;
+  replay(s, options, {&checker});
+  if (checker.result().match) return std::nullopt;
+  return Violation{Property::kMatchesGoldenSplit, -1, checker.result().message};
+}
+
 }  // namespace
+
+std::string split_golden_text(const Scenario& s, const std::string& generator) {
+  ReplayOptions options;
+  options.with_model = false;
+  return format_split_golden(s, replay(s, options), generator);
+}
 
 std::optional<Violation> check_properties(const Scenario& s, const PropertyOptions& options) {
   auto wanted = [&](Property p) {
@@ -119,6 +149,10 @@ std::optional<Violation> check_properties(const Scenario& s, const PropertyOptio
   // after it cannot be judged: it counts only when step_invariants is asked for.
   std::optional<Violation> dry = dry_run(s, wanted(Property::kNoFreshPrefillOnDecodePath));
   if (dry) return dry->property == Property::kStepInvariants && !wanted(Property::kStepInvariants) ? std::nullopt : dry;
+  if (wanted(Property::kMatchesGoldenSplit)) {
+    MLASIM_CHECK(!options.golden_dir.empty(), "matches_golden_split needs a golden directory");
+    if (std::optional<Violation> v = golden_split(s, options.golden_dir)) return v;
+  }
   if (!wanted(Property::kSameLogitsAsStrict)) return std::nullopt;
   try {
     ThrowOnCheckFailure throw_on_failure;
@@ -129,8 +163,9 @@ std::optional<Violation> check_properties(const Scenario& s, const PropertyOptio
   }
 }
 
-std::optional<Violation> check_property(const Scenario& s, Property p, const FaultSet& faults) {
-  return check_properties(s, PropertyOptions{{p}, faults});
+std::optional<Violation> check_property(const Scenario& s, Property p, const FaultSet& faults,
+                                        const std::string& golden_dir) {
+  return check_properties(s, PropertyOptions{{p}, faults, golden_dir});
 }
 
 }  // namespace mlasim

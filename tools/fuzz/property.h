@@ -21,6 +21,10 @@ enum class Property {
   // With the model: the logits (fp64 CPU reference) equal those of the same schedule routed by the
   // strict profile, within the fp64 tolerance class: a misrouting that changes the output.
   kSameLogitsAsStrict,
+  // The run's split, step by step, equals the split golden <golden_dir>/<trace name>/split.txt
+  // (the format of `mlasim golden update`; `mlasim fuzz --record-golden` writes one per run): a
+  // change in the scheduler or the routing since the goldens were recorded.
+  kMatchesGoldenSplit,
 };
 
 struct PropertyInfo {
@@ -42,12 +46,17 @@ struct Violation {
 struct PropertyOptions {
   std::vector<Property> properties;  // checked in this order; the first violated one is reported
   FaultSet faults;                   // injected into the model runs of same_logits_as_strict
+  std::string golden_dir;            // matches_golden_split: where the split goldens are
 };
 
 // Replays `s` (dry run; a model run only for same_logits_as_strict) and returns the first
 // violation, or nullopt when every property holds.
 std::optional<Violation> check_properties(const Scenario& s, const PropertyOptions& options);
 // Only `p`.
-std::optional<Violation> check_property(const Scenario& s, Property p, const FaultSet& faults = {});
+std::optional<Violation> check_property(const Scenario& s, Property p, const FaultSet& faults = {},
+                                        const std::string& golden_dir = "");
+
+// The dry run's split golden text of `s` (what `mlasim golden update` writes as split.txt).
+std::string split_golden_text(const Scenario& s, const std::string& generator);
 
 }  // namespace mlasim

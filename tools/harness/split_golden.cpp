@@ -75,6 +75,12 @@ std::string scenario_fingerprint(const Scenario& s) {
   // on where they live, but on the requests file's bytes.
   const std::string src = "(" + s.source + ")";
   if (auto pos = canon.find(src); pos != std::string::npos) canon.erase(pos, src.size());
+  // Nor on the description (its own line after the first) or the expect block (the last line).
+  if (!s.description.empty()) {
+    const std::string line = "  " + s.description + "\n";
+    if (auto pos = canon.find(line); pos != std::string::npos) canon.erase(pos, line.size());
+  }
+  if (auto pos = canon.rfind("\nexpect: "); pos != std::string::npos) canon.erase(pos + 1, canon.find('\n', pos + 1) - pos);
   if (!s.requests_file.empty()) {
     if (auto pos = canon.find(s.requests_file); pos != std::string::npos) canon.erase(pos, s.requests_file.size());
     canon += "requests_file " + file_fingerprint(s.requests_file) + "\n";

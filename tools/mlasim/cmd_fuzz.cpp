@@ -1,5 +1,8 @@
 // `mlasim fuzz [BASE_SCENARIO]`: draw random traces, check properties on each, shrink the first
 // violation and write it as a scenario.
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -7,6 +10,8 @@
 #include "sim/scenario_loader.h"
 #include "tools/fuzz/finding.h"
 #include "tools/fuzz/fuzzer.h"
+#include "tools/harness/atomic_file.h"
+#include "tools/harness/split_golden.h"
 #include "tools/mlasim/commands.h"
 #include "tools/mlasim/fuzz_cli.h"
 
@@ -29,7 +34,33 @@ struct FuzzFlags {
   int max_requests = 8;
   bool model = false;
   std::string out_dir;
+  std::string golden_dir;     // matches_golden_split
+  std::string record_golden;  // write each run's split golden here instead of checking
 };
+
+// --record-golden DIR: every run's split golden, as `mlasim golden update` writes split.txt.
+int record_goldens(const FuzzOptions& options, const std::string& dir) {
+  const std::string generator = std::string("mlasim ") + MLASIM_VERSION + " (commit " + MLASIM_GIT_COMMIT + ")";
+  const auto start = std::chrono::steady_clock::now();
+  int written = 0;
+  for (int run = 0; run < options.max_runs; ++run) {
+    if (options.max_seconds > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= options.max_seconds)
+      break;
+    const Scenario trace = generate_trace(options.distribution, options.seed, run);
+    const std::string path = split_golden_path(dir, trace.name);
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    if (Status st = write_file_atomically(path, split_golden_text(trace, generator)); !st) {
+      std::cerr << st.error().format() << "\n";
+      return kExitBadInput;
+    }
+    ++written;
+  }
+  std::cout << "recorded " << written << " split goldens in " << dir << " (check them later with --property "
+            << to_string(Property::kMatchesGoldenSplit) << " --golden-dir " << dir << ")\n";
+  return kExitOk;
+}
 
 int run_fuzz(const FuzzFlags& f) {
   Result<Scenario> base = f.base.empty() ? load_scenario_text(kDefaultBase, "<fuzz base>", f.sets)
@@ -68,6 +99,21 @@ int run_fuzz(const FuzzFlags& f) {
     if (f.model) names.push_back("same_logits_as_strict");
   }
   if (!parse_properties(names, f.model, options.properties.properties)) return kExitBadInput;
+  const bool wants_golden = std::find(options.properties.properties.begin(), options.properties.properties.end(),
+                                      Property::kMatchesGoldenSplit) != options.properties.properties.end();
+  if (wants_golden != !f.golden_dir.empty()) {
+    std::cerr << "mlasim fuzz: --property " << to_string(Property::kMatchesGoldenSplit)
+              << (wants_golden ? " needs --golden-dir DIR" : " is the only use of --golden-dir") << "\n";
+    return kExitBadInput;
+  }
+  options.properties.golden_dir = f.golden_dir;
+  if (!f.record_golden.empty()) {
+    if (!f.properties.empty() || f.model) {
+      std::cerr << "mlasim fuzz: --record-golden writes goldens and checks nothing; drop --property and --model\n";
+      return kExitBadInput;
+    }
+    return record_goldens(options, f.record_golden);
+  }
 
   std::cout << "mlasim fuzz: seed " << f.seed << ", " << to_string(d.base.engine.profile) << " / "
             << to_string(d.base.engine.attention_backend) << ", varying";
@@ -90,7 +136,7 @@ int run_fuzz(const FuzzFlags& f) {
   if (f.model) origin += " --model";
   for (const std::string& fault : f.injects) origin += " --inject " + fault;
   return shrink_and_write(*result.trace, *result.violation, options.properties.faults, set_keys(f.sets), path,
-                          origin);
+                          origin, f.golden_dir);
 }
 
 }  // namespace
@@ -109,6 +155,8 @@ void add_fuzz_command(CLI::App& app, int& exit_code) {
           properties_help() + "\n" + describe_distribution() +
           "\nExit 0 no violation, 1 a violation (shrunk, and written with -o), 2 bad input.\n"
           "Examples: mlasim fuzz --set engine.attention_backend=flashinfer-mla --runs 500 -o /tmp/found\n"
+          "          mlasim fuzz --seed 3 --runs 2000 --record-golden /tmp/fz   (then, with another build:)\n"
+          "          mlasim fuzz --seed 3 --runs 2000 --property matches_golden_split --golden-dir /tmp/fz\n"
           "          mlasim fuzz --set engine.profile=strict --vary backend --vary spec --runs 2000\n"
           "          mlasim fuzz --model --inject decode_skips_cache_write_for_fresh_rows --runs 50");
   cmd->add_option("base", f->base, "Base scenario: model, engine and scheduler (default: every key at its default)");
@@ -124,6 +172,11 @@ void add_fuzz_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--model", f->model, "Run the MLA model too (fp64 CPU reference) for same_logits_as_strict");
   cmd->add_option("--inject", f->injects, "Inject a fault into the model (repeatable; see `mlasim run --help`)");
   cmd->add_option("-o,--out-dir", f->out_dir, "Write the shrunk violation as DIR/<name>.yaml");
+  cmd->add_option("--golden-dir", f->golden_dir, "Split goldens for matches_golden_split (DIR/<trace>/split.txt)")
+      ->type_name("DIR");
+  cmd->add_option("--record-golden", f->record_golden,
+                  "Write every run's split golden as DIR/fuzz_<seed>_<run>/split.txt and check nothing")
+      ->type_name("DIR");
   cmd->callback([f, runs, &exit_code] {
     f->runs_given = runs->count() > 0;
     exit_code = run_fuzz(*f);

@@ -36,6 +36,12 @@ int run_shrink(const ShrinkFlags& f) {
   }
   std::vector<Property> properties;
   if (!parse_properties({f.property}, f.model, properties)) return kExitBadInput;
+  if (properties[0] == Property::kMatchesGoldenSplit) {
+    std::cerr << "mlasim shrink: " << f.property
+              << " cannot be shrunk: a smaller trace has no golden\n  hint: `mlasim check SCENARIO` shows the first "
+                 "differing step against its golden\n";
+    return kExitBadInput;
+  }
   FaultSet faults;
   if (!parse_faults(f.injects, faults)) return kExitBadInput;
   if (!output_path_ok("-o", f.out)) return kExitBadInput;

@@ -2,11 +2,14 @@
 #include "tools/mlasim/fuzz_cli.h"
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "tools/fuzz/finding.h"
 #include "tools/fuzz/shrinker.h"
 #include "tools/harness/atomic_file.h"
+#include "tools/harness/split_golden.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {
@@ -47,29 +50,55 @@ std::vector<std::string> set_keys(const std::vector<std::string>& sets) {
   return keys;
 }
 
+namespace {
+
+Status write_creating_folder(const std::string& path, const std::string& text) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  return write_file_atomically(path, text);
+}
+
+}  // namespace
+
 int shrink_and_write(const Scenario& trace, const Violation& v, const FaultSet& faults,
-                     const std::vector<std::string>& keep, const std::string& path, const std::string& origin) {
-  ShrinkOptions options;
-  options.keep_keys = keep;
-  options.property = v.property;
-  options.faults = faults;
-  const ShrinkResult shrunk = shrink(trace, v, options);
-  std::cout << "shrunk in " << shrunk.attempts << " replays to " << describe_batch(shrunk.scenario) << "\n  "
-            << shrunk.violation.detail << "\n";
+                     const std::vector<std::string>& keep, const std::string& path, const std::string& origin,
+                     const std::string& golden_dir) {
+  ShrinkResult shrunk{trace, v, 0};
+  if (v.property == Property::kMatchesGoldenSplit) {
+    std::cout << "not shrunk: a smaller trace has no golden\n";
+  } else {
+    ShrinkOptions options;
+    options.keep_keys = keep;
+    options.property = v.property;
+    options.faults = faults;
+    shrunk = shrink(trace, v, options);
+    std::cout << "shrunk in " << shrunk.attempts << " replays to " << describe_batch(shrunk.scenario) << "\n  "
+              << shrunk.violation.detail << "\n";
+  }
   if (path.empty()) return kExitRegression;
-  Result<std::string> yaml = finding_yaml(shrunk.scenario, shrunk.violation, origin, faults);
+  Result<std::string> yaml = finding_yaml(shrunk.scenario, shrunk.violation, origin, faults, golden_dir);
   if (!yaml) {
     std::cerr << yaml.error().format() << "\n";
     return kExitBadInput;
   }
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  std::error_code ec;
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  if (Status st = write_file_atomically(path, yaml.value()); !st) {
+  if (Status st = write_creating_folder(path, yaml.value()); !st) {
     std::cerr << st.error().format() << "\n";
     return kExitBadInput;
   }
   std::cout << "wrote " << path << "\n";
+  if (v.property == Property::kMatchesGoldenSplit) {
+    const std::string folder = (std::filesystem::path(path).parent_path() / "golden").string();
+    std::ifstream in(split_golden_path(golden_dir, trace.name), std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string copy = split_golden_path(folder, trace.name);
+    if (Status st = write_creating_folder(copy, text.str()); !st) {
+      std::cerr << st.error().format() << "\n";
+      return kExitBadInput;
+    }
+    std::cout << "wrote " << copy << " (mlasim check " << path << " --golden-dir " << folder << " fails on it)\n";
+  }
   return kExitRegression;
 }
 

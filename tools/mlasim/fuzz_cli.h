@@ -21,7 +21,11 @@ std::vector<std::string> set_keys(const std::vector<std::string>& sets);
 
 // Shrinks `trace` (violating v; `keep` keys stay), writes the finding to `path` atomically (creating its folder) and
 // prints what it wrote. Returns an exit code: 1 (a violation, written) or 2 (cannot write).
+// matches_golden_split is not shrunk (a smaller trace has no golden): the trace is written as it
+// is, with its golden copied to <path's folder>/golden/<name>/split.txt, so that
+// `mlasim check PATH --golden-dir <folder>/golden` fails on the same step.
 int shrink_and_write(const Scenario& trace, const Violation& v, const FaultSet& faults,
-                     const std::vector<std::string>& keep, const std::string& path, const std::string& origin);
+                     const std::vector<std::string>& keep, const std::string& path, const std::string& origin,
+                     const std::string& golden_dir = "");
 
 }  // namespace mlasim::cli
