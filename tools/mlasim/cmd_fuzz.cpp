@@ -2,7 +2,6 @@
 // violation and write it as a scenario.
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -10,7 +9,6 @@
 #include "sim/scenario_loader.h"
 #include "tools/fuzz/finding.h"
 #include "tools/fuzz/fuzzer.h"
-#include "tools/harness/atomic_file.h"
 #include "tools/harness/split_golden.h"
 #include "tools/mlasim/commands.h"
 #include "tools/mlasim/fuzz_cli.h"
@@ -48,10 +46,7 @@ int record_goldens(const FuzzOptions& options, const std::string& dir) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= options.max_seconds)
       break;
     const Scenario trace = generate_trace(options.distribution, options.seed, run);
-    const std::string path = split_golden_path(dir, trace.name);
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-    if (Status st = write_file_atomically(path, split_golden_text(trace, generator)); !st) {
+    if (Status st = write_creating_folder(split_golden_path(dir, trace.name), split_golden_text(trace, generator)); !st) {
       std::cerr << st.error().format() << "\n";
       return kExitBadInput;
     }

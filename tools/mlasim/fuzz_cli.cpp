@@ -50,16 +50,12 @@ std::vector<std::string> set_keys(const std::vector<std::string>& sets) {
   return keys;
 }
 
-namespace {
-
 Status write_creating_folder(const std::string& path, const std::string& text) {
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   return write_file_atomically(path, text);
 }
-
-}  // namespace
 
 int shrink_and_write(const Scenario& trace, const Violation& v, const FaultSet& faults,
                      const std::vector<std::string>& keep, const std::string& path, const std::string& origin,

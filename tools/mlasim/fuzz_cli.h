@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/status.h"
 #include "tools/fuzz/property.h"
 
 namespace mlasim::cli {
@@ -15,6 +16,9 @@ bool parse_properties(const std::vector<std::string>& names, bool with_model, st
 
 // "  no_fresh_prefill_on_decode_path  no row with ..." for every property.
 std::string properties_help();
+
+// Writes `text` to `path` atomically, creating its folder first.
+Status write_creating_folder(const std::string& path, const std::string& text);
 
 // The keys of "key=value" overrides: the shrinker keeps them as given.
 std::vector<std::string> set_keys(const std::vector<std::string>& sets);
