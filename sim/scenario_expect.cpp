@@ -1,5 +1,6 @@
 // The `expect` section: per-step values, final request states and named invariants.
 #include <algorithm>
+#include <set>
 
 #include "sim/scenario_sections.h"
 
@@ -62,8 +63,10 @@ StepExpectation read_step(const YamlReader& r, const YAML::Node& node, const std
     const std::string mp = p + ".num_scheduled_tokens";
     if (!m.IsMap()) r.fail(m, mp, "expected a mapping", "write {request id: tokens, ...}");
     e.num_scheduled_tokens.emplace();
+    std::set<std::string> seen;
     for (auto it = m.begin(); it != m.end(); ++it) {
       std::string id = known_id(r, it->first, mp, s);
+      if (!seen.insert(id).second) r.fail(it->first, join_key(mp, id), "duplicate key", "each key may appear once in a mapping");
       e.num_scheduled_tokens->emplace_back(id, r.read_int(it->second, join_key(mp, id), 0));
     }
   }
@@ -71,8 +74,10 @@ StepExpectation read_step(const YamlReader& r, const YAML::Node& node, const std
     const std::string mp = p + ".new_block_ids";
     if (!m.IsMap()) r.fail(m, mp, "expected a mapping", "write {request id: [block ids], ...}");
     e.new_block_ids.emplace();
+    std::set<std::string> seen;
     for (auto it = m.begin(); it != m.end(); ++it) {
       std::string id = known_id(r, it->first, mp, s);
+      if (!seen.insert(id).second) r.fail(it->first, join_key(mp, id), "duplicate key", "each key may appear once in a mapping");
       e.new_block_ids->emplace_back(id, r.read_int_list(it->second, join_key(mp, id), 0, 1LL << 31));
     }
   }

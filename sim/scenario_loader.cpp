@@ -76,7 +76,11 @@ void apply_override(YAML::Node& root, YamlReader& reader, const std::string& set
   std::string normalized;
   auto parse_value = [&]() {
     try {
-      return YAML::Load(set.substr(eq + 1));
+      const std::vector<YAML::Node> documents = YAML::LoadAll(set.substr(eq + 1));
+      if (documents.size() > 1)
+        override_error(label, static_cast<int>(eq) + 2, "the value holds more than one YAML document (`---`)",
+                       "give one value; quote it for the shell if it contains `---`");
+      return documents.empty() ? YAML::Node() : documents[0];
     } catch (const YAML::Exception& ex) {
       override_error(label, static_cast<int>(eq) + 2 + std::max(ex.mark.column, 0), "cannot parse the value: " + ex.msg,
                      "quote the value for the shell; lists are written [a, b]");
@@ -270,7 +274,17 @@ Result<Scenario> load_scenario_text(const std::string& text, const std::string& 
   try {
     YAML::Node root;
     try {
-      root = YAML::Load(text);
+      const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+      if (documents.size() > 1) {
+        Error e;
+        e.file = display_name;
+        e.line = documents[1].Mark().line + 1;
+        e.column = documents[1].Mark().column + 1;
+        e.message = "a second YAML document (after `---`): a scenario file holds one document";
+        e.hint = "remove the `---` line and what follows, or put that scenario in a file of its own";
+        return e;
+      }
+      if (!documents.empty()) root = documents[0];
     } catch (const YAML::ParserException& ex) {
       Error e;
       e.file = display_name;

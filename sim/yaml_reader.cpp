@@ -2,6 +2,7 @@
 #include "sim/yaml_reader.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 
@@ -114,6 +115,26 @@ std::string YamlReader::read_string(const YAML::Node& node, const std::string& k
   return node.Scalar();
 }
 
+namespace {
+
+// Whether a scalar may be read as the YAML type `type` ("int", "float", "bool"): a plain scalar
+// (tag "?"), or one tagged explicitly with that type (`!!int 16`). A quoted scalar (tag "!") is a
+// string, and so is `!!str 16`; any other tag is not read as a number or a boolean either.
+bool scalar_is(const YAML::Node& node, const std::string& type) {
+  const std::string& tag = node.Tag();
+  return tag == "?" || tag.empty() || tag == "tag:yaml.org,2002:" + type;
+}
+
+// `"16"`, or `"16" (tagged !!str)` when the scalar carries an explicit tag.
+std::string shown(const YAML::Node& node) {
+  std::string tag = node.Tag();
+  if (tag == "?" || tag == "!" || tag.empty()) return "\"" + node.Scalar() + "\"";
+  if (tag.rfind("tag:yaml.org,2002:", 0) == 0) tag = "!!" + tag.substr(18);
+  return "\"" + node.Scalar() + "\" (tagged " + tag + ")";
+}
+
+}  // namespace
+
 long long YamlReader::read_integer(const YAML::Node& node, const std::string& key_path, long long min,
                                    long long max) const {
   if (!node.IsScalar())
@@ -122,7 +143,7 @@ long long YamlReader::read_integer(const YAML::Node& node, const std::string& ke
   long long value = 0;
   std::size_t used = 0;
   bool parsed = false;
-  if (node.Tag() != "!") {  // a quoted scalar is a string, never a number
+  if (scalar_is(node, "int")) {  // a quoted scalar is a string, never a number
     try {
       value = std::stoll(s, &used, 10);
       parsed = used == s.size();
@@ -130,7 +151,7 @@ long long YamlReader::read_integer(const YAML::Node& node, const std::string& ke
       parsed = false;
     }
   }
-  if (!parsed) fail(node, key_path, "expected an integer, got \"" + s + "\"", "write a whole number without quotes, e.g. 16");
+  if (!parsed) fail(node, key_path, "expected an integer, got " + shown(node), "write a whole number without quotes, e.g. 16");
   if (value < min) {
     std::string what = min == 1 ? "must be positive" : min == 0 ? "must not be negative" : "must be >= " + std::to_string(min);
     fail(node, key_path, what + " (got " + s + ")", "this key takes integers >= " + std::to_string(min));
@@ -152,7 +173,7 @@ double YamlReader::read_double(const YAML::Node& node, const std::string& key_pa
   double value = 0;
   std::size_t used = 0;
   bool parsed = false;
-  if (node.Tag() != "!") {
+  if (scalar_is(node, "float") || scalar_is(node, "int")) {
     try {
       value = std::stod(s, &used);
       parsed = used == s.size();
@@ -160,13 +181,15 @@ double YamlReader::read_double(const YAML::Node& node, const std::string& key_pa
       parsed = false;
     }
   }
-  if (!parsed) fail(node, key_path, "expected a number, got \"" + s + "\"", "write a number without quotes, e.g. 1e-6");
+  if (!parsed) fail(node, key_path, "expected a number, got " + shown(node), "write a number without quotes, e.g. 1e-6");
+  if (!std::isfinite(value))
+    fail(node, key_path, "expected a finite number, got \"" + s + "\"", "inf and nan are not values of this key");
   if (!(value >= min)) fail(node, key_path, "must be >= " + std::to_string(min) + " (got " + s + ")", "see scenarios/README.md for its range");
   return value;
 }
 
 bool YamlReader::read_bool(const YAML::Node& node, const std::string& key_path) const {
-  if (node.IsScalar() && node.Tag() != "!") {
+  if (node.IsScalar() && scalar_is(node, "bool")) {
     const std::string& s = node.Scalar();
     if (s == "true" || s == "True" || s == "TRUE") return true;
     if (s == "false" || s == "False" || s == "FALSE") return false;

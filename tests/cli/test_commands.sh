@@ -28,6 +28,12 @@ check "missing scenario" 2 "$mlasim" run /nonexistent/scenario.yaml
 contains "missing scenario" "/nonexistent/scenario.yaml: error: cannot read the scenario file"
 check "bad --set" 2 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --set engine.profile=nope
 contains "bad --set" "<--set engine.profile=nope>:1:16: error: engine.profile: unknown engine profile"
+check "--set with two YAML documents" 2 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --set $'name=a\n---\nb'
+contains "--set with two YAML documents" "error: the value holds more than one YAML document"
+check "--set with !!str" 2 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --set 'model.rope_theta=!!str 5'
+contains "--set with !!str" 'model.rope_theta: expected a number, got "5" (tagged !!str)'
+check "--set inf" 2 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --set model.rms_norm_eps=inf
+contains "--set inf" 'model.rms_norm_eps: expected a finite number, got "inf"'
 
 check "run replays the seed scenario" 0 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --dry-run
 contains "run replays the seed scenario" "step    0: num_mqa=1 num_mha=0 total_toks=1"
