@@ -119,7 +119,11 @@ void apply_override(YAML::Node& root, YamlReader& reader, const std::string& set
                        "see scenarios/README.md for the keys under " + normalized);
       normalized = join_key(normalized, part);
       if (last) {
-        cur[part] = parse_value();
+        // A fresh entry: assigning to the old one would also change every alias of its value
+        // (`prompt: *p` in another request).
+        YAML::Node value = parse_value();
+        if (cur[part]) cur.remove(part);
+        cur[part] = value;
         break;
       }
       if (!cur[part]) cur[part] = YAML::Node(YAML::NodeType::Map);

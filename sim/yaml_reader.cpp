@@ -66,6 +66,17 @@ Error YamlReader::error_at(const YAML::Node& node, const std::string& key_path, 
     std::size_t cut = prefix.find_last_of(".[");
     prefix = cut == std::string::npos ? std::string() : prefix.substr(0, cut);
   }
+  // A key that --set created on the way to its value (an unknown or wrong-case section): at the
+  // --set argument's key.
+  if (!key_path.empty() && (!node.IsDefined() || node.Mark().is_null()))
+    for (const auto& [path, origin] : overrides_)
+      if (path.size() > key_path.size() && path.compare(0, key_path.size(), key_path) == 0 &&
+          (path[key_path.size()] == '.' || path[key_path.size()] == '[')) {
+        e.file = origin.label;
+        e.line = 1;
+        e.column = 1;
+        return e;
+      }
   e.file = file_;
   if (node.IsDefined() && !node.Mark().is_null()) {
     e.line = node.Mark().line + 1;

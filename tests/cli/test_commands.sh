@@ -136,5 +136,16 @@ cmp -s "$scratch/l1/logits.npy" "$scratch/l3/logits.npy" || { echo "FAIL logits 
 rc=$?
 if [[ $rc -ne 77 && $rc -ne 0 ]]; then echo "FAIL --device cuda: exit $rc, expected 77 (no GPU) or 0"; fail=1; fi
 
+# --set: a key it creates on the way (unknown or wrong-case section) is reported at the --set; an
+# override of a value shared through a YAML alias changes that one place only.
+check "--set unknown section" 2 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --set Engine.profile=strict
+contains "--set unknown section" "<--set Engine.profile=strict>:1:1: error: Engine: unknown key"
+contains "--set unknown section" 'did you mean `engine`?'
+printf 'version: 1\nrequests:\n  - {id: a, prompt: &p [5, 6], max_tokens: 1}\n  - {id: b, prompt: *p, max_tokens: 1}\n' \
+  >"$scratch/alias.yaml"
+check "--set through an alias" 0 "$mlasim" run "$scratch/alias.yaml" --set 'requests.0.prompt=[7]' --dry-run
+contains "--set through an alias" "a          arrival_step=0 prompt_len=1 max_tokens=1 min_tokens=0 prompt=[7]"
+contains "--set through an alias" "b          arrival_step=0 prompt_len=2 max_tokens=1 min_tokens=0 prompt=[5, 6]"
+
 [[ $fail -eq 0 ]] && echo "ok: CLI help, version and exit codes"
 exit $fail
