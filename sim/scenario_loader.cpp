@@ -41,8 +41,13 @@ std::vector<std::string> split_path(const std::string& path) {
 }
 
 // Why `name` cannot name a folder golden/<name>/, or "" when it can.
+// golden/<name>/ and `golden update`'s staging folder .<name>.new.<pid> must fit NAME_MAX (255).
+constexpr std::size_t kMaxScenarioNameBytes = 200;
+
 std::string golden_name_problem(const std::string& name) {
   if (name.empty()) return "is empty";
+  if (name.size() > kMaxScenarioNameBytes)
+    return "is " + std::to_string(name.size()) + " bytes long, more than " + std::to_string(kMaxScenarioNameBytes);
   if (name[0] == '.') return "starts with '.'";
   for (unsigned char c : name) {
     if (c == '/' || c == '\\') return "contains a path separator";
@@ -234,10 +239,11 @@ Scenario read_scenario(const YamlReader& r, const YAML::Node& root, const std::s
   // The name is a folder under the golden directory, replaced whole by `golden update`.
   if (std::string why = golden_name_problem(s.name); !why.empty())
     r.fail(root["name"] ? root["name"] : root, "name",
-           s.name.empty() || why == "contains a control character" ? "the scenario name " + why
-                                                                   : "scenario name \"" + s.name + "\" " + why,
-           "the name is the golden folder golden/<name>/: give a non-empty `name` without '/', '\\', control "
-           "characters or a leading '.'");
+           s.name.empty() || why == "contains a control character" || s.name.size() > kMaxScenarioNameBytes
+               ? "the scenario name " + why
+               : "scenario name \"" + s.name + "\" " + why,
+           "the name is the golden folder golden/<name>/: give a non-empty `name` of at most 200 bytes without '/', "
+           "'\\', control characters or a leading '.'");
   if (root["description"]) s.description = r.read_string(root["description"], "description");
   if (root["model"])
     read_model_section(r, root["model"], s.model);

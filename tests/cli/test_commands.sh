@@ -147,5 +147,11 @@ check "--set through an alias" 0 "$mlasim" run "$scratch/alias.yaml" --set 'requ
 contains "--set through an alias" "a          arrival_step=0 prompt_len=1 max_tokens=1 min_tokens=0 prompt=[7]"
 contains "--set through an alias" "b          arrival_step=0 prompt_len=2 max_tokens=1 min_tokens=0 prompt=[5, 6]"
 
+# A path the file system refuses (a component over NAME_MAX) is an input error, never an abort.
+long=$(printf 'x%.0s' $(seq 1 300))
+check "check with a golden dir the file system refuses" 2 "$mlasim" check "$root/scenarios/seed/lone_one_token_prompt.yaml" \
+  --golden-dir "/tmp/$long"
+not_contains "check with a golden dir the file system refuses" "terminate called"
+
 [[ $fail -eq 0 ]] && echo "ok: CLI help, version and exit codes"
 exit $fail

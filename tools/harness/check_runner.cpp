@@ -69,7 +69,14 @@ void check_logits_golden(const Scenario& s, const LogitsRecord& logits, Precisio
                          const CheckOptions& options, ScenarioCheck& c) {
   const std::string dir = options.golden_dir + "/" + s.name;
   c.num_checks += 1;
-  if (!fs::exists(dir + "/logits.npy")) {
+  std::error_code ec;
+  const bool exists = fs::exists(dir + "/logits.npy", ec);
+  if (ec) {
+    c.status = CheckStatus::kBadInput;
+    c.messages.push_back(fmt::format("{}/logits.npy: error: cannot look for the logits golden: {}", dir, ec.message()));
+    return;
+  }
+  if (!exists) {
     c.messages.push_back(fmt::format("{}/logits.npy: no logits golden; write it with `mlasim golden update {}`", dir, c.path));
     return;
   }

@@ -1,6 +1,8 @@
 // mlasim: replay MLA serving scenarios through vLLM's V1 scheduler and attention routing, run
 // real MLA kernels, and compare splits and logits against goldens.
+#include <filesystem>
 #include <iostream>
+#include <new>
 
 #include "tools/mlasim/commands.h"
 
@@ -42,6 +44,16 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);  // prints the message and usage
+    return mlasim::cli::kExitBadInput;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // What a command did not report itself, never an abort: the path and the OS's reason.
+    std::cerr << "mlasim: error: " << e.path1().string() << ": " << e.code().message() << "\n";
+    return mlasim::cli::kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "mlasim: error: out of memory: the scenario asks for more memory than this process can allocate\n";
+    return mlasim::cli::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "mlasim: error: " << e.what() << "\n";
     return mlasim::cli::kExitBadInput;
   }
   return exit_code;
