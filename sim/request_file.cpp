@@ -123,7 +123,7 @@ Result<bool> RequestFileReader::read_line(RequestSpec& req) {
   std::int64_t arrival = 0;
   const JsonLineValue* arrival_node = step ? step : time;
   if (step) {
-    if (auto e = read_int(*step, 0, 1LL << 31, x)) return *e;
+    if (auto e = read_int(*step, 0, 1LL << 30, x)) return *e;
     req.arrival_step = static_cast<int>(x);
     arrival = x;
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "sim/request_file.h"
@@ -162,6 +163,14 @@ void cross_checks(const YamlReader& r, const YAML::Node& root, Scenario& s) {
                ") is smaller than max_model_len (" + std::to_string(sc.max_model_len) +
                ") with chunked prefill disabled",
            "vLLM refuses this config: enable chunked prefill, raise max_num_batched_tokens or lower max_model_len");
+  // A KV slot is block_id * block_size + offset, a 32-bit index as in the engines' slot_mapping
+  // and the attention kernels' page tables.
+  if (static_cast<long long>(sc.num_gpu_blocks) * sc.block_size > std::numeric_limits<int>::max())
+    r.fail(locate(root, "scheduler", "block_size"), "scheduler.block_size",
+           "num_gpu_blocks x block_size = " +
+               std::to_string(static_cast<long long>(sc.num_gpu_blocks) * sc.block_size) +
+               " KV slots, more than 2^31 - 1",
+           "KV slots are 32-bit indices (slot_mapping, the kernels' page tables): lower block_size or num_gpu_blocks");
   if (sc.max_num_batched_tokens < sc.max_num_seqs)
     r.fail(locate(root, "scheduler", "max_num_batched_tokens"), "scheduler.max_num_batched_tokens",
            "max_num_batched_tokens (" + std::to_string(sc.max_num_batched_tokens) + ") is smaller than max_num_seqs (" +

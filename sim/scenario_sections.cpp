@@ -200,7 +200,8 @@ RequestSpec read_request(const YamlReader& r, const YAML::Node& node, const std:
   if (node["arrival_step"] && node["arrival_time"])
     r.fail(node["arrival_time"], p + ".arrival_time", "both arrival_step and arrival_time",
            "a request arrives at a step or at a time, not both");
-  if (node["arrival_step"]) req.arrival_step = r.read_int(node["arrival_step"], p + ".arrival_step", 0);
+  // Steps are 32-bit: 2^30 leaves the run after the last arrival room to finish.
+  if (node["arrival_step"]) req.arrival_step = r.read_int(node["arrival_step"], p + ".arrival_step", 0, 1LL << 30);
   if (node["arrival_time"]) {
     const double seconds = r.read_double(node["arrival_time"], p + ".arrival_time", 0);
     if (seconds > 1e9) r.fail(node["arrival_time"], p + ".arrival_time", "expected seconds in [0, 1e9]");
