@@ -54,13 +54,15 @@ std::optional<Property> parse_property(std::string_view name) {
 
 namespace {
 
-// Dry run: the first fresh prefill on the decode path (when asked) or the first failed step check.
-std::optional<Violation> dry_run(const Scenario& s, bool want_fresh) {
+// Dry run: the first fresh prefill on the decode path (when asked), the first failed step check,
+// or (with `golden`, the split golden checker of matches_golden_split) the first split difference.
+std::optional<Violation> dry_run(const Scenario& s, bool want_fresh, SplitGoldenChecker* golden) {
   EngineOptions options;
   options.audit_every_step = true;
   try {
     ThrowOnCheckFailure throw_on_failure;
     Engine engine(s, options);
+    if (golden) engine.add_sink(golden);
     while (!engine.done()) {
       const StepRecord& step = engine.step();
       if (!want_fresh) continue;
@@ -72,9 +74,11 @@ std::optional<Violation> dry_run(const Scenario& s, bool want_fresh) {
                                        step.step, row.id, row.q, row.nct, row.prompt_len, row.region,
                                        step.counts.num_mqa_tokens, step.counts.num_mha_tokens)};
     }
+    engine.finish();
   } catch (const InvariantViolation& e) {
     return Violation{Property::kStepInvariants, -1, e.what()};
   }
+  if (golden && !golden->result().match) return Violation{Property::kMatchesGoldenSplit, -1, golden->result().message};
   return std::nullopt;
 }
 
@@ -117,22 +121,6 @@ std::optional<Violation> logits_vs_strict(const Scenario& s, const FaultSet& fau
   return Violation{Property::kSameLogitsAsStrict, step, "logits differ from strict's: " + cmp.summary(tol, labels)};
 }
 
-// The dry run against <golden_dir>/<name>/split.txt, streamed.
-std::optional<Violation> golden_split(const Scenario& s, const std::string& golden_dir) {
-  const std::string path = split_golden_path(golden_dir, s.name);
-  if (!std::ifstream(path, std::ios::binary))
-    return Violation{Property::kMatchesGoldenSplit, -1,
-                     fmt::format("{}: no split golden (record them with mlasim fuzz --record-golden and the same seed "
-                                 "and flags)",
-                                 path)};
-  SplitGoldenChecker checker(path, s);
-  ReplayOptions options;
-  options.with_model = false;
-  replay(s, options, {&checker});
-  if (checker.result().match) return std::nullopt;
-  return Violation{Property::kMatchesGoldenSplit, -1, checker.result().message};
-}
-
 }  // namespace
 
 std::string split_golden_text(const Scenario& s, const std::string& generator) {
@@ -145,14 +133,21 @@ std::optional<Violation> check_properties(const Scenario& s, const PropertyOptio
   auto wanted = [&](Property p) {
     return std::find(options.properties.begin(), options.properties.end(), p) != options.properties.end();
   };
-  // One dry run serves both dry properties. A failed step check ends the run, so the properties
-  // after it cannot be judged: it counts only when step_invariants is asked for.
-  std::optional<Violation> dry = dry_run(s, wanted(Property::kNoFreshPrefillOnDecodePath));
-  if (dry) return dry->property == Property::kStepInvariants && !wanted(Property::kStepInvariants) ? std::nullopt : dry;
+  // One dry run serves the three dry properties. A failed step check ends the run, so the
+  // properties after it cannot be judged: it counts only when step_invariants is asked for.
+  std::optional<SplitGoldenChecker> golden;
   if (wanted(Property::kMatchesGoldenSplit)) {
     MLASIM_CHECK(!options.golden_dir.empty(), "matches_golden_split needs a golden directory");
-    if (std::optional<Violation> v = golden_split(s, options.golden_dir)) return v;
+    const std::string path = split_golden_path(options.golden_dir, s.name);
+    if (!std::ifstream(path, std::ios::binary))
+      return Violation{Property::kMatchesGoldenSplit, -1,
+                       fmt::format("{}: no split golden (record them with mlasim fuzz --record-golden and the same "
+                                   "seed and flags)",
+                                   path)};
+    golden.emplace(path, s);
   }
+  std::optional<Violation> dry = dry_run(s, wanted(Property::kNoFreshPrefillOnDecodePath), golden ? &*golden : nullptr);
+  if (dry) return dry->property == Property::kStepInvariants && !wanted(Property::kStepInvariants) ? std::nullopt : dry;
   if (!wanted(Property::kSameLogitsAsStrict)) return std::nullopt;
   try {
     ThrowOnCheckFailure throw_on_failure;

@@ -120,6 +120,10 @@ const StepRecord& Engine::step() {
 
 void Engine::run_to_end() {
   while (!done()) step();
+  finish();
+}
+
+void Engine::finish() {
   RunTotals totals;
   totals.num_steps = num_steps_run_;
   totals.num_requests = num_arrived_;

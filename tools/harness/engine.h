@@ -49,6 +49,8 @@ class Engine {
   const StepRecord& step();
   // Runs the remaining steps, then calls the sinks' on_end.
   void run_to_end();
+  // After stepping by hand until done(): hands the run's totals to every sink (on_end).
+  void finish();
   // Runs to completion and returns everything the run observed (steps, requests, logits): for
   // tests and regression-sized scenarios. Streams stay O(alive) only through sinks.
   RunRecord run();
