@@ -23,6 +23,9 @@
 #include "tools/harness/run_collector.h"
 #include "tools/harness/split_golden.h"
 #include "tools/harness/split_golden_checker.h"
+#include "tools/harness/timeline.h"
+#include "tools/harness/timeline_svg.h"
+#include "tools/harness/xml_text.h"
 
 namespace mlasim {
 namespace fs = std::filesystem;
@@ -89,6 +92,7 @@ void check_logits_golden(const Scenario& s, const LogitsRecord& logits, Precisio
   LogitsCheck lc = check_logits_against(golden.value(), logits,
                                         logits_tolerance(precision), dir);
   if (!lc.pass) c.messages.push_back(lc.message);
+  c.logits = std::move(lc);
 }
 
 // A per-step check that failed during the replay: the step_invariants expectation failing when
@@ -187,6 +191,15 @@ ScenarioCheck check_scenario(const Scenario& s, const std::string& path, const C
   std::vector<StepSink*> sinks{&expectations};
   if (split) sinks.push_back(&*split);
   if (options.replay.with_model) sinks.push_back(&logits);
+  std::optional<Timeline> timeline;
+  if (options.timelines) {
+    timeline.emplace(s, s.name + " \u00b7 profile " + to_string(s.engine.profile));
+    sinks.push_back(&*timeline);
+  }
+  // A scenario that did not pass keeps its picture (the steps up to a failed per-step check).
+  auto keep_timeline = [&] {
+    if (timeline && c.status != CheckStatus::kPass) c.timeline_svg = render_timeline_svg({&*timeline});
+  };
   std::optional<PrecisionClass> precision;
   const bool pinned = std::find(s.expect.invariants.begin(), s.expect.invariants.end(), kInvariantStepInvariants) !=
                       s.expect.invariants.end();
@@ -204,14 +217,17 @@ ScenarioCheck check_scenario(const Scenario& s, const std::string& path, const C
     // The run stops at a failed per-step check, so nothing after it can be judged.
     c.status = CheckStatus::kFail;
     c.messages = {failed_step_check(s, expectations.steps_seen(), e, pinned)};
+    keep_timeline();
     c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return c;
   }
   for (const ExpectationFailure& f : expectations.failures()) c.messages.push_back(f.format());
   c.messages.insert(c.messages.end(), split_messages.begin(), split_messages.end());
   if (split && !split->result().match) c.messages.push_back(split->result().message);
+  if (split) c.split = split->result();
   if (precision) check_logits_golden(s, logits.logits(), *precision, options, c);
   if (!c.messages.empty() && c.status == CheckStatus::kPass) c.status = CheckStatus::kFail;
+  keep_timeline();
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return c;
 }
@@ -228,24 +244,6 @@ std::string format_check_line(const ScenarioCheck& c) {
   }
   return "";
 }
-
-namespace {
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += ch;
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string check_reports_junit(const std::vector<ScenarioCheck>& checks) {
   int failures = 0, errors = 0;

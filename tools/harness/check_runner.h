@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "sim/status.h"
+#include "tools/harness/logits_golden.h"
 #include "tools/harness/replay.h"
+#include "tools/harness/split_golden.h"
 
 namespace mlasim {
 
@@ -20,6 +22,12 @@ struct ScenarioCheck {
   int num_checks = 0;       // individual values compared
   std::vector<std::string> messages;  // failures, or the input error
   double seconds = 0;
+  // For the HTML report: the split golden's first difference (when it had one), the logits
+  // comparison (when the values were compared), and the timeline of a scenario that did not pass
+  // (an <svg> element; only when CheckOptions::timelines).
+  GoldenComparison split;
+  LogitsCheck logits;
+  std::string timeline_svg;
 };
 
 struct CheckOptions {
@@ -28,6 +36,7 @@ struct CheckOptions {
   // When set: "" if the backend under test can run the scenario, else why not (reported as an
   // input error for that scenario).
   std::function<std::string(const Scenario&, const FaultSet&)> backend_support_error;
+  bool timelines = false;  // record each replay's timeline and keep it for a scenario that fails
 };
 
 // `mlasim golden update`: replays the scenario file and writes golden/<name>/split.txt, and

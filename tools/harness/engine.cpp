@@ -60,6 +60,7 @@ void Engine::admit_arrivals() {
     // A timed request arrived at its time (it may wait for the step that admits it); a request
     // arriving by step arrives when that step starts.
     const std::int64_t arrival = scenario_.timed_arrivals ? spec.arrival_time_ns.value_or(0) : now_ns_;
+    arrived_.emplace_back(index, spec.id);
     alive_.emplace(index, Alive{std::move(spec.id), arrival, -1});
     ++num_arrived_;
   }
@@ -144,6 +145,8 @@ void Engine::record_step(const SchedulerOutput& out, const BatchRoute& route) {
   auto name = [&](ReqId id) -> const std::string& { return alive_.at(id).id; };
   StepRecord& s = current_;
   s.step = step_;
+  s.arrived.swap(arrived_);
+  arrived_.clear();
   s.num_scheduled_tokens.clear();
   for (const auto& [id, q] : out.num_scheduled_tokens) s.num_scheduled_tokens.emplace_back(name(id), q);
   s.total_num_scheduled_tokens = out.total_num_scheduled_tokens;
@@ -198,6 +201,8 @@ void Engine::record_step(const SchedulerOutput& out, const BatchRoute& route) {
   s.spec_decode_tokens.clear();
   for (const auto& [id, drafts] : out.scheduled_spec_decode_tokens) s.spec_decode_tokens.emplace_back(name(id), drafts);
   s.num_free_blocks = scheduler_.num_free_blocks();
+  s.num_running = static_cast<int>(scheduler_.running().size());
+  s.num_waiting = scheduler_.num_waiting();
   s.time_ns = now_ns_;
   s.duration_ns = step_duration_ns();
 }

@@ -92,6 +92,7 @@ class Engine {
   std::int64_t now_ns_ = 0;
   int idle_steps_ = 0;  // consecutive steps that scheduled nothing
   StepRecord current_;
+  std::vector<std::pair<int, std::string>> arrived_;  // since the last step, for current_.arrived
   RequestRecord finished_;
   LogitsRecord step_logits_;
   SchedulerOutput out_;

@@ -105,6 +105,18 @@ JsonWriter& JsonWriter::value(bool b) {
   return *this;
 }
 
+JsonWriter& JsonWriter::fixed(double v, int decimals) {
+  before_value();
+  if (!std::isfinite(v)) {
+    out_ += "null";
+    return *this;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  out_ += buf;
+  return *this;
+}
+
 JsonWriter& JsonWriter::value(double v) {
   before_value();
   if (!std::isfinite(v)) {

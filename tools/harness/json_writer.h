@@ -26,6 +26,8 @@ class JsonWriter {
   JsonWriter& value(int v) { return value(static_cast<long long>(v)); }
   JsonWriter& value(bool b);
   JsonWriter& value(double v);
+  // A finite number with exactly `decimals` digits after the point (null when not finite).
+  JsonWriter& fixed(double v, int decimals);
   JsonWriter& null();
   // A whole array of ints on one line.
   JsonWriter& int_array(const std::vector<int>& v);

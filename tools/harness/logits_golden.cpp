@@ -146,6 +146,18 @@ LogitsCheck check_logits_against(const LogitsFiles& golden, const LogitsRecord& 
     labels.push_back(fmt::format("step {} {} position {}", r.step, r.id, r.position));
   c.pass = cmp.pass;
   c.message = cmp.summary(tol, labels);
+  c.compared = true;
+  c.comparison = cmp;
+  c.tolerance = tol;
+  auto at = [&](long row, long col) {
+    return row >= 0 && row < static_cast<long>(labels.size())
+               ? fmt::format("{} token {}", labels[static_cast<std::size_t>(row)], col)
+               : std::string();
+  };
+  c.max_abs_at = at(cmp.max_abs_row, cmp.max_abs_col);
+  c.max_rel_at = at(cmp.max_rel_row, cmp.max_rel_col);
+  if (cmp.first_top1_mismatch_row >= 0 && cmp.first_top1_mismatch_row < static_cast<long>(labels.size()))
+    c.first_top1_mismatch_at = labels[static_cast<std::size_t>(cmp.first_top1_mismatch_row)];
   return c;
 }
 

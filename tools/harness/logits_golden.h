@@ -33,6 +33,12 @@ std::string model_fingerprint(const ModelConfig& model);
 struct LogitsCheck {
   bool pass = true;
   std::string message;  // "logits ..." summary; names the first index difference when rows differ
+  // When the rows lined up and the values were compared: the numbers, the tolerance, and the rows
+  // (step, id, position) of the worst elements and of the first top-1 mismatch ("" when none).
+  bool compared = false;
+  LogitsComparison comparison;
+  LogitsTolerance tolerance;
+  std::string max_abs_at, max_rel_at, first_top1_mismatch_at;
 };
 LogitsCheck check_logits_against(const LogitsFiles& golden, const LogitsRecord& actual, const LogitsTolerance& tol,
                                  const std::string& golden_dir);

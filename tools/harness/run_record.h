@@ -38,6 +38,8 @@ struct ContextChunksRecord {
 
 struct StepRecord {
   int step = 0;
+  // Requests that arrived (entered the waiting queue) just before this step: {scenario index, id}.
+  std::vector<std::pair<int, std::string>> arrived;
   // {id: q} in scheduling order (running requests first, then admitted ones).
   std::vector<std::pair<std::string, int>> num_scheduled_tokens;
   int total_num_scheduled_tokens = 0;
@@ -50,6 +52,8 @@ struct StepRecord {
   std::vector<std::pair<std::string, std::vector<int>>> new_block_ids;
   std::vector<std::pair<std::string, std::vector<int>>> spec_decode_tokens;  // drafts verified this step
   int num_free_blocks = 0;  // after scheduling, before this step's finished requests free theirs
+  int num_running = 0;      // the scheduler's running and waiting queues after scheduling
+  int num_waiting = 0;
   // The split of the reordered batch and MLA's forward split.
   bool reorder_modified = false;
   SplitCounts counts;

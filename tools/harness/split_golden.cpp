@@ -131,6 +131,10 @@ GoldenComparison compare_split_golden(const std::string& golden_path, const std:
     if (exp && act && *exp == *act) continue;
     c.match = false;
     int line = i < g.size() ? g[i].first : (g.empty() ? 1 : g.back().first + 1);
+    c.golden_path = golden_path;
+    c.line = line;
+    c.expected = exp ? *exp : "(no more steps)";
+    c.actual = act ? *act : "(no more steps)";
     c.message = fmt::format("{}:{}: split differs from the golden\n  expected: {}\n  actual:   {}{}", golden_path, line,
                             exp ? *exp : "(no more steps)", act ? *act : "(no more steps)", stale_note);
     return c;

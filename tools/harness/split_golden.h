@@ -27,6 +27,11 @@ struct GoldenComparison {
   bool match = true;
   std::string message;  // empty when match; otherwise the first difference, expected vs actual
   bool stale = false;   // the golden's fingerprint differs from the scenario's
+  // The first difference, for reports that show it side by side: the golden's line number and
+  // both step lines ("(no more steps)" where one side ended).
+  std::string golden_path;
+  int line = 0;
+  std::string expected, actual;
 };
 
 // Compares the step lines (header lines starting with '#' are not compared, except that a

@@ -43,6 +43,10 @@ bool SplitGoldenChecker::next_golden_line(std::string& line, int& line_no) {
 void SplitGoldenChecker::mismatch(int line_no, const std::string* expected, const std::string* actual) {
   done_ = true;
   result_.match = false;
+  result_.golden_path = path_;
+  result_.line = line_no;
+  result_.expected = expected ? *expected : "(no more steps)";
+  result_.actual = actual ? *actual : "(no more steps)";
   const std::string stale_note =
       result_.stale ? "\n  note: the scenario changed since this golden was written (fingerprint differs); if the "
                       "new split is intended, run `mlasim golden update`"

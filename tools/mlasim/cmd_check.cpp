@@ -1,11 +1,13 @@
 // `mlasim check PATH...`: compare scenarios against their goldens and expect blocks.
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <numeric>
 #include <optional>
 #include <thread>
 
 #include "tools/harness/atomic_file.h"
+#include "tools/harness/check_report_html.h"
 #include "tools/harness/check_runner.h"
 #include "tools/harness/check_shard.h"
 #include "tools/harness/ordered_pool.h"
@@ -21,6 +23,7 @@ struct CheckOptions {
   std::string device = "cpu";
   std::string junit_path;
   std::string json_path;
+  std::string html_path;
   std::vector<std::string> injects;
   bool dry_run = false;
   std::string jobs = "1";
@@ -58,7 +61,9 @@ int run_check(const CheckOptions& o) {
   std::optional<Shard> shard;
   if (!resolve_shard(o, shard)) return kExitBadInput;
   if (int rc = check_device(o.device); rc != kExitOk) return rc;
-  if (!output_path_ok("--junit", o.junit_path) || !output_path_ok("--json", o.json_path)) return kExitBadInput;
+  if (!output_path_ok("--junit", o.junit_path) || !output_path_ok("--json", o.json_path) ||
+      !output_path_ok("--html", o.html_path))
+    return kExitBadInput;
   std::vector<std::string> paths = o.paths.empty() ? std::vector<std::string>{"scenarios"} : o.paths;
   Result<std::vector<std::string>> files = collect_scenarios(paths);
   if (!files) {
@@ -72,6 +77,7 @@ int run_check(const CheckOptions& o) {
   mlasim::CheckOptions options;
   options.golden_dir = o.golden_dir;
   options.replay.with_model = !o.dry_run;
+  options.timelines = !o.html_path.empty();
   if (!parse_faults(o.injects, options.replay.faults)) return kExitBadInput;
   if (o.device == "cuda" && !o.dry_run) {
     const std::string device = o.device;
@@ -102,14 +108,17 @@ int run_check(const CheckOptions& o) {
         (c.status == CheckStatus::kPass ? passed : failed)++;
         bad += c.status == CheckStatus::kBadInput;
       });
-  std::cout << passed << " passed, " << failed << " failed";
+  std::string summary = std::to_string(passed) + " passed, " + std::to_string(failed) + " failed";
   if (shard)
-    std::cout << " (shard " << shard->index << "/" << shard->total << " of " << all.size()
-              << (all.size() == 1 ? " scenario)" : " scenarios)");
-  std::cout << std::endl;
-  for (const auto& [path, text] : {std::pair{o.junit_path, check_reports_junit(checks)},
-                                   std::pair{o.json_path, check_reports_json(checks)}}) {
+    summary += " (shard " + std::to_string(shard->index) + "/" + std::to_string(shard->total) + " of " +
+               std::to_string(all.size()) + (all.size() == 1 ? " scenario)" : " scenarios)");
+  std::cout << summary << std::endl;
+  for (const auto& [path, report] : {std::pair<std::string, std::function<std::string()>>{
+                                         o.junit_path, [&] { return check_reports_junit(checks); }},
+                                     {o.json_path, [&] { return check_reports_json(checks); }},
+                                     {o.html_path, [&] { return check_report_html(checks, summary); }}}) {
     if (path.empty()) continue;
+    const std::string text = report();
     if (Status st = write_file_atomically(path, text); !st) {
       std::cerr << st.error().format() << "\n";
       return kExitBadInput;
@@ -142,6 +151,9 @@ void add_check_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--device", o->device, "Backend: cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--junit", o->junit_path, "Write a JUnit XML report to FILE");
   cmd->add_option("--json", o->json_path, "Write a JSON report to FILE");
+  cmd->add_option("--html", o->html_path,
+                  "Write a self-contained HTML report to FILE: the scenarios with status and checks, and for each\n"
+                  "failure its first differing split step side by side, the logits comparison and its timeline");
   cmd->add_option("--inject", o->injects, "Inject a fault into the backend under test (repeatable); see `mlasim run --help`");
   cmd->add_flag("--dry-run", o->dry_run, "Compare splits and expect: blocks only, without the model and logits");
   cmd->add_option("-j,--jobs", o->jobs, "Scenarios checked at once (default 1; 0: one per hardware thread; cpu only)")

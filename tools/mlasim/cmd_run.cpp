@@ -22,6 +22,9 @@
 #include "tools/harness/run_json_sink.h"
 #include "tools/harness/run_summary.h"
 #include "tools/harness/step_table_sink.h"
+#include "tools/harness/timeline.h"
+#include "tools/harness/timeline_svg.h"
+#include "tools/harness/trace_event_sink.h"
 #include "tools/mlasim/cli_backend.h"
 #include "tools/mlasim/commands.h"
 
@@ -42,10 +45,15 @@ struct RunOptions {
   std::string golden_dir = "golden";
   std::string table = "auto";
   std::string jsonl_path;
+  std::string svg_path;
+  std::string trace_path;
+  std::string trace_clock = "simulated";
 };
 
-// Replays under the scenario's profile and `other` in fp64 and prints the differences.
-int compare_profiles(const Scenario& scenario, const std::string& other, const FaultSet& faults) {
+// Replays under the scenario's profile and `other` in fp64 and prints the differences; with
+// `svg_path`, draws the two timelines one above the other.
+int compare_profiles(const Scenario& scenario, const std::string& other, const FaultSet& faults,
+                     const std::string& svg_path) {
   std::optional<EngineProfile> profile = parse_engine_profile(other);
   if (!profile) {
     std::cerr << "--compare-profile: unknown engine profile \"" << other
@@ -60,6 +68,17 @@ int compare_profiles(const Scenario& scenario, const std::string& other, const F
   const RunRecord ra = replay(scenario, options), rb = replay(b, options);
   const ProfileDiff d = diff_profiles(ra, rb, to_string(scenario.engine.profile), other, logits_tolerance(PrecisionClass::kFp64));
   std::cout << d.text;
+  if (!svg_path.empty()) {
+    Timeline ta(scenario, scenario.name + " \u00b7 profile " + to_string(scenario.engine.profile));
+    Timeline tb(b, scenario.name + " \u00b7 profile " + other);
+    for (const StepRecord& s : ra.steps) ta.on_step(s);
+    for (const StepRecord& s : rb.steps) tb.on_step(s);
+    if (Status st = write_timeline_svg(svg_path, {&ta, &tb}); !st) {
+      std::cerr << st.error().format() << "\n";
+      return kExitBadInput;
+    }
+    std::cout << "wrote " << svg_path << "\n";
+  }
   return kExitOk;
 }
 
@@ -72,15 +91,23 @@ int run(const RunOptions& o) {
     return kExitBadInput;
   }
   if (int rc = check_device(o.device); rc != kExitOk) return rc;
-  if (!output_path_ok("--json", o.json_path) || !output_path_ok("--jsonl", o.jsonl_path)) return kExitBadInput;
+  if (!output_path_ok("--json", o.json_path) || !output_path_ok("--jsonl", o.jsonl_path) ||
+      !output_path_ok("--svg", o.svg_path) || !output_path_ok("--trace-out", o.trace_path))
+    return kExitBadInput;
   FaultSet faults;
   if (!parse_faults(o.injects, faults)) return kExitBadInput;
   if (o.dry_run && (!o.logits_dir.empty() || !o.compare_profile.empty() || !faults.empty())) {
     std::cerr << "mlasim run: --dry-run skips the model, so --logits-dir, --compare-profile and --inject do not apply\n";
     return kExitBadInput;
   }
+  if (!o.compare_profile.empty() &&
+      (!o.json_path.empty() || !o.jsonl_path.empty() || !o.logits_dir.empty() || !o.trace_path.empty())) {
+    std::cerr << "mlasim run: --compare-profile prints the differences of two fp64 replays (and draws them with\n"
+                 "--svg); it writes no --json, --jsonl, --logits-dir or --trace-out: run those without it\n";
+    return kExitBadInput;
+  }
   const Scenario& scenario = loaded.value();
-  if (!o.compare_profile.empty()) return compare_profiles(scenario, o.compare_profile, faults);
+  if (!o.compare_profile.empty()) return compare_profiles(scenario, o.compare_profile, faults, o.svg_path);
 
   if (!o.dry_run) {
     if (std::string why = backend_support_error(o.device, scenario, faults); !why.empty()) {
@@ -107,9 +134,12 @@ int run(const RunOptions& o) {
   LogitsCollector logits;
   RunFileSink json(RunFileFormat::kJson);
   RunFileSink jsonl(RunFileFormat::kJsonl);
+  TraceEventSink trace(o.trace_clock == "step" ? TraceClock::kStep : TraceClock::kSimulated);
+  Timeline timeline(scenario, scenario.name + " \u00b7 profile " + to_string(scenario.engine.profile));
   for (auto [path, open] : {std::pair<const std::string*, std::function<Status()>>{
                                 &o.json_path, [&] { return json.open(o.json_path, scenario.name); }},
-                            {&o.jsonl_path, [&] { return jsonl.open(o.jsonl_path, scenario.name); }}}) {
+                            {&o.jsonl_path, [&] { return jsonl.open(o.jsonl_path, scenario.name); }},
+                            {&o.trace_path, [&] { return trace.open(o.trace_path, scenario.name); }}}) {
     if (path->empty()) continue;
     if (Status st = open(); !st) {
       std::cerr << st.error().format() << "\n";
@@ -123,6 +153,8 @@ int run(const RunOptions& o) {
   if (backend) engine.add_sink(&logits);
   if (!o.json_path.empty()) engine.add_sink(&json);
   if (!o.jsonl_path.empty()) engine.add_sink(&jsonl);
+  if (!o.trace_path.empty()) engine.add_sink(&trace);
+  if (!o.svg_path.empty()) engine.add_sink(&timeline);
   try {
     engine.run_to_end();
   } catch (const RequestStreamError& e) {
@@ -153,7 +185,9 @@ int run(const RunOptions& o) {
     }
   }
   for (auto [path, commit] : {std::pair<const std::string*, std::function<Status()>>{&o.json_path, [&] { return json.commit(); }},
-                              {&o.jsonl_path, [&] { return jsonl.commit(); }}}) {
+                              {&o.jsonl_path, [&] { return jsonl.commit(); }},
+                              {&o.trace_path, [&] { return trace.commit(); }},
+                              {&o.svg_path, [&] { return write_timeline_svg(o.svg_path, {&timeline}); }}}) {
     if (path->empty()) continue;
     if (Status st = commit(); !st) {
       std::cerr << st.error().format() << "\n";
@@ -193,6 +227,18 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--jsonl", o->jsonl_path,
                   "Write the run as JSONL to FILE (atomically): a header line, one object per step, then one per\n"
                   "request in scenario order, with simulated times; for traces too big for one document");
+  cmd->add_option("--svg", o->svg_path,
+                  "Draw the run's timeline to FILE (one self-contained SVG, atomically): a lane per request, a cell\n"
+                  "per step coloured by its path (a fresh prefill on the decode path in red, outlined), num_mqa /\n"
+                  "num_mha and free KV blocks above; hover a cell for q, nct, P, path and reason. With\n"
+                  "--compare-profile, both profiles' timelines one above the other");
+  cmd->add_option("--trace-out", o->trace_path,
+                  "Write a Chrome/Perfetto trace (Trace Event JSON, streamed, atomically) to FILE: a track per\n"
+                  "request, a slice per scheduled step, counters for the split, queues and free blocks. Open it\n"
+                  "in https://ui.perfetto.dev or chrome://tracing");
+  cmd->add_option("--trace-clock", o->trace_clock,
+                  "Time axis of --trace-out: simulated (the scenario's timing model, default) or step (1 ms per step)")
+      ->check(CLI::IsMember({"simulated", "step"}));
   cmd->add_option("--table", o->table,
                   "What to print: auto (every step for runs up to 500 steps, else the summary), full, summary, none")
       ->check(CLI::IsMember({"auto", "full", "summary", "none"}));
