@@ -2,7 +2,8 @@
 // seeded scenario + requests_file JSONL to a temporary directory, runs the real mlasim binary as a
 // child, validates its summary, then times it (wall, ns per generated token) and reads its peak RSS.
 // Usage: bench_replay [--mlasim PATH] [--requests N=20000] [--reps R=3] [--rate REQ_PER_S=0 (all at
-//        step 0)] [--scale] [--keep]   (--scale: 10,000 vs 1,000,000 short requests, peak RSS side by side)
+//        step 0)] [--scale] [--pictures] [--keep]   (--scale: 10,000 vs 1,000,000 short requests, peak RSS
+//        side by side; --pictures: the same run again with --svg and --trace-out, time, peak RSS, file sizes)
 #include <unistd.h>
 
 #include <algorithm>
@@ -137,12 +138,15 @@ struct Timing {
   long peak_rss_kib = 0, preempted = 0;  // the most involuntary context switches of one run
 };
 
-Timing time_runs(const std::string& mlasim, const Trace& t, int reps, const fs::path& dir) {
+Timing time_runs(const std::string& mlasim, const Trace& t, int reps, const fs::path& dir,
+                 const std::vector<std::string>& extra = {}) {
   std::vector<double> walls, cpus;
   Timing r;
   for (int i = 0; i < reps; ++i) {
     const std::string err = (dir / "timed.err").string();
-    const Child c = spawn({mlasim, "run", t.yaml, "--dry-run", "--table", "none"}, "/dev/null", err);
+    std::vector<std::string> args{mlasim, "run", t.yaml, "--dry-run", "--table", "none"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Child c = spawn(args, "/dev/null", err);
     if (c.exit_code != 0) die("timed run exited " + std::to_string(c.exit_code) + "\n" + slurp(err));
     walls.push_back(c.wall_s);
     cpus.push_back(c.cpu_s);
@@ -189,7 +193,7 @@ int main(int argc, char** argv) {
   std::string mlasim;
   int requests = 20000, reps = 3;
   double rate = 0;
-  bool scale = false, keep = false;
+  bool scale = false, keep = false, pictures = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -202,6 +206,7 @@ int main(int argc, char** argv) {
     else if (a == "--rate") rate = std::atof(value().c_str());
     else if (a == "--scale") scale = true;
     else if (a == "--keep") keep = true;
+    else if (a == "--pictures") pictures = true;
     else die("unknown argument " + a + " (see the header of tools/bench/bench_replay.cpp)");
   }
   if (requests < 1 || reps < 1 || rate < 0) die("--requests and --reps must be >= 1, --rate >= 0");
@@ -229,6 +234,19 @@ int main(int argc, char** argv) {
     const double ns = ns_per(r.best_s, t.output_tokens), rss = mib(r.peak_rss_kib);
     std::printf("  targets    : %.1f ns per generated token (best wall) <= 300 -> %s; peak RSS %.1f MiB <= 64 -> %s\n",
                 ns, ns <= 300 ? "met" : "MISSED", rss, rss <= 64 ? "met" : "MISSED");
+    if (pictures) {
+      // The same run drawing the timeline and streaming the trace: what the pictures cost.
+      const std::string svg = (dir / "timeline.svg").string(), trace = (dir / "trace.json").string();
+      std::printf("\nwith --svg FILE --trace-out FILE:\n");
+      const Timing p = time_runs(mlasim, t, reps, dir, {"--svg", svg, "--trace-out", trace});
+      print_timing(p, t, reps);
+      const std::string tail = slurp(svg).substr(std::max<std::size_t>(fs::file_size(svg), 7) - 7);
+      if (tail != "</svg>\n") die("the timeline does not end with </svg>");
+      std::printf("  outputs    : timeline %.2f MB, trace %.1f MB (%.0f bytes per generated token)\n",
+                  static_cast<double>(fs::file_size(svg)) / 1e6, static_cast<double>(fs::file_size(trace)) / 1e6,
+                  static_cast<double>(fs::file_size(trace)) / static_cast<double>(t.output_tokens));
+      std::printf("  peak RSS   : %.1f MiB (%.1f without the pictures)\n", mib(p.peak_rss_kib), rss);
+    }
   } else {
     // Short requests (about 14 steps each) at 250 req/s: the batch stays below max_num_seqs (256)
     // and the waiting queue short, so the requests alive stay bounded whatever the trace's length.
