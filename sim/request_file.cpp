@@ -1,10 +1,13 @@
 // JSONL request file reading and checking.
 #include "sim/request_file.h"
 
+#include "sim/file_read.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 
+#include "sim/file_read.h"
 #include "sim/request.h"
 #include "sim/request_tokens.h"
 #include "sim/scheduler.h"
@@ -47,10 +50,16 @@ Result<bool> RequestFileReader::next(RequestSpec& out) {
     e.hint = "requests_file is relative to the scenario file; check the path and its permissions";
     return e;
   }
-  while (std::getline(in_, line_)) {
+  bool too_long = false;
+  while (getline_bounded(in_, line_, kMaxRequestLineBytes, too_long)) {
     ++line_no_;
     if (line_.find_first_not_of(" \t\r") == std::string::npos) continue;
     return read_line(out);
+  }
+  if (too_long) {
+    ++line_no_;
+    return error(1, "", "the line is longer than mlasim reads (" + format_bytes(static_cast<double>(kMaxRequestLineBytes)) + ")",
+                 "one request per line; is this the file you meant? (a device or a stream does not end)");
   }
   if (in_.bad()) return error(0, "", "reading the file failed");
   return false;
@@ -175,7 +184,7 @@ Result<bool> RequestFileReader::read_line(RequestSpec& req) {
   if (hash_block && !hash_ids)
     return error(hash_block->key_column, key(*hash_block), "prompt_hash_block_size without prompt_hash_ids");
   if (prompt_len) {
-    if (auto e = read_int(*prompt_len, 1, 1LL << 31, x)) return *e;
+    if (auto e = read_int(*prompt_len, 1, (1LL << 31) - 1, x)) return *e;
     const int len = static_cast<int>(x);
     if (prompt && len != static_cast<int>(req.prompt.size()))
       return error(prompt_len->column, key(*prompt_len),
@@ -215,11 +224,11 @@ Result<bool> RequestFileReader::read_line(RequestSpec& req) {
                  "a prompt must leave room for at least one output token");
   }
   if (const JsonLineValue* v = parser_.find("max_tokens")) {
-    if (auto e = read_int(*v, 1, 1LL << 31, x)) return *e;
+    if (auto e = read_int(*v, 1, 1LL << 30, x)) return *e;
     req.max_tokens = static_cast<int>(x);
   }
   if (const JsonLineValue* v = parser_.find("min_tokens")) {
-    if (auto e = read_int(*v, 0, 1LL << 31, x)) return *e;
+    if (auto e = read_int(*v, 0, 1LL << 30, x)) return *e;
     req.min_tokens = static_cast<int>(x);
     if (req.min_tokens > req.max_tokens)
       return error(v->column, key(*v),
@@ -253,7 +262,7 @@ Result<bool> RequestFileReader::read_line(RequestSpec& req) {
     }
   }
   if (const JsonLineValue* v = parser_.find("priority")) {
-    if (auto e = read_int(*v, -(1LL << 31) + 1, 1LL << 31, x)) return *e;
+    if (auto e = read_int(*v, -(1LL << 31) + 1, (1LL << 31) - 1, x)) return *e;
     req.priority = static_cast<int>(x);
   }
   if (const JsonLineValue* v = parser_.find("accepted_drafts")) {

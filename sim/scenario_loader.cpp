@@ -2,12 +2,15 @@
 // span sections (vLLM's startup validation).
 #include "sim/scenario_loader.h"
 
+#include "sim/file_read.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
 
+#include "sim/file_read.h"
 #include "sim/request_file.h"
 #include "sim/scenario_sections.h"
 #include "sim/scheduler.h"
@@ -347,17 +350,14 @@ Result<Scenario> load_scenario_file(const std::string& path, const std::vector<s
     e.hint = "give one .yaml file; `mlasim check DIR` runs every scenario under a directory";
     return e;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    Error e;
-    e.file = path;
-    e.message = "cannot read the scenario file";
-    e.hint = std::filesystem::exists(path) ? "check its permissions" : "no such file; check the path";
+  Result<std::string> text = read_file_bounded(path, kMaxScenarioFileBytes, "the scenario file");
+  if (!text) {
+    Error e = text.error();
+    if (e.message.find("larger than") != std::string::npos)
+      e.hint = "a scenario file holds settings and a few requests (a long trace goes in a requests_file, JSONL); is this the file you meant?";
     return e;
   }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return load_scenario_text(buf.str(), path, sets);
+  return load_scenario_text(text.value(), path, sets);
 }
 
 }  // namespace mlasim

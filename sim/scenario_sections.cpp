@@ -2,6 +2,7 @@
 #include "sim/scenario_sections.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <map>
 
@@ -10,6 +11,12 @@
 
 namespace mlasim {
 namespace {
+
+std::string show_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
 
 std::string names_list(const std::vector<std::string>& names) {
   std::string out;
@@ -43,30 +50,37 @@ void read_model_section(const YamlReader& r, const YAML::Node& node, ModelConfig
     r.fail(node["preset"], p + ".preset", "unknown model preset \"" + preset + "\"",
            "choose one of: " + names_list(model_preset_names()));
   out = *base;
-  auto i = [&](const char* key, int& field, int min) {
-    if (node[key]) field = r.read_int(node[key], join_key(p, key), min);
+  // Upper bounds (scenarios/README.md): past every released model by a wide margin (DeepSeek-V3:
+  // vocab 129,280, d 7,168, 61 layers, 128 heads, ranks 1,536 / 512, head dims 128 / 64 / 128,
+  // MLP 18,432, 163,840 positions), and small enough that every index product fits 64 bits.
+  auto i = [&](const char* key, int& field, int min, long long max) {
+    if (node[key]) field = r.read_int(node[key], join_key(p, key), min, max);
   };
-  auto d = [&](const char* key, double& field, double min) {
-    if (node[key]) field = r.read_double(node[key], join_key(p, key), min);
+  auto d = [&](const char* key, double& field, double min, double max) {
+    if (!node[key]) return;
+    field = r.read_double(node[key], join_key(p, key), min);
+    if (field > max)
+      r.fail(node[key], join_key(p, key), "must be <= " + show_number(max) + " (got " + node[key].Scalar() + ")",
+             "this key takes numbers <= " + show_number(max));
   };
-  i("vocab_size", out.vocab_size, 3);
-  i("hidden_size", out.hidden_size, 1);
-  i("num_hidden_layers", out.num_hidden_layers, 1);
-  i("num_attention_heads", out.num_attention_heads, 1);
-  i("q_lora_rank", out.q_lora_rank, 0);
-  i("kv_lora_rank", out.kv_lora_rank, 1);
-  i("qk_nope_head_dim", out.qk_nope_head_dim, 1);
-  i("qk_rope_head_dim", out.qk_rope_head_dim, 2);
-  i("v_head_dim", out.v_head_dim, 1);
-  i("intermediate_size", out.intermediate_size, 1);
-  i("max_position_embeddings", out.max_position_embeddings, 2);
-  i("original_max_position_embeddings", out.original_max_position_embeddings, 1);
-  d("rms_norm_eps", out.rms_norm_eps, 0.0);
-  d("rope_theta", out.rope_theta, 1.0);
-  d("rope_scaling_factor", out.rope_scaling_factor, 1.0);
-  d("mscale_all_dim", out.mscale_all_dim, 0.0);
-  d("beta_fast", out.beta_fast, 0.0);
-  d("beta_slow", out.beta_slow, 0.0);
+  i("vocab_size", out.vocab_size, 3, 1LL << 21);
+  i("hidden_size", out.hidden_size, 1, 1LL << 16);
+  i("num_hidden_layers", out.num_hidden_layers, 1, 1LL << 10);
+  i("num_attention_heads", out.num_attention_heads, 1, 1LL << 10);
+  i("q_lora_rank", out.q_lora_rank, 0, 1LL << 16);
+  i("kv_lora_rank", out.kv_lora_rank, 1, 1LL << 16);
+  i("qk_nope_head_dim", out.qk_nope_head_dim, 1, 1LL << 12);
+  i("qk_rope_head_dim", out.qk_rope_head_dim, 2, 1LL << 12);
+  i("v_head_dim", out.v_head_dim, 1, 1LL << 12);
+  i("intermediate_size", out.intermediate_size, 1, 1LL << 20);
+  i("max_position_embeddings", out.max_position_embeddings, 2, 1LL << 24);
+  i("original_max_position_embeddings", out.original_max_position_embeddings, 1, 1LL << 24);
+  d("rms_norm_eps", out.rms_norm_eps, 0.0, 1.0);
+  d("rope_theta", out.rope_theta, 1.0, 1e12);
+  d("rope_scaling_factor", out.rope_scaling_factor, 1.0, 1e6);
+  d("mscale_all_dim", out.mscale_all_dim, 0.0, 1e6);
+  d("beta_fast", out.beta_fast, 0.0, 1e6);
+  d("beta_slow", out.beta_slow, 0.0, 1e6);
   // YaRN's correction range needs rotation counts > 0; transformers and vLLM also replace a 0 by
   // the default (32, 1), so 0 could not mean the same thing to them.
   for (const auto& [key, value] : {std::pair{"beta_fast", out.beta_fast}, std::pair{"beta_slow", out.beta_slow}})
@@ -86,7 +100,7 @@ void read_model_section(const YamlReader& r, const YAML::Node& node, ModelConfig
                  std::to_string(out.vocab_size) + ")",
              "token ids must be in [0, vocab_size)");
   }
-  if (node["index_topk"]) out.index_topk = r.read_int(node["index_topk"], p + ".index_topk", 1);
+  if (node["index_topk"]) out.index_topk = r.read_int(node["index_topk"], p + ".index_topk", 1, 1LL << 24);
 }
 
 void read_scheduler_section(const YamlReader& r, const YAML::Node& node, SchedulerConfig& out) {
@@ -101,12 +115,14 @@ void read_scheduler_section(const YamlReader& r, const YAML::Node& node, Schedul
   auto b = [&](const char* key, bool& field) {
     if (node[key]) field = r.read_bool(node[key], join_key(p, key));
   };
-  i("max_num_batched_tokens", out.max_num_batched_tokens, 1);
-  i("max_num_seqs", out.max_num_seqs, 1);
-  i("max_model_len", out.max_model_len, 2);
+  // Upper bounds: a step of 2^24 tokens, 2^16 sequences and 2^24-token contexts are past any
+  // deployment (vLLM's defaults: 8,192 / 256), and keep token and slot arithmetic in range.
+  i("max_num_batched_tokens", out.max_num_batched_tokens, 1, 1LL << 24);
+  i("max_num_seqs", out.max_num_seqs, 1, 1LL << 16);
+  i("max_model_len", out.max_model_len, 2, 1LL << 24);
   b("enable_chunked_prefill", out.enable_chunked_prefill);
-  i("long_prefill_token_threshold", out.long_prefill_token_threshold, 0);
-  i("block_size", out.block_size, 1);
+  i("long_prefill_token_threshold", out.long_prefill_token_threshold, 0, 1LL << 24);
+  i("block_size", out.block_size, 1, 1LL << 16);
   // mlasim keeps per-block state for the whole pool; 2^24 blocks (2^28 tokens at B = 16) is far
   // past any real GPU's KV cache and keeps a simulation within memory.
   i("num_gpu_blocks", out.num_gpu_blocks, 2, 1LL << 24);
@@ -138,7 +154,8 @@ void read_engine_section(const YamlReader& r, const YAML::Node& node, EngineConf
         {"flashmla", "flashattn-mla", "flashinfer-mla", "cutlass-mla", "triton-mla", "rocm-aiter-mla"},
         "attention backend");
   if (node["reorder_batch_threshold"])
-    out.reorder_batch_threshold = r.read_int(node["reorder_batch_threshold"], p + ".reorder_batch_threshold", 1);
+    out.reorder_batch_threshold =
+        r.read_int(node["reorder_batch_threshold"], p + ".reorder_batch_threshold", 1, 1LL << 24);
   if (node["query_len_support"])
     out.query_len_support = read_enum<QueryLenSupport>(r, node["query_len_support"], p + ".query_len_support",
                                                        parse_query_len_support, {"single", "uniform", "varlen"},
@@ -154,7 +171,8 @@ void read_engine_section(const YamlReader& r, const YAML::Node& node, EngineConf
   }
   if (node["sglang_chunked_prefix_cache_threshold"])
     out.sglang_chunked_prefix_cache_threshold =
-        r.read_int(node["sglang_chunked_prefix_cache_threshold"], p + ".sglang_chunked_prefix_cache_threshold", 1);
+        r.read_int(node["sglang_chunked_prefix_cache_threshold"], p + ".sglang_chunked_prefix_cache_threshold", 1,
+                   1LL << 24);
 }
 
 void read_parallel_section(const YamlReader& r, const YAML::Node& node, ParallelConfig& out) {
@@ -251,9 +269,10 @@ RequestSpec read_request(const YamlReader& r, const YAML::Node& node, const std:
   }
   if (!node["prompt"] && !node["prompt_len"])
     r.fail(node, p, "missing `prompt` or `prompt_len`", "give the prompt's token ids, or its length for seeded ids");
-  if (node["max_tokens"]) req.max_tokens = r.read_int(node["max_tokens"], p + ".max_tokens", 1);
+  // Outputs are bounded by max_model_len (at most 2^24) anyway; 2^30 keeps prompt + max_tokens in an int.
+  if (node["max_tokens"]) req.max_tokens = r.read_int(node["max_tokens"], p + ".max_tokens", 1, 1LL << 30);
   if (node["min_tokens"]) {
-    req.min_tokens = r.read_int(node["min_tokens"], p + ".min_tokens", 0);
+    req.min_tokens = r.read_int(node["min_tokens"], p + ".min_tokens", 0, 1LL << 30);
     if (req.min_tokens > req.max_tokens)  // vLLM SamplingParams rejects this too
       r.fail(node["min_tokens"], p + ".min_tokens",
              "min_tokens " + std::to_string(req.min_tokens) + " exceeds max_tokens " + std::to_string(req.max_tokens),

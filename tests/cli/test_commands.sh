@@ -153,5 +153,23 @@ check "check with a golden dir the file system refuses" 2 "$mlasim" check "$root
   --golden-dir "/tmp/$long"
 not_contains "check with a golden dir the file system refuses" "terminate called"
 
+# Inputs without end or beyond the machine: a bounded read, a model refused before allocating.
+check "run /dev/zero" 2 timeout 60 "$mlasim" run /dev/zero
+contains "run /dev/zero" "/dev/zero: error: the scenario file is larger than mlasim reads (64 MiB)"
+printf 'version: 1\nrequests_file: zero.jsonl\n' >"$scratch/zero.yaml"
+ln -s /dev/zero "$scratch/zero.jsonl"
+check "requests_file /dev/zero" 2 timeout 60 "$mlasim" run "$scratch/zero.yaml" --dry-run
+contains "requests_file /dev/zero" "zero.jsonl:1:1: error: the line is longer than mlasim reads (256 MiB)"
+printf 'version: 1\nmodel: {vocab_size: 2000000, hidden_size: 65536}\nrequests:\n  - {id: a, prompt_len: 4, max_tokens: 2}\n' \
+  >"$scratch/huge.yaml"
+for cmd in run check export; do
+  args=("$scratch/huge.yaml")
+  [[ $cmd == export ]] && args+=(-o "$scratch/huge_export")
+  check "$cmd of a model larger than memory" 2 "$mlasim" $cmd "${args[@]}"
+  contains "$cmd of a model larger than memory" "huge.yaml: error: model: the model needs 978.8 GiB on the CPU (weights 978.2 GiB, KV cache 576 MiB), more than the"
+done
+[[ -e $scratch/huge_export ]] && { echo "FAIL export of a refused model wrote its folder"; fail=1; }
+check "dry run of a model larger than memory" 0 "$mlasim" run "$scratch/huge.yaml" --dry-run
+
 [[ $fail -eq 0 ]] && echo "ok: CLI help, version and exit codes"
 exit $fail

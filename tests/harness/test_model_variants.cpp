@@ -74,3 +74,20 @@ TEST_CASE("a bf16 cache stays within the bf16 class of the fp64 golden, outside 
   CHECK(compare_logits(a, golden.logits.values_f64, rows, bf16.logits.vocab_size, logits_tolerance(PrecisionClass::kBf16)).pass);
   CHECK_FALSE(compare_logits(a, golden.logits.values_f64, rows, bf16.logits.vocab_size, logits_tolerance(PrecisionClass::kFp32)).pass);
 }
+
+TEST_CASE("model_memory_check: weights and KV cache against the limit, before anything is allocated", "[model]") {
+  Result<Scenario> s = load_scenario_text(
+      "version: 1\nscheduler: {num_gpu_blocks: 64, block_size: 16}\nrequests:\n  - {id: a, prompt_len: 4}\n", "m.yaml");
+  REQUIRE(s.ok());
+  // tiny: 2 layers, (512 + 64) latent values per token; 64 x 16 slots x 576 x 2 layers x 4 bytes = 4.5 MiB.
+  CHECK(model_memory_check(s.value(), CpuPrecision::kFloat, 1e12).ok());
+  Status st = model_memory_check(s.value(), CpuPrecision::kFloat, 1024.0 * 1024);
+  REQUIRE(!st.ok());
+  CHECK(st.error().file == "m.yaml");
+  CHECK(st.error().key_path == "model");
+  CHECK(st.error().message.find("KV cache 4.5 MiB), more than the 1 MiB of memory this machine has") != std::string::npos);
+  // fp64 adds a double copy of the weights and doubles the cache.
+  Status dbl = model_memory_check(s.value(), CpuPrecision::kDouble, 1024.0 * 1024);
+  REQUIRE(!dbl.ok());
+  CHECK(dbl.error().message.find("KV cache 9 MiB)") != std::string::npos);
+}

@@ -115,6 +115,7 @@ Result<std::string> update_split_golden(const std::string& scenario_path, const 
   Result<Scenario> loaded = load_scenario_file(scenario_path);
   if (!loaded) return loaded.error();
   const Scenario& s = loaded.value();
+  if (Status st = model_memory_check(s, CpuPrecision::kDouble); !st) return st.error();
   RunRecord record = replay(s, golden_replay_options());
   // The whole folder is written beside the old one and swapped in, so a failure never leaves a
   // split golden and logits golden from different runs.
@@ -172,6 +173,14 @@ ScenarioCheck check_scenario(const Scenario& s, const std::string& path, const C
   ScenarioCheck c;
   c.path = path;
   c.name = s.name;
+  if (options.replay.with_model && !options.replay.weights) {
+    if (Status st = model_memory_check(s, options.replay.precision); !st) {
+      c.status = CheckStatus::kBadInput;
+      c.messages.push_back(st.error().format());
+      c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return c;
+    }
+  }
   if (options.backend_support_error && options.replay.with_model) {
     if (std::string why = options.backend_support_error(s, options.replay.faults); !why.empty()) {
       c.status = CheckStatus::kBadInput;

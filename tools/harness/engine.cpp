@@ -77,7 +77,8 @@ std::int64_t Engine::step_duration_ns() const {
   }
   const double us = t.fixed_us + t.per_scheduled_token_us * out_.total_num_scheduled_tokens +
                     t.per_context_token_us * static_cast<double>(context) + t.per_request_us * rows;
-  return std::llround(us * 1000.0);
+  // Capped at 10^15 ns (11.6 days) a step, so the clock's arithmetic stays in 64 bits.
+  return std::llround(std::min(us * 1000.0, 1e15));
 }
 
 const StepRecord& Engine::step() {
@@ -98,7 +99,7 @@ const StepRecord& Engine::step() {
   const std::string problem = metadata_.validate();
   MLASIM_CHECK(problem.empty(), "inconsistent attention metadata at step " + std::to_string(step_) + ": " + problem);
   record_step(out_, route);
-  const std::int64_t end_ns = now_ns_ + current_.duration_ns;
+  const std::int64_t end_ns = std::min(now_ns_ + current_.duration_ns, kMaxClockNs);
   step_logits_.index.clear();
   step_logits_.values.clear();
   step_logits_.values_f64.clear();
@@ -113,7 +114,7 @@ const StepRecord& Engine::step() {
     for (StepSink* s : sinks_) s->on_logits(step_logits_);
   for (StepSink* s : sinks_) s->on_step(current_);
   for (const Request& r : finished) finish(r, end_ns);
-  now_ns_ = end_ns;
+  now_ns_ = std::min(end_ns, kMaxClockNs);
   ++step_;
   ++num_steps_run_;
   return current_;

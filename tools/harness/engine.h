@@ -35,6 +35,8 @@ class Engine {
  public:
   static constexpr int kAuditEveryStepUntil = 256;
   static constexpr int kAuditInterval = 1024;
+  // The simulated clock saturates here (146 years): a step lasts at most 10^15 ns.
+  static constexpr std::int64_t kMaxClockNs = std::int64_t{1} << 62;
 
   explicit Engine(const Scenario& scenario, EngineOptions options = {});
 

@@ -1,9 +1,13 @@
 // Scenario replays with the CPU backend.
 #include "tools/harness/replay.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <memory>
 #include <optional>
 
+#include "sim/file_read.h"
 #include "tools/harness/engine.h"
 #include "tools/harness/run_collector.h"
 
@@ -52,6 +56,32 @@ std::optional<PrecisionClass> replay(const Scenario& scenario, const ReplayOptio
   engine_options.force_prefill_path = options.force_prefill_path;
   run(engine_options);
   return backend->precision();
+}
+
+Status model_memory_check(const Scenario& scenario, CpuPrecision precision, double limit_bytes) {
+  double numel = 0;
+  for (const WeightSpec& w : weight_specs(scenario.model)) {
+    double n = 1;
+    for (int d : w.shape) n *= d;
+    numel += n;
+  }
+  const ModelConfig& m = scenario.model;
+  const SchedulerConfig& sc = scenario.scheduler;
+  const double value_bytes = precision == CpuPrecision::kDouble ? 8 : 4;
+  const double weights = numel * 4 + (precision == CpuPrecision::kDouble ? numel * 8 : 0);
+  const double cache = static_cast<double>(sc.num_gpu_blocks) * sc.block_size * (m.kv_lora_rank + m.qk_rope_head_dim) *
+                       m.num_hidden_layers * value_bytes * std::max(1, scenario.parallel.tensor_parallel_size);
+  if (limit_bytes <= 0)
+    limit_bytes = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  if (weights + cache <= limit_bytes) return Status::Ok();
+  Error e;
+  e.file = scenario.source;
+  e.key_path = "model";
+  e.message = "the model needs " + format_bytes(weights + cache) + " on the CPU (weights " + format_bytes(weights) +
+              ", KV cache " + format_bytes(cache) + "), more than the " + format_bytes(limit_bytes) +
+              " of memory this machine has";
+  e.hint = "shrink the model's dimensions (or choose a smaller preset) or scheduler.num_gpu_blocks; --dry-run needs no model";
+  return e;
 }
 
 ReplayOptions golden_replay_options() {

@@ -11,6 +11,7 @@
 #include "attention/faults.h"
 #include "attention/mla_weights.h"
 #include "sim/scenario.h"
+#include "sim/status.h"
 #include "tools/harness/run_record.h"
 #include "tools/harness/step_sink.h"
 
@@ -36,6 +37,12 @@ RunRecord replay(const Scenario& scenario, const ReplayOptions& options);
 // precision class (nullopt for a dry run).
 std::optional<PrecisionClass> replay(const Scenario& scenario, const ReplayOptions& options,
                                      const std::vector<StepSink*>& sinks);
+
+// What running the scenario's model on the CPU allocates: the seeded weights (float; the fp64
+// backend adds a double copy) and the latent KV cache of every block (per TP rank). An error
+// naming the scenario, the sizes and the limit when it is more than `limit_bytes` (0: this
+// machine's physical memory), so a huge model is refused before anything is allocated.
+Status model_memory_check(const Scenario& scenario, CpuPrecision precision, double limit_bytes = 0);
 
 // The golden reference: fp64, TP 1, every token through the prefill form, no faults.
 ReplayOptions golden_replay_options();

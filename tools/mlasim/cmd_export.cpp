@@ -4,6 +4,7 @@
 #include "attention/mla_weights.h"
 #include "sim/scenario_loader.h"
 #include "tools/harness/model_export.h"
+#include "tools/harness/replay.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {
@@ -13,6 +14,10 @@ int run_export(const std::string& scenario_path, const std::string& out_dir) {
   Result<Scenario> loaded = load_scenario_file(scenario_path);
   if (!loaded) {
     std::cerr << loaded.error().format() << "\n";
+    return kExitBadInput;
+  }
+  if (Status st = model_memory_check(loaded.value(), CpuPrecision::kFloat); !st) {
+    std::cerr << st.error().format() << "\n";
     return kExitBadInput;
   }
   const MlaWeights weights = seeded_weights(loaded.value().model);

@@ -107,6 +107,14 @@ int run(const RunOptions& o) {
     return kExitBadInput;
   }
   const Scenario& scenario = loaded.value();
+  if (!o.dry_run) {
+    // --compare-profile replays in fp64; the CUDA backend's host side holds the float weights.
+    const CpuPrecision precision = o.compare_profile.empty() ? CpuPrecision::kFloat : CpuPrecision::kDouble;
+    if (Status st = model_memory_check(scenario, precision); !st) {
+      std::cerr << st.error().format() << "\n";
+      return kExitBadInput;
+    }
+  }
   if (!o.compare_profile.empty()) return compare_profiles(scenario, o.compare_profile, faults, o.svg_path);
 
   if (!o.dry_run) {
