@@ -138,7 +138,7 @@ TEST_CASE("a bad request file names file, line, column and key", "[request_file]
   };
   const std::vector<Case> cases = {
       {"{\"prompt_len\": 4}\n{\"prompt_len\": 4, \"max_tokens\": -1}\n", 2, 33, "requests_file[1].max_tokens",
-       "-1 is out of range [1, 2147483648]"},
+       "-1 is out of range [1, 1073741824]"},
       {"{\"prompt_len\": 4}\nnot json\n", 2, 1, "", "not a JSON object: expected a JSON object ('{') on the line"},
       {"{\"prompt_len\": 4, \"colour\": 1}\n", 1, 19, "colour", "unknown key \"colour\""},
       {"{\"arrival_time\": 2, \"prompt_len\": 4}\n{\"arrival_time\": 1, \"prompt_len\": 4}\n", 2, 18,

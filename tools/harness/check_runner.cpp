@@ -83,13 +83,17 @@ void check_logits_golden(const Scenario& s, const LogitsRecord& logits, Precisio
     c.messages.push_back(fmt::format("{}/logits.npy: no logits golden; write it with `mlasim golden update {}`", dir, c.path));
     return;
   }
-  Result<LogitsFiles> golden = read_logits_files(dir);
+  Result<LogitsGolden> golden = read_logits_golden(dir, s);
   if (!golden) {
     c.status = CheckStatus::kBadInput;
-    c.messages.push_back(golden.error().format());
+    c.messages.insert(c.messages.begin(), golden.error().format());
     return;
   }
-  LogitsCheck lc = check_logits_against(golden.value(), logits,
+  if (!golden.value().stale.empty()) {
+    c.messages.push_back(golden.value().stale);
+    return;
+  }
+  LogitsCheck lc = check_logits_against(golden.value().files, logits,
                                         logits_tolerance(precision), dir);
   if (!lc.pass) c.messages.push_back(lc.message);
   c.logits = std::move(lc);
@@ -232,7 +236,12 @@ ScenarioCheck check_scenario(const Scenario& s, const std::string& path, const C
   }
   for (const ExpectationFailure& f : expectations.failures()) c.messages.push_back(f.format());
   c.messages.insert(c.messages.end(), split_messages.begin(), split_messages.end());
-  if (split && !split->result().match) c.messages.push_back(split->result().message);
+  if (split && split->result().malformed) {  // bad input, reported first (ERROR lines show the first message)
+    c.status = CheckStatus::kBadInput;
+    c.messages.insert(c.messages.begin(), split->result().message);
+  } else if (split && !split->result().match) {
+    c.messages.push_back(split->result().message);
+  }
   if (split) c.split = split->result();
   if (precision) check_logits_golden(s, logits.logits(), *precision, options, c);
   if (!c.messages.empty() && c.status == CheckStatus::kPass) c.status = CheckStatus::kFail;

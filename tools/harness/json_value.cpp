@@ -8,6 +8,7 @@ namespace {
 
 class Parser {
  public:
+  static constexpr int kMaxDepth = 64;
   Parser(const std::string& text, const std::string& path) : s_(text), path_(path) {}
 
   JsonValue parse_document() {
@@ -59,8 +60,13 @@ class Parser {
     skip_ws();
     if (pos_ >= s_.size()) fail("unexpected end of input");
     const char c = s_[pos_];
-    if (c == '{') return object();
-    if (c == '[') return array();
+    if (c == '{' || c == '[') {
+      // Bounded so a hostile file cannot exhaust the stack (mlasim's own files nest 3 deep).
+      if (++depth_ > kMaxDepth) fail("nested deeper than " + std::to_string(kMaxDepth) + " levels");
+      JsonValue v = c == '{' ? object() : array();
+      --depth_;
+      return v;
+    }
     if (c == '"') return JsonValue{string()};
     if (s_.compare(pos_, 4, "null") == 0) return pos_ += 4, JsonValue{nullptr};
     if (s_.compare(pos_, 4, "true") == 0) return pos_ += 4, JsonValue{true};
@@ -146,6 +152,7 @@ class Parser {
   const std::string& s_;
   const std::string& path_;
   std::size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -3,8 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <yaml-cpp/yaml.h>
+
 #include <fstream>
+#include <optional>
 #include <sstream>
+
+#include "sim/file_read.h"
 
 #include "sim/seeded_tokens.h"
 #include "tools/harness/atomic_file.h"
@@ -99,24 +104,115 @@ Result<LogitsFiles> read_logits_files(const std::string& dir) {
   f.cols = static_cast<long>(npy.value().cols);
   f.values = std::move(npy.value().data);
   const std::string index_path = dir + "/logits_index.json";
-  std::ifstream in(index_path, std::ios::binary);
-  if (!in) return file_error(index_path, "", "cannot read the file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  Result<JsonValue> json = parse_json(buf.str(), index_path);
+  Result<std::string> text = read_file_bounded(index_path, kMaxGoldenTextBytes, "the logits index");
+  if (!text) return text.error();
+  Result<JsonValue> json = parse_json(text.value(), index_path);
   if (!json) return json.error();
-  const JsonValue* rows = json.value().find("rows");
+  const JsonValue& doc = json.value();
+  if (!doc.is_object()) return file_error(index_path, "", "expected a JSON object");
+  const JsonValue* format = doc.find("format");
+  if (!format || !format->is_string() || format->string() != "mlasim-logits-index")
+    return file_error(index_path, "format", "expected \"mlasim-logits-index\"");
+  const JsonValue* version = doc.find("version");
+  if (!version || !version->is_number() || version->number() != 1)
+    return file_error(index_path, "version", "expected version 1 (the only one this mlasim reads)");
+  const JsonValue* vocab = doc.find("vocab_size");
+  if (!vocab || !vocab->is_number() || vocab->number() != static_cast<double>(f.cols))
+    return file_error(index_path, "vocab_size", fmt::format("expected {}, the columns of logits.npy", f.cols));
+  // A whole number in [0, 2^31): steps and positions are ints.
+  auto whole = [](const JsonValue* v) {
+    return v && v->is_number() && v->number() >= 0 && v->number() < 2147483648.0 &&
+           v->number() == static_cast<double>(static_cast<long long>(v->number()));
+  };
+  const JsonValue* rows = doc.find("rows");
   if (!rows || !rows->is_array()) return file_error(index_path, "rows", "missing the rows list");
   for (std::size_t i = 0; i < rows->array().size(); ++i) {
     const JsonValue& r = rows->array()[i];
     const JsonValue *step = r.find("step"), *id = r.find("id"), *pos = r.find("position");
-    if (!step || !step->is_number() || !id || !id->is_string() || !pos || !pos->is_number())
-      return file_error(index_path, fmt::format("rows[{}]", i), "needs step (number), id (string), position (number)");
+    if (!r.is_object() || !whole(step) || !id || !id->is_string() || !whole(pos))
+      return file_error(index_path, fmt::format("rows[{}]", i),
+                        "needs step and position (whole numbers >= 0) and id (a string)");
     f.index.push_back({static_cast<int>(step->number()), id->string(), static_cast<int>(pos->number())});
   }
   if (static_cast<long>(f.index.size()) != f.rows)
     return file_error(index_path, "rows", fmt::format("lists {} rows but logits.npy has {}", f.index.size(), f.rows));
   return f;
+}
+
+namespace {
+
+// The meta.yaml key at `path` (dotted), or an error naming it.
+Result<YAML::Node> meta_key(const YAML::Node& root, const std::string& file, const std::string& path) {
+  YAML::Node n;
+  n.reset(root);  // YAML::Node's operator= writes through to the node; reset() rebinds
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = path.find('.', start);
+    const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!n.IsMap() || !n[part]) return file_error(file, path, "missing");
+    n.reset(n[part]);
+    if (dot == std::string::npos) return n;
+    start = dot + 1;
+  }
+}
+
+Error meta_error(const std::string& file, const YAML::Node& at, const std::string& key, const std::string& message) {
+  Error e = file_error(file, key, message);
+  e.line = at.Mark().line + 1;
+  e.column = at.Mark().column + 1;
+  return e;
+}
+
+}  // namespace
+
+Result<LogitsGolden> read_logits_golden(const std::string& dir, const Scenario& scenario) {
+  LogitsGolden g;
+  Result<LogitsFiles> files = read_logits_files(dir);
+  if (!files) return files.error();
+  g.files = std::move(files.value());
+  const std::string path = dir + "/meta.yaml";
+  Result<std::string> text = read_file_bounded(path, kMaxGoldenTextBytes, "the golden's meta.yaml");
+  if (!text) return text.error();
+  YAML::Node root;
+  try {
+    root = YAML::Load(text.value());
+  } catch (const YAML::Exception& e) {
+    Error err = file_error(path, "", "not YAML: " + e.msg);
+    err.line = e.mark.line + 1;
+    err.column = e.mark.column + 1;
+    return err;
+  }
+  if (!root.IsMap()) return file_error(path, "", "expected the mapping `golden update` writes");
+  // Scalars compared as text, as written.
+  auto expect_text = [&](const std::string& key, const std::string& want) -> std::optional<Error> {
+    Result<YAML::Node> n = meta_key(root, path, key);
+    if (!n) return n.error();
+    if (!n.value().IsScalar() || n.value().Scalar() != want)
+      return meta_error(path, n.value(), key,
+                        fmt::format("expected {}, found {}", want, n.value().IsScalar() ? n.value().Scalar() : "a collection"));
+    return std::nullopt;
+  };
+  if (auto e = expect_text("format", "1")) return *e;
+  if (auto e = expect_text("scenario", scenario.name)) return *e;
+  if (auto e = expect_text("rows", std::to_string(g.files.rows))) return *e;
+  if (auto e = expect_text("vocab_size", std::to_string(g.files.cols))) return *e;
+  for (PrecisionClass pc : {PrecisionClass::kFp64, PrecisionClass::kFp32, PrecisionClass::kBf16}) {
+    const LogitsTolerance t = logits_tolerance(pc);
+    for (const auto& [name, value] : {std::pair{"abs", t.abs_tol}, std::pair{"rel", t.rel_tol}, std::pair{"cos", t.cos_tol}})
+      if (auto e = expect_text("tolerances." + t.name + "." + name, fmt::format("{:g}", value))) {
+        e->message += " (tolerances are mlasim's; an edited meta.yaml changes nothing and is refused)";
+        return *e;
+      }
+  }
+  Result<YAML::Node> hash = meta_key(root, path, "model_hash");
+  if (!hash) return hash.error();
+  const std::string want = model_fingerprint(scenario.model);
+  if (!hash.value().IsScalar()) return meta_error(path, hash.value(), "model_hash", "expected a hash");
+  if (hash.value().Scalar() != want)
+    g.stale = fmt::format("{}:{}: the logits golden was written for another model (model_hash {}, the scenario's is {}); "
+                          "run `mlasim golden update`",
+                          path, hash.value().Mark().line + 1, hash.value().Scalar(), want);
+  return g;
 }
 
 LogitsCheck check_logits_against(const LogitsFiles& golden, const LogitsRecord& actual, const LogitsTolerance& tol,

@@ -25,7 +25,18 @@ struct LogitsFiles {
   long rows = 0, cols = 0;
   std::vector<double> values;
 };
+// logits.npy and logits_index.json, checked against each other: the index's format, version and
+// vocab_size, whole non-negative steps and positions, one index row per array row.
 Result<LogitsFiles> read_logits_files(const std::string& dir);
+// A golden: the files above plus meta.yaml, which must be the one `golden update` wrote for this
+// scenario: format 1, the scenario's name, the array's rows and vocab_size, mlasim's tolerance
+// classes unedited (bad input otherwise). `stale` is set (a regression, not bad input) when the
+// golden was written for another model (model_hash).
+struct LogitsGolden {
+  LogitsFiles files;
+  std::string stale;  // "" or why the golden no longer matches the scenario's model
+};
+Result<LogitsGolden> read_logits_golden(const std::string& dir, const Scenario& scenario);
 
 // A fingerprint of the model (dimensions, seed, eps, RoPE): goldens of the same model share it.
 std::string model_fingerprint(const ModelConfig& model);

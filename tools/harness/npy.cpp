@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/file_read.h"
+
 namespace mlasim {
 namespace {
 
@@ -31,6 +33,32 @@ std::string dict_value(const std::string& header, const std::string& key) {
   if (header[start] == '(') return header.substr(start, header.find(')', start) - start + 1);
   std::size_t end = header.find_first_of(",}", start);
   return header.substr(start, end - start);
+}
+
+// "(4, 512)", "(512,)", "()": whole numbers below 2^40 separated by ", ", with a trailing comma
+// for one dimension. False for anything else.
+bool parse_shape(const std::string& text, std::vector<long long>& dims) {
+  dims.clear();
+  if (text.size() < 2 || text.front() != '(' || text.back() != ')') return false;
+  std::size_t i = 1;
+  const std::size_t end = text.size() - 1;
+  while (i < end) {
+    while (i < end && text[i] == ' ') ++i;
+    if (i == end) break;
+    long long v = 0;
+    std::size_t digits = 0;
+    while (i < end && text[i] >= '0' && text[i] <= '9') {
+      v = v * 10 + (text[i] - '0');
+      if (v >= (1LL << 40)) return false;
+      ++i, ++digits;
+    }
+    if (digits == 0) return false;
+    dims.push_back(v);
+    while (i < end && text[i] == ' ') ++i;
+    if (i < end && text[i] != ',') return false;
+    if (i < end) ++i;
+  }
+  return true;
 }
 
 }  // namespace
@@ -86,23 +114,25 @@ Result<NpyArray> parse_npy(const std::string& bytes, const std::string& path) {
   if (dict_value(header, "fortran_order") != "False")
     return npy_error(path, "fortran_order", "only C-order arrays are supported");
   const std::string shape = dict_value(header, "shape");
-  NpyArray a;
-  long long d0 = -1, d1 = -1;
-  if (std::sscanf(shape.c_str(), "(%lld, %lld)", &d0, &d1) == 2) {
-    a.rows = d0, a.cols = d1;
-  } else if (std::sscanf(shape.c_str(), "(%lld,)", &d0) == 1) {
-    a.rows = 1, a.cols = d0;
-  } else {
+  std::vector<long long> dims;
+  if (!parse_shape(shape, dims) || dims.empty() || dims.size() > 2)
     return npy_error(path, "shape",
-                     "expected a 1-D or 2-D shape, got " + (shape.empty() ? std::string("nothing") : shape));
-  }
-  if (a.rows < 0 || a.cols < 0) return npy_error(path, "shape", "negative dimension in " + shape);
-  const std::size_t count = static_cast<std::size_t>(a.rows * a.cols);
+                     "expected a 1-D or 2-D shape of whole numbers, got " +
+                         (shape.empty() ? std::string("nothing") : shape));
+  NpyArray a;
+  a.rows = dims.size() == 2 ? dims[0] : 1;
+  a.cols = dims.back();
+  // The byte count, checked for overflow (each dimension is below 2^40, the product may not be).
   const std::size_t data_start = header_start + header_len;
-  if (bytes.size() != data_start + count * static_cast<std::size_t>(width))
+  std::uint64_t want = 0;
+  const bool overflow =
+      __builtin_mul_overflow(static_cast<std::uint64_t>(a.rows), static_cast<std::uint64_t>(a.cols), &want) ||
+      __builtin_mul_overflow(want, static_cast<std::uint64_t>(width), &want);
+  if (overflow || want != bytes.size() - data_start)
     return npy_error(path, "data",
-                     "expected " + std::to_string(count * static_cast<std::size_t>(width)) + " data bytes for shape " +
-                         shape + ", found " + std::to_string(bytes.size() - data_start));
+                     "expected " + (overflow ? std::string("more than 2^64") : std::to_string(want)) +
+                         " data bytes for shape " + shape + ", found " + std::to_string(bytes.size() - data_start));
+  const std::size_t count = static_cast<std::size_t>(a.rows) * static_cast<std::size_t>(a.cols);
   a.data.resize(count);
   for (std::size_t i = 0; i < count; ++i) {
     if (width == 4) {
@@ -117,11 +147,9 @@ Result<NpyArray> parse_npy(const std::string& bytes, const std::string& path) {
 }
 
 Result<NpyArray> read_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return npy_error(path, "", "cannot read the file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return parse_npy(buf.str(), path);
+  Result<std::string> bytes = read_file_bounded(path, kMaxNpyBytes, "the .npy file");
+  if (!bytes) return bytes.error();
+  return parse_npy(bytes.value(), path);
 }
 
 }  // namespace mlasim

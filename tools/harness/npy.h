@@ -19,6 +19,8 @@ struct NpyArray {
 std::string npy_float32_bytes(std::int64_t rows, std::int64_t cols, const std::vector<float>& data);
 // Parses .npy bytes ('<f4' or '<f8', C order, 1-D or 2-D); errors name the file and the header key.
 Result<NpyArray> parse_npy(const std::string& bytes, const std::string& path);
+// Reads at most kMaxNpyBytes (a golden of 4,096 rows of a 129,280-token vocabulary is 2 GiB).
+constexpr std::size_t kMaxNpyBytes = std::size_t{8} << 30;
 Result<NpyArray> read_npy(const std::string& path);
 
 }  // namespace mlasim

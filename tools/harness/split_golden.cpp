@@ -110,11 +110,68 @@ std::string format_split_golden(const Scenario& scenario, const RunRecord& run, 
   return out;
 }
 
+GoldenComparison check_split_golden_header(const std::string& golden_path,
+                                           const std::vector<std::pair<int, std::string>>& header,
+                                           const std::string& scenario_name, const std::string& fingerprint) {
+  GoldenComparison c;
+  c.golden_path = golden_path;
+  auto fail = [&](int line, bool malformed, const std::string& message) {
+    c.match = false;
+    c.malformed = malformed;
+    c.message = fmt::format("{}:{}: {}", golden_path, line, message);
+    return c;
+  };
+  const std::string format_line = fmt::format("# mlasim split golden, format {}", kSplitGoldenFormat);
+  if (header.empty() || header.front().first != 1 || header.front().second != format_line)
+    return fail(1, true,
+                fmt::format("error: not an mlasim split golden of format {} (the first line is \"{}\")\n  hint: "
+                            "regenerate it with `mlasim golden update`; never edit goldens by hand",
+                            kSplitGoldenFormat, header.empty() || header.front().first != 1 ? "" : header.front().second));
+  auto find = [&](const std::string& key) -> const std::pair<int, std::string>* {
+    const std::string prefix = "# " + key + ": ";
+    for (const auto& l : header)
+      if (l.second.rfind(prefix, 0) == 0) return &l;
+    return nullptr;
+  };
+  const auto* name = find("scenario");
+  const auto* fp = find("fingerprint");
+  if (!name || !fp)
+    return fail(1, true,
+                fmt::format("error: the header has no `# {}:` line\n  hint: regenerate it with `mlasim golden update`",
+                            name ? "fingerprint" : "scenario"));
+  const std::string golden_name = name->second.substr(std::string("# scenario: ").size());
+  if (golden_name != scenario_name)
+    return fail(name->first, false,
+                fmt::format("the golden is scenario \"{}\"'s, not \"{}\"'s (a golden folder copied or renamed?)",
+                            golden_name, scenario_name));
+  c.stale = fp->second.substr(std::string("# fingerprint: ").size()) != fingerprint;
+  c.line = fp->first;
+  return c;
+}
+
+GoldenComparison stale_split_golden(const std::string& golden_path, int fingerprint_line) {
+  GoldenComparison c;
+  c.match = false;
+  c.stale = true;
+  c.golden_path = golden_path;
+  c.message = fmt::format(
+      "{}:{}: the golden is stale: the scenario changed since it was written (fingerprint differs), though every step "
+      "matches; run `mlasim golden update` so the logits golden follows",
+      golden_path, fingerprint_line);
+  return c;
+}
+
 GoldenComparison compare_split_golden(const std::string& golden_path, const std::string& golden_text,
                                       const std::string& actual_text) {
-  GoldenComparison c;
   const std::vector<std::string> golden = lines_of(golden_text), actual = lines_of(actual_text);
-  c.stale = header_value(golden, "fingerprint") != header_value(actual, "fingerprint");
+  std::vector<std::pair<int, std::string>> header;
+  for (std::size_t i = 0; i < golden.size() && (golden[i].empty() || golden[i][0] == '#'); ++i)
+    if (!golden[i].empty()) header.emplace_back(static_cast<int>(i) + 1, golden[i]);
+  GoldenComparison c = check_split_golden_header(golden_path, header, header_value(actual, "scenario"),
+                                                 header_value(actual, "fingerprint"));
+  if (!c.match) return c;
+  const int fingerprint_line = c.line;
+  c.line = 0;
   // Step lines with their 1-based line numbers in the golden file.
   std::vector<std::pair<int, std::string>> g, a;
   for (std::size_t i = 0; i < golden.size(); ++i)
@@ -139,6 +196,7 @@ GoldenComparison compare_split_golden(const std::string& golden_path, const std:
                             exp ? *exp : "(no more steps)", act ? *act : "(no more steps)", stale_note);
     return c;
   }
+  if (c.stale) return stale_split_golden(golden_path, fingerprint_line);
   return c;
 }
 

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/scenario.h"
 #include "sim/status.h"
@@ -27,6 +29,7 @@ struct GoldenComparison {
   bool match = true;
   std::string message;  // empty when match; otherwise the first difference, expected vs actual
   bool stale = false;   // the golden's fingerprint differs from the scenario's
+  bool malformed = false;  // the header is not a split golden's (bad input, not a regression)
   // The first difference, for reports that show it side by side: the golden's line number and
   // both step lines ("(no more steps)" where one side ended).
   std::string golden_path;
@@ -40,5 +43,16 @@ GoldenComparison compare_split_golden(const std::string& golden_path, const std:
                                       const std::string& actual_text);
 
 std::string split_golden_path(const std::string& golden_dir, const std::string& scenario_name);
+
+// The header's lines ('#' lines before the first step line, with their 1-based numbers) against
+// the scenario's name and fingerprint: the first line must be the format line, and the scenario
+// and fingerprint lines must be present. Returns a failed comparison (malformed, or a golden of
+// another scenario), or a match with `stale` set when the fingerprint differs: the caller fails a
+// stale golden whose steps all match, and notes it on the first differing step otherwise.
+GoldenComparison check_split_golden_header(const std::string& golden_path,
+                                           const std::vector<std::pair<int, std::string>>& header,
+                                           const std::string& scenario_name, const std::string& fingerprint);
+// The failure of a stale golden whose steps all match.
+GoldenComparison stale_split_golden(const std::string& golden_path, int fingerprint_line);
 
 }  // namespace mlasim

@@ -23,6 +23,8 @@ class SplitGoldenChecker final : public StepSink {
   const GoldenComparison& result() const { return result_; }
 
  private:
+  static constexpr std::size_t kMaxGoldenLineBytes = std::size_t{16} << 20;
+  bool next_line(std::string& line);  // bounded; a longer line makes the golden malformed
   bool next_golden_line(std::string& line, int& line_no);
   void mismatch(int line_no, const std::string* expected, const std::string* actual);
 
@@ -32,6 +34,7 @@ class SplitGoldenChecker final : public StepSink {
   std::string pending_;      // a step line read while scanning the header
   int pending_line_ = 0;
   int last_step_line_ = 0;   // line of the last golden step line compared
+  int fingerprint_line_ = 0;
   bool done_ = false;        // a difference was found
   GoldenComparison result_;
 };

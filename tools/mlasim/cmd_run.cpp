@@ -181,15 +181,20 @@ int run(const RunOptions& o) {
               << backend->name() << "\n";
     const std::string golden = o.golden_dir + "/" + scenario.name;
     if (std::filesystem::exists(golden + "/logits.npy")) {
-      Result<LogitsFiles> files = read_logits_files(golden);
+      Result<LogitsGolden> files = read_logits_golden(golden, scenario);
       if (!files) {
         std::cerr << files.error().format() << "\n";
         return kExitBadInput;
       }
-      LogitsCheck lc = check_logits_against(files.value(), logits.logits(),
-                                            logits_tolerance(backend->precision()), golden);
-      std::cout << "vs " << golden << ": " << lc.message << "\n";
-      if (!lc.pass) rc = kExitRegression;
+      if (!files.value().stale.empty()) {
+        std::cout << "vs " << golden << ": " << files.value().stale << "\n";
+        rc = kExitRegression;
+      } else {
+        LogitsCheck lc = check_logits_against(files.value().files, logits.logits(),
+                                              logits_tolerance(backend->precision()), golden);
+        std::cout << "vs " << golden << ": " << lc.message << "\n";
+        if (!lc.pass) rc = kExitRegression;
+      }
     }
   }
   for (auto [path, commit] : {std::pair<const std::string*, std::function<Status()>>{&o.json_path, [&] { return json.commit(); }},
