@@ -15,6 +15,9 @@ struct Error {
   std::string key_path;  // e.g. "scheduler.max_num_seqs" or "requests[2].prompt[0]"; may be empty
   std::string message;
   std::string hint;      // what to do about it; may be empty
+  // An output could not be written (disk full, I/O error, a read-only file system): not bad
+  // input; the CLI exits 3 for it.
+  bool output = false;
 
   // "file:line:col: error: key: message" (the first line of format()).
   std::string headline() const;

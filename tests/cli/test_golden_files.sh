@@ -2,7 +2,9 @@
 # Corrupted goldens as `mlasim check` meets them: every malformed file is exit 2 naming the file and
 # the field (npy shapes that overflow or have 3 dimensions, a deeply nested or wrong-format
 # logits_index.json, a missing, garbage or edited meta.yaml, a split.txt header of another format);
-# a golden of another scenario, a stale one or one of another model is exit 1 with the reason.
+# a golden of another scenario, a stale one or one of another model is exit 1 with the reason;
+# a logits pair from two writes is refused; golden update recovers from a killed update; a full
+# disk (a small tmpfs, where mounting is allowed) is exit 3 with nothing published.
 set -u
 mlasim=$1
 root=$2
@@ -79,5 +81,46 @@ golden_check "stale split golden" 1 "$g/split.txt:3: the golden is stale: the sc
 fresh; { head -5 "$g/split.txt"; head -c $((17 << 20)) /dev/zero | tr '\0' 'x'; } >"$g/split.txt.new"; mv "$g/split.txt.new" "$g/split.txt"
 golden_check "split line without end" 2 "$g/split.txt:6: error: a line longer than 16 MiB"
 
-[[ $fail -eq 0 ]] && echo "ok: corrupted goldens give exit 1 or 2 naming the file and field"
+# logits.npy and logits_index.json are one set: a pair from two writes is refused.
+fresh
+"$mlasim" run "$scenario" --inject kv_norm_dropped --table none --golden-dir "$scratch/none" \
+  --logits-dir "$scratch/faulty" >/dev/null
+cp "$scratch/faulty/logits.npy" "$g/logits.npy"
+golden_check "npy and index from two writes" 2 "$g/logits_index.json: error: logits_npy_fnv1a64: the index belongs to another logits.npy"
+
+# golden update: leftovers of killed updates are cleaned up; an old golden moved aside comes back.
+fresh
+mv "$g" "$scratch/g/.$name.old.999999999"
+mkdir "$scratch/g/.$name.new.999999998"
+check "golden update after a kill" 0 "$mlasim" golden update "$scenario" --golden-dir "$scratch/g"
+[[ -f $g/split.txt && -f $g/logits.npy ]] || { echo "FAIL golden update did not leave a golden"; fail=1; }
+[[ -z $(ls -A "$scratch/g" | grep -v "^$name\$") ]] || { echo "FAIL leftovers remain: $(ls -A "$scratch/g")"; fail=1; }
+cmp -s "$g/logits.npy" "$root/golden/$name/logits.npy" || { echo "FAIL the updated golden differs from the committed one"; fail=1; }
+golden_check "the updated golden passes" 0 "PASS $name"
+
+# A full disk is exit 3, not bad input: nothing is published and what was there stays.
+mnt="$scratch/full"
+mkdir -p "$mnt"
+if mount -t tmpfs -o size=64k tmpfs "$mnt" 2>/dev/null; then
+  printf 'old\n' >"$mnt/run.json"
+  check "run onto a full disk" 3 "$mlasim" run "$scenario" --set requests.0.max_tokens=400 --set expect.num_steps=400 \
+    --table none --json "$mnt/run.json" --logits-dir "$mnt/logits"
+  contains "run onto a full disk" "No space left on device"
+  not_contains "run onto a full disk" "Success"
+  [[ $(cat "$mnt/run.json") == old ]] || { echo "FAIL the old run.json was replaced"; fail=1; }
+  [[ -z $(ls -A "$mnt/logits" 2>/dev/null) ]] || { echo "FAIL logits were published: $(ls -A "$mnt/logits")"; fail=1; }
+  ls -A "$mnt" | grep -q '\.tmp\.' && { echo "FAIL a temporary file was left: $(ls -A "$mnt")"; fail=1; }
+  cp -r "$root/golden/$name" "$mnt/$name"
+  head -c 40000 /dev/zero >"$mnt/filler"
+  check "golden update onto a full disk" 3 "$mlasim" golden update "$scenario" --golden-dir "$mnt"
+  not_contains "golden update onto a full disk" "Success"
+  cmp -s "$mnt/$name/logits.npy" "$root/golden/$name/logits.npy" || { echo "FAIL the old golden was lost"; fail=1; }
+  [[ -z $(ls -A "$mnt" | grep -v "^$name\$" | grep -v "^filler\$" | grep -v "^run.json\$" | grep -v "^logits\$") ]] \
+    || { echo "FAIL leftovers on the full disk: $(ls -A "$mnt")"; fail=1; }
+  umount "$mnt"
+else
+  echo "note: cannot mount a tmpfs here (not root, or no CAP_SYS_ADMIN): the full-disk cases are not run"
+fi
+
+[[ $fail -eq 0 ]] && echo "ok: corrupted goldens give exit 1 or 2 naming the file and field; updates recover; a full disk is exit 3"
 exit $fail

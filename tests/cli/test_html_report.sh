@@ -17,9 +17,10 @@ trap 'rm -rf "$scratch"' EXIT
 cp -r "$root/golden" "$scratch/golden"
 g="$scratch/golden/lone_one_token_prompt"
 sed -i 's/^step 1 | decode 1\/1 prefill 0\/0 | hello:mqa\[1,1\]/step 1 | decode 0\/0 prefill 1\/1 | hello:mha[1,1]/' "$g/split.txt"
-# The first logit of the first row becomes 10.0 (float32 little-endian 0x41200000).
-header=$(od -An -tu2 -j8 -N2 "$g/logits.npy" | tr -d ' ')
-printf '\x00\x00\x20\x41' | dd of="$g/logits.npy" bs=1 seek=$((10 + header)) conv=notrunc status=none
+# The logits golden becomes a faulty backend's logits (a consistent logits.npy + index pair).
+"$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --inject kv_norm_dropped --table none \
+  --golden-dir "$scratch/none" --logits-dir "$scratch/faulty" >/dev/null
+cp "$scratch/faulty/logits.npy" "$scratch/faulty/logits_index.json" "$g/"
 num=$(ls "$root"/scenarios/seed/*.yaml | wc -l)
 
 check "check --html" 1 "$mlasim" check "$root/scenarios/seed" -j 2 --golden-dir "$scratch/golden" --html "$scratch/report.html"
@@ -39,7 +40,8 @@ contains "failure" "First differing step: <code>$g/split.txt</code> line 7"
 contains "failure" '<tr class="differs"><th>split</th><td class="differs">decode 0/0 prefill 1/1</td><td class="differs">decode 1/1 prefill 0/0</td></tr>'
 contains "failure" '<tr class="same"><th>step</th><td class="">step 1</td><td class="">step 1</td></tr>'
 contains "failure" "Logits against the golden (fp32 class): DIFFER"
-contains "failure" "step 0 hello position 0 token 0"
+contains "failure" "<th>max abs</th><td class=\"\">7.712e-01 (tol 1e-04)</td><td>step 2 hello position 2 token 252</td>"
+contains "failure" "<th>top-1 mismatches</th><td class=\"fail\">1 of 3 rows</td><td>first at step 1 hello position 1</td>"
 contains "failure" '<svg xmlns="http://www.w3.org/2000/svg" class="mlasim-timeline"'
 contains "failure" '<rect class="cell fresh-on-decode"'
 out=$dom

@@ -12,10 +12,15 @@ namespace mlasim {
 namespace {
 
 Error io_error(const std::string& path, const std::string& what) {
+  const int err = errno;
   Error e;
   e.file = path;
-  e.message = what + ": " + std::strerror(errno);
-  e.hint = "check that the directory exists and is writable";
+  e.message = what + ": " + (err != 0 ? std::strerror(err) : "an I/O error the system did not name");
+  // Creating the temporary is refused for the path (no such directory, no permission): the
+  // user's to fix. Anything after that is the file system's: a full disk, an I/O error.
+  e.output = what.rfind("cannot create", 0) != 0 || err == ENOSPC || err == EDQUOT || err == EIO || err == EROFS;
+  e.hint = err == ENOSPC || err == EDQUOT ? "free space on the file system, or write elsewhere"
+                                          : "check that the directory exists and is writable";
   return e;
 }
 

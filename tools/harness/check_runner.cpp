@@ -3,7 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <chrono>
@@ -114,6 +119,31 @@ std::string failed_step_check(const Scenario& s, int step, const InvariantViolat
 
 }  // namespace
 
+void recover_golden_leftovers(const std::filesystem::path& golden_dir, const std::string& name) {
+  std::error_code ec;
+  if (!fs::is_directory(golden_dir, ec)) return;
+  const fs::path dir = golden_dir / name;
+  for (const char* kind : {"old", "new"}) {  // an old golden first: it may be the only copy
+    const std::string prefix = "." + name + "." + kind + ".";
+    std::vector<fs::path> found;  // listed first, changed after
+    for (auto it = fs::directory_iterator(golden_dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+      if (it->path().filename().string().rfind(prefix, 0) == 0) found.push_back(it->path());
+    for (const fs::path& path : found) {
+      const std::string leaf = path.filename().string();
+      const std::string pid_text = leaf.substr(prefix.size());
+      if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9)
+        continue;
+      const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+      if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno == EPERM) continue;  // its update is still running
+      std::error_code ignored;
+      if (std::string(kind) == "old" && !fs::exists(dir, ignored))
+        fs::rename(path, dir, ignored);  // killed between the two renames: the old golden goes back
+      else
+        fs::remove_all(path, ignored);
+    }
+  }
+}
+
 Result<std::string> update_split_golden(const std::string& scenario_path, const std::string& golden_dir,
                                         const std::string& generator) {
   Result<Scenario> loaded = load_scenario_file(scenario_path);
@@ -124,6 +154,7 @@ Result<std::string> update_split_golden(const std::string& scenario_path, const 
   // The whole folder is written beside the old one and swapped in, so a failure never leaves a
   // split golden and logits golden from different runs.
   const fs::path dir = fs::path(split_golden_path(golden_dir, s.name)).parent_path();
+  recover_golden_leftovers(dir.parent_path(), s.name);
   const fs::path staging = dir.parent_path() / ("." + s.name + ".new." + std::to_string(::getpid()));
   const fs::path previous = dir.parent_path() / ("." + s.name + ".old." + std::to_string(::getpid()));
   auto fail = [&](const std::string& what, const std::error_code& ec) -> Result<std::string> {
@@ -131,8 +162,9 @@ Result<std::string> update_split_golden(const std::string& scenario_path, const 
     fs::remove_all(staging, ignored);
     Error e;
     e.file = dir.string();
-    e.message = what + ": " + ec.message();
-    e.hint = "check that the golden directory is writable";
+    e.message = ec ? what + ": " + ec.message() : what;  // a Status's message already names its cause
+    e.hint = "check that the golden directory is writable and has space";
+    e.output = true;  // the golden folder could not be written: exit 3, the old golden kept
     return e;
   };
   std::error_code ec;
@@ -144,6 +176,15 @@ Result<std::string> update_split_golden(const std::string& scenario_path, const 
   if (Status st = write_logits_golden(staging.string(), s, record.logits, generator); !st)
     return fail(st.error().message, ec);
   const bool had_previous = fs::exists(dir);
+  if (had_previous && ::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) == 0) {
+    // One atomic step: the new golden is in place, the old one at the staging path.
+    fs::remove_all(staging, ec);
+    return dir.string();
+  }
+  if (had_previous && errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+    return fail("cannot swap the new golden into place", std::error_code(errno, std::generic_category()));
+  // Without RENAME_EXCHANGE (the file system lacks it): two renames; a kill between them leaves
+  // the old golden at `previous`, which the next update puts back (recover_golden_leftovers).
   if (had_previous) fs::rename(dir, previous, ec);
   if (ec) return fail("cannot move the old golden aside", ec);
   fs::rename(staging, dir, ec);

@@ -2,6 +2,7 @@
 // goldens), and report per scenario. Reports (JUnit XML, JSON) are built here, written by the CLI.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -44,6 +45,11 @@ struct CheckOptions {
 // and meta.yaml, each atomically (creating the folder). Returns the folder written.
 Result<std::string> update_split_golden(const std::string& scenario_path, const std::string& golden_dir,
                                         const std::string& generator);
+
+// Cleans up after an update of golden_dir/name that was killed: staging folders
+// (`.name.new.PID`) of processes no longer running are removed, and an old golden moved aside
+// (`.name.old.PID`, the fallback swap's first rename) is put back when the golden is missing.
+void recover_golden_leftovers(const std::filesystem::path& golden_dir, const std::string& name);
 
 // Every *.yaml under each path (a file is taken as is), sorted, without duplicates. A path that
 // does not exist is an error.

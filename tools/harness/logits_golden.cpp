@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <optional>
+#include <tuple>
 #include <sstream>
 
 #include "sim/file_read.h"
@@ -21,12 +22,18 @@
 namespace mlasim {
 namespace {
 
-std::string index_json(const LogitsRecord& logits) {
+// FNV-1a 64 of the npy file's bytes, as 16 hex digits: binds the index to its array.
+std::string npy_fingerprint(const std::string& bytes) {
+  return fmt::format("{:016x}", stable_hash(bytes));
+}
+
+std::string index_json(const LogitsRecord& logits, const std::string& npy_bytes) {
   JsonWriter w;
   w.begin_object();
   w.key("format").value("mlasim-logits-index");
   w.key("version").value(1);
   w.key("vocab_size").value(logits.vocab_size);
+  w.key("logits_npy_fnv1a64").value(npy_fingerprint(npy_bytes));
   w.key("rows").begin_array();
   for (const LogitsRow& r : logits.index) {
     w.begin_object();
@@ -56,12 +63,28 @@ std::string yaml_tolerance(const LogitsTolerance& t) {
 
 }  // namespace
 
-Status write_logits_files(const std::string& dir, const LogitsRecord& logits) {
+Status LogitsFilesWriter::finish(const std::string& dir, const LogitsRecord& logits) {
   const long rows = static_cast<long>(logits.index.size());
-  if (Status st = write_file_atomically(dir + "/logits.npy", npy_float32_bytes(rows, logits.vocab_size, logits.values));
-      !st)
-    return st;
-  return write_file_atomically(dir + "/logits_index.json", index_json(logits));
+  const std::string npy = npy_float32_bytes(rows, logits.vocab_size, logits.values);
+  const std::string index = index_json(logits, npy);
+  for (auto [file, path, text] : {std::tuple{&npy_, dir + "/logits.npy", &npy},
+                                  std::tuple{&index_, dir + "/logits_index.json", &index}}) {
+    if (Status st = file->open(path); !st) return st;
+    file->write(*text);
+    if (Status st = file->finish(); !st) return st;
+  }
+  return Status::Ok();
+}
+
+Status LogitsFilesWriter::publish() {
+  if (Status st = npy_.publish(); !st) return st;
+  return index_.publish();
+}
+
+Status write_logits_files(const std::string& dir, const LogitsRecord& logits) {
+  LogitsFilesWriter w;
+  if (Status st = w.finish(dir, logits); !st) return st;
+  return w.publish();
 }
 
 std::string model_fingerprint(const ModelConfig& m) {
@@ -98,7 +121,10 @@ Status write_logits_golden(const std::string& dir, const Scenario& scenario, con
 
 Result<LogitsFiles> read_logits_files(const std::string& dir) {
   LogitsFiles f;
-  Result<NpyArray> npy = read_npy(dir + "/logits.npy");
+  const std::string npy_path = dir + "/logits.npy";
+  Result<std::string> npy_bytes = read_file_bounded(npy_path, kMaxNpyBytes, "the .npy file");
+  if (!npy_bytes) return npy_bytes.error();
+  Result<NpyArray> npy = parse_npy(npy_bytes.value(), npy_path);
   if (!npy) return npy.error();
   f.rows = static_cast<long>(npy.value().rows);
   f.cols = static_cast<long>(npy.value().cols);
@@ -119,6 +145,16 @@ Result<LogitsFiles> read_logits_files(const std::string& dir) {
   const JsonValue* vocab = doc.find("vocab_size");
   if (!vocab || !vocab->is_number() || vocab->number() != static_cast<double>(f.cols))
     return file_error(index_path, "vocab_size", fmt::format("expected {}, the columns of logits.npy", f.cols));
+  const JsonValue* bound = doc.find("logits_npy_fnv1a64");
+  const std::string npy_hash = npy_fingerprint(npy_bytes.value());
+  if (!bound || !bound->is_string() || bound->string() != npy_hash) {
+    Error e = file_error(index_path, "logits_npy_fnv1a64",
+                         fmt::format("the index belongs to another logits.npy (it names {}, the file is {}): the two "
+                                     "files come from different writes",
+                                     bound && bound->is_string() ? bound->string() : "none", npy_hash));
+    e.hint = "an interrupted or mixed write; write both again (`mlasim golden update` for a golden)";
+    return e;
+  }
   // A whole number in [0, 2^31): steps and positions are ints.
   auto whole = [](const JsonValue* v) {
     return v && v->is_number() && v->number() >= 0 && v->number() < 2147483648.0 &&

@@ -9,12 +9,24 @@
 
 #include "sim/scenario.h"
 #include "sim/status.h"
+#include "tools/harness/atomic_file.h"
 #include "tools/harness/logits_compare.h"
 #include "tools/harness/run_record.h"
 
 namespace mlasim {
 
-// Writes logits.npy and logits_index.json into `dir` (which must exist), atomically each.
+// logits.npy and logits_index.json as one set: finish() writes and syncs both beside their
+// targets, publish() renames both into place, so outputs published together fail together. The
+// index records the npy's bytes (`logits_npy_fnv1a64`), and readers refuse a pair from two writes.
+class LogitsFilesWriter {
+ public:
+  Status finish(const std::string& dir, const LogitsRecord& logits);  // `dir` must exist
+  Status publish();
+
+ private:
+  AtomicOutputFile npy_, index_;
+};
+// finish() then publish().
 Status write_logits_files(const std::string& dir, const LogitsRecord& logits);
 // Golden: the files above from the fp64 values, plus meta.yaml.
 Status write_logits_golden(const std::string& dir, const Scenario& scenario, const LogitsRecord& logits,

@@ -220,8 +220,12 @@ std::string render_timeline_svg(const std::vector<const Timeline*>& timelines) {
   return out;
 }
 
+std::string timeline_svg_document(const std::vector<const Timeline*>& timelines) {
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + render_timeline_svg(timelines);
+}
+
 Status write_timeline_svg(const std::string& path, const std::vector<const Timeline*>& timelines) {
-  return write_file_atomically(path, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + render_timeline_svg(timelines));
+  return write_file_atomically(path, timeline_svg_document(timelines));
 }
 
 }  // namespace mlasim

@@ -17,7 +17,10 @@ namespace mlasim {
 // The <svg> element (no XML declaration), for a file or inline in HTML.
 std::string render_timeline_svg(const std::vector<const Timeline*>& timelines);
 
-// Writes the SVG document (with its XML declaration) atomically.
+// The SVG document: the XML declaration and the <svg> element.
+std::string timeline_svg_document(const std::vector<const Timeline*>& timelines);
+
+// Writes the SVG document atomically.
 Status write_timeline_svg(const std::string& path, const std::vector<const Timeline*>& timelines);
 
 }  // namespace mlasim

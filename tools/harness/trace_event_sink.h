@@ -26,6 +26,9 @@ class TraceEventSink final : public StepSink {
   void on_end(const RunTotals& totals) override;
   bool wants_row_reasons() const override { return true; }
   Status commit() { return file_.commit(); }
+  // commit() in two steps, for outputs published together (AtomicOutputFile).
+  Status finish() { return file_.finish(); }
+  Status publish() { return file_.publish(); }
 
  private:
   void event(const std::string& json);

@@ -12,6 +12,11 @@
 
 namespace mlasim::cli {
 
+int report_error(const Error& error) {
+  std::cerr << error.format() << "\n";
+  return error.output ? kExitOutputFailed : kExitBadInput;
+}
+
 bool parse_faults(const std::vector<std::string>& names, FaultSet& faults) {
   for (const std::string& n : names) {
     std::optional<Fault> f = parse_fault(n);

@@ -120,8 +120,7 @@ int run_check(const CheckOptions& o) {
     if (path.empty()) continue;
     const std::string text = report();
     if (Status st = write_file_atomically(path, text); !st) {
-      std::cerr << st.error().format() << "\n";
-      return kExitBadInput;
+      return report_error(st.error());
     }
   }
   if (bad > 0) return kExitBadInput;

@@ -17,13 +17,11 @@ int run_export(const std::string& scenario_path, const std::string& out_dir) {
     return kExitBadInput;
   }
   if (Status st = model_memory_check(loaded.value(), CpuPrecision::kFloat); !st) {
-    std::cerr << st.error().format() << "\n";
-    return kExitBadInput;
+    return report_error(st.error());
   }
   const MlaWeights weights = seeded_weights(loaded.value().model);
   if (Status st = export_hf_checkpoint(out_dir, weights); !st) {
-    std::cerr << st.error().format() << "\n";
-    return kExitBadInput;
+    return report_error(st.error());
   }
   long long numel = 0;
   const auto tensors = weights.tensors();

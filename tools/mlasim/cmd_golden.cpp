@@ -34,8 +34,7 @@ int update_goldens(const std::vector<std::string>& inputs, const std::string& go
   for (const std::string& f : files.value()) {
     Result<std::string> written = update_split_golden(f, golden_dir, generator);
     if (!written) {
-      std::cerr << written.error().format() << "\n";
-      return kExitBadInput;
+      return report_error(written.error());
     }
     std::cout << "wrote " << written.value() << "\n";
   }

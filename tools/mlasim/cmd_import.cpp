@@ -31,8 +31,7 @@ int run_import(ImportArgs& a) {
   a.options.limit = a.limit_given ? a.limit : 0;
   Result<ImportSummary> summary = import_trace(a.options);
   if (!summary) {
-    std::cerr << summary.error().format() << "\n";
-    return kExitBadInput;
+    return report_error(summary.error());
   }
   std::cout << format_import_summary(summary.value());
   return kExitOk;

@@ -36,8 +36,7 @@ int run_matrix(const MatrixFlags& f) {
                                    std::pair{f.markdown_path, matrix_markdown(cells, options)}}) {
     if (path.empty()) continue;
     if (Status st = write_file_atomically(path, text); !st) {
-      std::cerr << st.error().format() << "\n";
-      return kExitBadInput;
+      return report_error(st.error());
     }
   }
   return kExitOk;

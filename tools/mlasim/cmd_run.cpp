@@ -1,4 +1,5 @@
 // `mlasim run SCENARIO`: replay one scenario step by step.
+#include <cerrno>
 #include <iostream>
 
 #include <filesystem>
@@ -197,27 +198,40 @@ int run(const RunOptions& o) {
       }
     }
   }
-  for (auto [path, commit] : {std::pair<const std::string*, std::function<Status()>>{&o.json_path, [&] { return json.commit(); }},
-                              {&o.jsonl_path, [&] { return jsonl.commit(); }},
-                              {&o.trace_path, [&] { return trace.commit(); }},
-                              {&o.svg_path, [&] { return write_timeline_svg(o.svg_path, {&timeline}); }}}) {
-    if (path->empty()) continue;
-    if (Status st = commit(); !st) {
-      std::cerr << st.error().format() << "\n";
-      return kExitBadInput;
-    }
-  }
-  if (!o.logits_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.logits_dir, ec);
-    Status st = ec ? Status(Error{o.logits_dir, 0, 0, "", "cannot create the directory: " + ec.message(), ""})
-                   : write_logits_files(o.logits_dir, logits.logits());
-    if (!st) {
-      std::cerr << st.error().format() << "\n";
-      return kExitBadInput;
-    }
-    std::cout << "wrote " << o.logits_dir << "/logits.npy and logits_index.json\n";
-  }
+  // The outputs as one set: every file written and synced beside its target first, then all
+  // renamed into place, so a failure (a full disk) publishes none and leaves what the user had.
+  AtomicOutputFile svg_file;
+  LogitsFilesWriter logits_files;
+  std::vector<std::pair<std::function<Status()>, std::function<Status()>>> outputs;  // finish, publish
+  if (!o.json_path.empty()) outputs.emplace_back([&] { return json.finish(); }, [&] { return json.publish(); });
+  if (!o.jsonl_path.empty()) outputs.emplace_back([&] { return jsonl.finish(); }, [&] { return jsonl.publish(); });
+  if (!o.trace_path.empty()) outputs.emplace_back([&] { return trace.finish(); }, [&] { return trace.publish(); });
+  if (!o.svg_path.empty())
+    outputs.emplace_back(
+        [&] {
+          if (Status st = svg_file.open(o.svg_path); !st) return st;
+          svg_file.write(timeline_svg_document({&timeline}));
+          return svg_file.finish();
+        },
+        [&] { return svg_file.publish(); });
+  if (!o.logits_dir.empty())
+    outputs.emplace_back(
+        [&] {
+          std::error_code ec;
+          std::filesystem::create_directories(o.logits_dir, ec);
+          if (ec) {
+            Error e{o.logits_dir, 0, 0, "", "cannot create the directory: " + ec.message(), ""};
+            e.output = ec.value() == ENOSPC || ec.value() == EDQUOT || ec.value() == EIO || ec.value() == EROFS;
+            return Status(e);
+          }
+          return logits_files.finish(o.logits_dir, logits.logits());
+        },
+        [&] { return logits_files.publish(); });
+  for (auto& [finish, publish] : outputs)
+    if (Status st = finish(); !st) return report_error(st.error());
+  for (auto& [finish, publish] : outputs)
+    if (Status st = publish(); !st) return report_error(st.error());
+  if (!o.logits_dir.empty()) std::cout << "wrote " << o.logits_dir << "/logits.npy and logits_index.json\n";
   return rc;
 }
 

@@ -4,11 +4,16 @@
 #include <CLI/CLI.hpp>
 
 #include "attention/faults.h"
+#include "sim/status.h"
 
 namespace mlasim::cli {
 
 // Exit codes (docs/design.md): only the CLI maps errors to these.
-enum ExitCode : int { kExitOk = 0, kExitRegression = 1, kExitBadInput = 2, kExitNoGpu = 77 };
+enum ExitCode : int { kExitOk = 0, kExitRegression = 1, kExitBadInput = 2, kExitOutputFailed = 3, kExitNoGpu = 77 };
+
+// Prints the error and returns its exit code: 3 when an output could not be written
+// (Error::output: disk full, I/O error), else 2 (bad input).
+int report_error(const Error& error);
 
 // Each add_* registers a subcommand whose callback stores its exit code in `exit_code`.
 void add_run_command(CLI::App& app, int& exit_code);

@@ -79,8 +79,7 @@ int shrink_and_write(const Scenario& trace, const Violation& v, const FaultSet& 
     return kExitBadInput;
   }
   if (Status st = write_creating_folder(path, yaml.value()); !st) {
-    std::cerr << st.error().format() << "\n";
-    return kExitBadInput;
+    return report_error(st.error());
   }
   std::cout << "wrote " << path << "\n";
   if (v.property == Property::kMatchesGoldenSplit) {
@@ -90,8 +89,7 @@ int shrink_and_write(const Scenario& trace, const Violation& v, const FaultSet& 
     text << in.rdbuf();
     const std::string copy = split_golden_path(folder, trace.name);
     if (Status st = write_creating_folder(copy, text.str()); !st) {
-      std::cerr << st.error().format() << "\n";
-      return kExitBadInput;
+      return report_error(st.error());
     }
     std::cout << "wrote " << copy << " (mlasim check " << path << " --golden-dir " << folder << " fails on it)\n";
   }

@@ -1,5 +1,6 @@
 // mlasim: replay MLA serving scenarios through vLLM's V1 scheduler and attention routing, run
 // real MLA kernels, and compare splits and logits against goldens.
+#include <cerrno>
 #include <filesystem>
 #include <iostream>
 #include <new>
@@ -20,7 +21,8 @@ int main(int argc, char** argv) {
       "  mlasim import azure AzureLLMInferenceTrace_conv.csv -o /tmp/azure_conv.yaml\n"
       "  mlasim fuzz --set engine.attention_backend=flashinfer-mla -o /tmp/found\n"
       "  mlasim matrix --markdown routing_matrix.md\n\n"
-      "Exit codes: 0 ok, 1 regression, 2 bad input, 77 a GPU was requested and none is present.",
+      "Exit codes: 0 ok, 1 regression, 2 bad input, 3 an output could not be written (disk full, I/O\n"
+      "error), 77 a GPU was requested and none is present.",
       "mlasim"};
   if (!mlasim::cli::cpu_threads_env_ok()) return mlasim::cli::kExitBadInput;
   app.require_subcommand(1);
@@ -48,7 +50,9 @@ int main(int argc, char** argv) {
   } catch (const std::filesystem::filesystem_error& e) {
     // What a command did not report itself, never an abort: the path and the OS's reason.
     std::cerr << "mlasim: error: " << e.path1().string() << ": " << e.code().message() << "\n";
-    return mlasim::cli::kExitBadInput;
+    const int err = e.code().value();
+    const bool output = err == ENOSPC || err == EDQUOT || err == EIO || err == EROFS;
+    return output ? mlasim::cli::kExitOutputFailed : mlasim::cli::kExitBadInput;
   } catch (const std::bad_alloc&) {
     std::cerr << "mlasim: error: out of memory: the scenario asks for more memory than this process can allocate\n";
     return mlasim::cli::kExitBadInput;
