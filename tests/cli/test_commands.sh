@@ -171,5 +171,21 @@ done
 [[ -e $scratch/huge_export ]] && { echo "FAIL export of a refused model wrote its folder"; fail=1; }
 check "dry run of a model larger than memory" 0 "$mlasim" run "$scratch/huge.yaml" --dry-run
 
+# Output paths: a symbolic link keeps pointing at its (replaced) target; a device, a stream or a
+# directory cannot take a rename and is refused before the run.
+mkdir -p "$scratch/links" "$scratch/targets"
+ln -s ../targets/run.json "$scratch/links/run.json"
+check "--json through a symlink" 0 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --dry-run --table none \
+  --json "$scratch/links/run.json"
+[[ -L $scratch/links/run.json ]] || { echo "FAIL the symlink was replaced"; fail=1; }
+grep -qF '"format": "mlasim-run"' "$scratch/targets/run.json" || { echo "FAIL the link's target was not written"; fail=1; }
+for target in /dev/stdout /dev/null "$scratch/targets"; do
+  check "--json $target" 2 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --dry-run --json "$target"
+  contains "--json $target" "error: --json: is "
+  not_contains "--json $target" "step    0"
+done
+check "check --junit /dev/stdout" 2 "$mlasim" check "$root/scenarios/seed/lone_one_token_prompt.yaml" --dry-run --junit /dev/stdout
+contains "check --junit /dev/stdout" "/dev/stdout: error: --junit: is a device or a stream (/dev/stdout), not a file"
+
 [[ $fail -eq 0 ]] && echo "ok: CLI help, version and exit codes"
 exit $fail

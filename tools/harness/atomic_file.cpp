@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <cstring>
 #include <utility>
 
@@ -39,13 +40,51 @@ bool write_all(int fd, const char* p, std::size_t left) {
 
 }  // namespace
 
+Result<std::string> resolve_output_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path p = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    // /dev/stdout, /dev/fd/N, /proc/self/fd/N name a stream, whatever file is behind it.
+    const std::string abs = fs::absolute(p).lexically_normal().string();
+    if (abs.rfind("/dev/", 0) == 0 || abs.rfind("/proc/", 0) == 0) {
+      Error e;
+      e.file = path;
+      e.message = "is a device or a stream (" + abs +
+                  "), not a file: outputs are written beside their target and renamed into place";
+      e.hint = "give a file path; to see a report on the terminal, write it to a file and print that";
+      return e;
+    }
+    std::error_code ec;
+    const fs::file_status st = fs::symlink_status(p, ec);
+    if (ec || st.type() == fs::file_type::not_found) return p.string();
+    if (st.type() == fs::file_type::regular) return p.string();
+    if (st.type() != fs::file_type::symlink) {
+      Error e;
+      e.file = path;
+      e.message = (p.string() == path ? std::string("is not a regular file") : "points to " + p.string() + ", not a regular file") +
+                  " (a directory, a device or a pipe): outputs are written beside their target and renamed into place";
+      e.hint = "give a file path; to see a report on the terminal, write it to a file and print that";
+      return e;
+    }
+    const fs::path target = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  Error e;
+  e.file = path;
+  e.message = "a chain of symbolic links that does not end";
+  return e;
+}
+
 AtomicOutputFile::~AtomicOutputFile() {
   if (fd_ >= 0) ::close(fd_);
   if (fd_ >= 0 || finished_) ::unlink(tmp_.c_str());
 }
 
 Status AtomicOutputFile::open(const std::string& path) {
-  path_ = path;
+  Result<std::string> resolved = resolve_output_path(path);
+  if (!resolved) return resolved.error();
+  path_ = resolved.value();
   tmp_ = path + ".tmp." + std::to_string(::getpid());
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) return io_error(path, "cannot create temporary file " + tmp_);
@@ -105,7 +144,10 @@ Status AtomicOutputFile::publish() {
   return Status::Ok();
 }
 
-Status write_file_atomically(const std::string& path, const std::string& contents) {
+Status write_file_atomically(const std::string& requested, const std::string& contents) {
+  Result<std::string> resolved = resolve_output_path(requested);
+  if (!resolved) return resolved.error();
+  const std::string& path = resolved.value();
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return io_error(path, "cannot create temporary file " + tmp);

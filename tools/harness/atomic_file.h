@@ -9,6 +9,12 @@
 
 namespace mlasim {
 
+// The file an output named `path` lands in: `path` itself, or for a symbolic link its final target
+// (the link stays, the file it points to is replaced). An error when that is not a regular file or
+// nothing yet (a directory, a device such as /dev/stdout, a pipe): outputs are published by
+// renaming a finished file into place, which such a target cannot take.
+Result<std::string> resolve_output_path(const std::string& path);
+
 // Writes `contents` to `path` atomically. Creates no directories.
 Status write_file_atomically(const std::string& path, const std::string& contents);
 

@@ -5,6 +5,7 @@
 
 #include "attention/cpu_thread_pool.h"
 
+#include "tools/harness/atomic_file.h"
 #include "tools/mlasim/commands.h"
 #ifdef MLASIM_HAVE_CUDA
 #include "tools/mlasim/cuda_module.h"
@@ -31,8 +32,16 @@ bool parse_faults(const std::vector<std::string>& names, FaultSet& faults) {
   return true;
 }
 
-bool output_path_ok(const char* flag, const std::string& path) {
-  if (path.empty()) return true;
+bool output_path_ok(const char* flag, const std::string& requested) {
+  if (requested.empty()) return true;
+  Result<std::string> resolved = resolve_output_path(requested);
+  if (!resolved) {
+    Error e = resolved.error();
+    e.key_path = flag;
+    std::cerr << e.format() << "\n";
+    return false;
+  }
+  const std::string& path = resolved.value();
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (parent.empty() || std::filesystem::is_directory(parent, ec)) return true;
