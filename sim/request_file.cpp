@@ -1,11 +1,11 @@
 // JSONL request file reading and checking.
 #include "sim/request_file.h"
 
-#include "sim/file_read.h"
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "sim/file_read.h"
 #include "sim/request.h"
@@ -296,9 +296,9 @@ namespace {
 // Request ids the expect block names, with where the first mention is written.
 std::vector<std::pair<std::string, std::pair<int, int>>> expected_ids(const Scenario& s) {
   std::vector<std::pair<std::string, std::pair<int, int>>> out;
+  std::unordered_set<std::string> seen;
   auto add = [&](const std::string& id, int line, int col) {
-    if (std::none_of(out.begin(), out.end(), [&](const auto& e) { return e.first == id; }))
-      out.push_back({id, {line, col}});
+    if (seen.insert(id).second) out.push_back({id, {line, col}});
   };
   for (const StepExpectation& e : s.expect.steps) {
     for (const auto* list : {&e.new_reqs, &e.resumed, &e.preempted, &e.finished, &e.order})
@@ -318,6 +318,8 @@ std::vector<std::pair<std::string, std::pair<int, int>>> expected_ids(const Scen
 Status scan_requests_file(Scenario& scenario) {
   auto wanted = expected_ids(scenario);
   std::vector<bool> found(wanted.size(), false);
+  std::unordered_map<std::string, std::size_t> wanted_index;
+  for (std::size_t i = 0; i < wanted.size(); ++i) wanted_index.emplace(wanted[i].first, i);
   std::vector<std::uint64_t> hashes;
   RequestFileReader reader(scenario);
   RequestSpec spec;
@@ -330,8 +332,7 @@ Status scan_requests_file(Scenario& scenario) {
     ++count;
     timed = timed || spec.arrival_time_ns.has_value();
     if (reader.has_ids()) hashes.push_back(stable_hash(spec.id));
-    for (std::size_t i = 0; i < wanted.size(); ++i)
-      if (!found[i] && wanted[i].first == spec.id) found[i] = true;
+    if (auto it = wanted_index.find(spec.id); it != wanted_index.end()) found[it->second] = true;
   }
   if (count == 0) {
     Error e;

@@ -1,6 +1,7 @@
 // The `expect` section: per-step values, final request states and named invariants.
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 
 #include "sim/scenario_sections.h"
 
@@ -10,12 +11,19 @@ namespace {
 const std::vector<std::string> kStatuses = {"waiting", "running", "preempted", "finished_stopped",
                                             "finished_length_capped"};
 
-bool has_request(const Scenario& s, const std::string& id) {
-  if (!s.requests_file.empty()) return true;  // scan_requests_file checks these ids against the file
-  return std::any_of(s.requests.begin(), s.requests.end(), [&](const RequestSpec& r) { return r.id == id; });
-}
+// The scenario's request ids, looked up in O(1) (an expect block may name 100,000 of them).
+struct KnownIds {
+  explicit KnownIds(const Scenario& s) : any(!s.requests_file.empty()) {
+    ids.reserve(s.requests.size());
+    for (const RequestSpec& r : s.requests) ids.insert(r.id);
+  }
+  bool any;  // a requests file: scan_requests_file checks these ids against the file
+  std::unordered_set<std::string> ids;
+};
 
-std::string known_id(const YamlReader& r, const YAML::Node& node, const std::string& path, const Scenario& s) {
+bool has_request(const KnownIds& s, const std::string& id) { return s.any || s.ids.count(id) > 0; }
+
+std::string known_id(const YamlReader& r, const YAML::Node& node, const std::string& path, const KnownIds& s) {
   std::string id = r.read_string(node, path);
   if (!has_request(s, id))
     r.fail(node, path, "unknown request id \"" + id + "\"", "ids here must name a request of this scenario");
@@ -23,14 +31,14 @@ std::string known_id(const YamlReader& r, const YAML::Node& node, const std::str
 }
 
 std::vector<std::string> id_list(const YamlReader& r, const YAML::Node& node, const std::string& path,
-                                 const Scenario& s) {
+                                 const KnownIds& s) {
   r.expect_sequence(node, path);
   std::vector<std::string> out;
   for (std::size_t i = 0; i < node.size(); ++i) out.push_back(known_id(r, node[i], index_key(path, i), s));
   return out;
 }
 
-StepExpectation read_step(const YamlReader& r, const YAML::Node& node, const std::string& p, const Scenario& s) {
+StepExpectation read_step(const YamlReader& r, const YAML::Node& node, const std::string& p, const KnownIds& s) {
   r.expect_map(node, p,
                {"step", "num_scheduled_tokens", "total_num_scheduled_tokens", "num_decodes", "num_decode_tokens",
                 "num_prefills", "num_prefill_tokens", "num_mqa_tokens", "num_mha_tokens", "num_free_blocks", "new",
@@ -85,7 +93,7 @@ StepExpectation read_step(const YamlReader& r, const YAML::Node& node, const std
 }
 
 RequestExpectation read_request_expectation(const YamlReader& r, const YAML::Node& node, const std::string& p,
-                                            const Scenario& s) {
+                                            const KnownIds& s) {
   r.expect_map(node, p, {"id", "status", "num_preemptions", "num_output_tokens", "output"});
   RequestExpectation e;
   e.line = node.Mark().line + 1;
@@ -110,16 +118,17 @@ RequestExpectation read_request_expectation(const YamlReader& r, const YAML::Nod
 
 void read_expect_section(const YamlReader& r, const YAML::Node& node, Scenario& s) {
   r.expect_map(node, "expect", {"num_steps", "steps", "requests", "invariants"});
+  const KnownIds known(s);
   if (node["num_steps"]) s.expect.num_steps = r.read_int(node["num_steps"], "expect.num_steps", 0);
   if (const YAML::Node steps = node["steps"]) {
     r.expect_sequence(steps, "expect.steps");
     for (std::size_t i = 0; i < steps.size(); ++i)
-      s.expect.steps.push_back(read_step(r, steps[i], index_key("expect.steps", i), s));
+      s.expect.steps.push_back(read_step(r, steps[i], index_key("expect.steps", i), known));
   }
   if (const YAML::Node reqs = node["requests"]) {
     r.expect_sequence(reqs, "expect.requests");
     for (std::size_t i = 0; i < reqs.size(); ++i)
-      s.expect.requests.push_back(read_request_expectation(r, reqs[i], index_key("expect.requests", i), s));
+      s.expect.requests.push_back(read_request_expectation(r, reqs[i], index_key("expect.requests", i), known));
   }
   if (const YAML::Node inv = node["invariants"]) {
     s.expect.invariants = r.read_string_list(inv, "expect.invariants");

@@ -2,8 +2,6 @@
 // span sections (vLLM's startup validation).
 #include "sim/scenario_loader.h"
 
-#include "sim/file_read.h"
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>

@@ -171,6 +171,19 @@ done
 [[ -e $scratch/huge_export ]] && { echo "FAIL export of a refused model wrote its folder"; fail=1; }
 check "dry run of a model larger than memory" 0 "$mlasim" run "$scratch/huge.yaml" --dry-run
 
+# Legal input at the edges of the ranges runs (its cost per step and per expectation is in
+# tools/bench/bench_cliffs; a test only checks the answers): a 2^20-block pool for 2,000 steps, and
+# an expect block naming 2,000 requests.
+check "a large KV pool" 0 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --dry-run --table summary \
+  --set scheduler.num_gpu_blocks=1048576 --set requests.0.max_tokens=2000 --set expect.num_steps=2000
+contains "a large KV pool" "2000 steps, 1 requests finished"
+{ printf 'version: 1\nscheduler: {max_num_seqs: 256}\nrequests:\n'
+  for i in $(seq 0 1999); do printf '  - {id: r%d, prompt: [5], max_tokens: 1}\n' "$i"; done
+  printf 'expect:\n  requests:\n'
+  for i in $(seq 0 1999); do printf '  - {id: r%d, status: finished_length_capped}\n' "$i"; done; } >"$scratch/many.yaml"
+check "an expect block naming 2,000 requests" 0 "$mlasim" run "$scratch/many.yaml" --dry-run --table none
+contains "an expect block naming 2,000 requests" "expect: all 2000 checks hold"
+
 # Output paths: a symbolic link keeps pointing at its (replaced) target; a device, a stream or a
 # directory cannot take a rename and is refused before the run.
 mkdir -p "$scratch/links" "$scratch/targets"

@@ -30,6 +30,10 @@ Engine::Engine(const Scenario& scenario, EngineOptions options)
       routing_(make_routing_config(scenario)),
       arrivals_(open_request_stream(scenario)) {
   routing_.row_reasons = false;
+  // The audit walks every block: past kAuditFullPoolBlocks blocks it runs every interval-th step,
+  // the interval growing with the pool, so its cost per step stays bounded (a 2^24-block pool).
+  const int blocks = scenario.scheduler.num_gpu_blocks;
+  audit_interval_ = blocks <= kAuditFullPoolBlocks ? kAuditInterval : kAuditInterval * (blocks / kAuditFullPoolBlocks);
 }
 
 void Engine::add_sink(StepSink* sink) {
@@ -84,8 +88,8 @@ std::int64_t Engine::step_duration_ns() const {
 const StepRecord& Engine::step() {
   MLASIM_CHECK(!done(), "Engine::step called after the run finished");
   admit_arrivals();
-  scheduler_.set_audit_every_step(options_.audit_every_step || num_steps_run_ < kAuditEveryStepUntil ||
-                                  num_steps_run_ % kAuditInterval == 0);
+  scheduler_.set_audit_every_step(options_.audit_every_step || num_steps_run_ % audit_interval_ == 0 ||
+                                  (num_steps_run_ < kAuditEveryStepUntil && audit_interval_ == kAuditInterval));
   scheduler_.schedule(out_);
   batch_.update(out_);
   // V1: reorder the persistent batch (swaps persist). V2: sort the rows afresh, no reorder. Then

@@ -27,7 +27,8 @@ struct EngineOptions {
   Backend* backend = nullptr;       // the model; nullptr = dry run (scheduler + routing only)
   bool force_prefill_path = false;  // golden mode: every token through the prefill (MHA) form
   // The scheduler's O(blocks) audit: every step when true; otherwise the first
-  // kAuditEveryStepUntil steps and then every kAuditInterval-th (long traces stay fast).
+  // kAuditEveryStepUntil steps and then every kAuditInterval-th (long traces stay fast); for a
+  // pool of more than kAuditFullPoolBlocks blocks, every (kAuditInterval x blocks / 2^16)-th step.
   bool audit_every_step = false;
 };
 
@@ -35,6 +36,7 @@ class Engine {
  public:
   static constexpr int kAuditEveryStepUntil = 256;
   static constexpr int kAuditInterval = 1024;
+  static constexpr int kAuditFullPoolBlocks = 1 << 16;
   // The simulated clock saturates here (146 years): a step lasts at most 10^15 ns.
   static constexpr std::int64_t kMaxClockNs = std::int64_t{1} << 62;
 
@@ -93,6 +95,7 @@ class Engine {
   int num_arrived_ = 0;
   std::int64_t now_ns_ = 0;
   int idle_steps_ = 0;  // consecutive steps that scheduled nothing
+  int audit_interval_ = kAuditInterval;  // the steps between audits after the first kAuditEveryStepUntil
   StepRecord current_;
   std::vector<std::pair<int, std::string>> arrived_;  // since the last step, for current_.arrived
   RequestRecord finished_;

@@ -101,6 +101,9 @@ ExpectationChecker::ExpectationChecker(const Scenario& scenario)
       request_failures_(scenario.expect.requests.size()) {
   for (const std::string& inv : scenario.expect.invariants)
     check_fresh_ = check_fresh_ || inv == kInvariantNoFreshPrefillOnDecodePath;  // the loader admits no other
+  for (std::size_t i = 0; i < scenario.expect.steps.size(); ++i) steps_by_number_.emplace(scenario.expect.steps[i].step, i);
+  for (std::size_t i = 0; i < scenario.expect.requests.size(); ++i)
+    requests_by_id_.emplace(scenario.expect.requests[i].id, i);
 }
 
 void ExpectationChecker::on_step(const StepRecord& st) {
@@ -108,8 +111,8 @@ void ExpectationChecker::on_step(const StepRecord& st) {
   if (first_step_ < 0) first_step_ = st.step;
   last_step_ = st.step;
   const std::vector<StepExpectation>& steps = s_.expect.steps;
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    if (steps[i].step != st.step) continue;
+  for (auto [it, end] = steps_by_number_.equal_range(st.step); it != end; ++it) {
+    const std::size_t i = it->second;
     step_seen_[i] = true;
     Checker c(s_, step_failures_[i]);
     c.at(steps[i].line, steps[i].column);
@@ -127,9 +130,9 @@ void ExpectationChecker::on_step(const StepRecord& st) {
 
 void ExpectationChecker::on_request_finished(const RequestRecord& r) {
   const std::vector<RequestExpectation>& reqs = s_.expect.requests;
-  for (std::size_t i = 0; i < reqs.size(); ++i) {
+  for (auto [it, end] = requests_by_id_.equal_range(r.id); it != end; ++it) {
+    const std::size_t i = it->second;
     const RequestExpectation& e = reqs[i];
-    if (e.id != r.id) continue;
     Checker c(s_, request_failures_[i]);
     c.at(e.line, e.column);
     const std::string p = "request " + e.id + " ";

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/scenario.h"
@@ -40,6 +41,10 @@ class ExpectationChecker final : public StepSink {
   bool check_fresh_ = false;
   int num_steps_ = 0, first_step_ = -1, last_step_ = -1;
   std::vector<ExpectationFailure> failures_;
+  // The expectations by step number and by request id, so a step or a finished request costs its
+  // own expectations, not the whole list (an expect block may hold 100,000 entries).
+  std::unordered_multimap<int, std::size_t> steps_by_number_;
+  std::unordered_multimap<std::string, std::size_t> requests_by_id_;
 };
 
 std::vector<ExpectationFailure> check_expectations(const Scenario& scenario, const RunRecord& run);
