@@ -83,11 +83,11 @@ void apply_override(YAML::Node& root, YamlReader& reader, const std::string& set
   std::string normalized;
   auto parse_value = [&]() {
     try {
-      const std::vector<YAML::Node> documents = YAML::LoadAll(set.substr(eq + 1));
-      if (documents.size() > 1)
+      const SingleDocument d = load_single_document(set.substr(eq + 1));
+      if (d.second.line >= 0)
         override_error(label, static_cast<int>(eq) + 2, "the value holds more than one YAML document (`---`)",
                        "give one value; quote it for the shell if it contains `---`");
-      return documents.empty() ? YAML::Node() : documents[0];
+      return d.root;
     } catch (const YAML::Exception& ex) {
       override_error(label, static_cast<int>(eq) + 2 + std::max(ex.mark.column, 0), "cannot parse the value: " + ex.msg,
                      "quote the value for the shell; lists are written [a, b]");
@@ -274,6 +274,13 @@ Scenario read_scenario(const YamlReader& r, const YAML::Node& root, const std::s
     if (file.empty()) r.fail(root["requests_file"], "requests_file", "must not be empty");
     const std::filesystem::path rel(file);
     s.requests_file = rel.is_absolute() ? file : (std::filesystem::path(display_name).parent_path() / rel).string();
+    // A file that cannot be opened is reported here, at the key that names it.
+    std::error_code ec;
+    if (std::filesystem::is_directory(s.requests_file, ec) || !std::ifstream(s.requests_file, std::ios::binary))
+      r.fail(root["requests_file"], "requests_file",
+             "cannot read the requests file " + s.requests_file +
+                 (std::filesystem::exists(s.requests_file, ec) ? " (a directory, or no permission)" : " (no such file)"),
+             "requests_file is relative to the scenario file");
   } else {
     if (!root["requests"])
       r.fail(root, "requests", "missing required key `requests`", "list at least one request, or give requests_file");
@@ -294,17 +301,17 @@ Result<Scenario> load_scenario_text(const std::string& text, const std::string& 
   try {
     YAML::Node root;
     try {
-      const std::vector<YAML::Node> documents = YAML::LoadAll(text);
-      if (documents.size() > 1) {
+      const SingleDocument d = load_single_document(text);
+      if (d.second.line >= 0) {
         Error e;
         e.file = display_name;
-        e.line = documents[1].Mark().line + 1;
-        e.column = documents[1].Mark().column + 1;
+        e.line = d.second.line + 1;
+        e.column = d.second.column + 1;
         e.message = "a second YAML document (after `---`): a scenario file holds one document";
         e.hint = "remove the `---` line and what follows, or put that scenario in a file of its own";
         return e;
       }
-      if (!documents.empty()) root = documents[0];
+      root = d.root;
     } catch (const YAML::ParserException& ex) {
       Error e;
       e.file = display_name;

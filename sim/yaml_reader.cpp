@@ -1,12 +1,54 @@
 // Typed, located YAML reads with strict key checking.
 #include "sim/yaml_reader.h"
 
+#include <yaml-cpp/eventhandler.h>
+
+#include <sstream>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
 
 namespace mlasim {
+
+namespace {
+
+// Counts documents by their start marks; nothing else is built.
+class DocumentStarts final : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+}  // namespace
+
+SingleDocument load_single_document(const std::string& text) {
+  SingleDocument d;
+  d.root = YAML::Load(text);
+  d.second.line = -1;
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  // Two documents at most: enough to tell one from more, and it ends where LoadAll would not.
+  for (int i = 0; i < 2 && parser.HandleNextDocument(starts); ++i) {
+  }
+  if (starts.starts.size() >= 2) {
+    const YAML::Mark& a = starts.starts[0];
+    const YAML::Mark& b = starts.starts[1];
+    if (b.pos <= a.pos) throw YAML::ParserException(b, "unexpected character; a value cannot start here");
+    d.second = b;
+  }
+  return d;
+}
 namespace {
 
 int edit_distance(const std::string& a, const std::string& b) {

@@ -13,6 +13,16 @@
 
 namespace mlasim {
 
+// The one YAML document of `text`: its root (null for an empty text), and the mark where a second
+// document starts (line < 0 when there is none). A parser that stops making progress (yaml-cpp 0.7's
+// LoadAll never ends on a stray "," at the top) throws a YAML::ParserException at that mark.
+// Other syntax errors throw YAML::ParserException as YAML::Load does.
+struct SingleDocument {
+  YAML::Node root;
+  YAML::Mark second;
+};
+SingleDocument load_single_document(const std::string& text);
+
 // Thrown inside the loader only; load_scenario_* turns it into a Result.
 struct LoadError {
   Error error;

@@ -188,6 +188,10 @@ TEST_CASE("the loader checks requests_file against the rest of the scenario", "[
   const std::string missing = t.write("missing.yaml", "version: 1\nrequests_file: nowhere.jsonl\n");
   r = load_scenario_file(missing);
   REQUIRE_FALSE(r.ok());
-  CHECK(r.error().file == (t.dir / "nowhere.jsonl").string());
-  CHECK(r.error().message == "cannot read the requests file");
+  // Reported at the key that names the file (a mutated scenario found it without a line).
+  CHECK(r.error().file == missing);
+  CHECK(r.error().line == 2);
+  CHECK(r.error().column == 16);
+  CHECK(r.error().key_path == "requests_file");
+  CHECK(r.error().message == "cannot read the requests file " + (t.dir / "nowhere.jsonl").string() + " (no such file)");
 }
