@@ -117,6 +117,9 @@ if mount -t tmpfs -o size=64k tmpfs "$mnt" 2>/dev/null; then
   cmp -s "$mnt/$name/logits.npy" "$root/golden/$name/logits.npy" || { echo "FAIL the old golden was lost"; fail=1; }
   [[ -z $(ls -A "$mnt" | grep -v "^$name\$" | grep -v "^filler\$" | grep -v "^run.json\$" | grep -v "^logits\$") ]] \
     || { echo "FAIL leftovers on the full disk: $(ls -A "$mnt")"; fail=1; }
+  check "export onto a full disk" 3 "$mlasim" export "$scenario" -o "$mnt/export"
+  not_contains "export onto a full disk" "Success"
+  [[ -z $(ls -A "$mnt/export" 2>/dev/null) ]] || { echo "FAIL export left files: $(ls -A "$mnt/export")"; fail=1; }
   umount "$mnt"
 else
   echo "note: cannot mount a tmpfs here (not root, or no CAP_SYS_ADMIN): the full-disk cases are not run"

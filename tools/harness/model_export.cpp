@@ -1,6 +1,7 @@
 // Hugging Face export of the seeded MLA model.
 #include "tools/harness/model_export.h"
 
+#include <cerrno>
 #include <filesystem>
 #include <map>
 
@@ -76,6 +77,7 @@ Status export_hf_checkpoint(const std::string& dir, const MlaWeights& weights) {
     Error e;
     e.file = dir;
     e.message = "cannot create the output directory: " + ec.message();
+    e.output = ec.value() == ENOSPC || ec.value() == EDQUOT || ec.value() == EIO || ec.value() == EROFS;
     e.hint = "choose a writable path for -o";
     return e;
   }
@@ -87,11 +89,17 @@ Status export_hf_checkpoint(const std::string& dir, const MlaWeights& weights) {
     t.data = nw.tensor->values;
     tensors.push_back(std::move(t));
   }
-  if (Status st = write_file_atomically(dir + "/model.safetensors",
-                                        safetensors_bytes(tensors, {{"format", "pt"}, {"producer", "mlasim"}}));
-      !st)
-    return st;
-  return write_file_atomically(dir + "/config.json", hf_config_json(weights.config));
+  // Both files written and synced before either is renamed into place: a failure (a full disk)
+  // leaves the folder as it was, never new weights beside an old config.
+  AtomicOutputFile model, config;
+  if (Status st = model.open(dir + "/model.safetensors"); !st) return st;
+  model.write(safetensors_bytes(tensors, {{"format", "pt"}, {"producer", "mlasim"}}));
+  if (Status st = model.finish(); !st) return st;
+  if (Status st = config.open(dir + "/config.json"); !st) return st;
+  config.write(hf_config_json(weights.config));
+  if (Status st = config.finish(); !st) return st;
+  if (Status st = model.publish(); !st) return st;
+  return config.publish();
 }
 
 Result<MlaWeights> read_hf_checkpoint(const std::string& dir, const ModelConfig& model) {
