@@ -44,6 +44,11 @@ Timeline::Timeline(const Scenario& scenario, std::string title)
 }
 
 int Timeline::lane_of(int index, const std::string& id) {
+  if (lanes_.empty()) {  // a scenario always has requests; this keeps the grid valid regardless
+    lanes_.emplace_back();
+    lane_counts_.emplace_back();
+    cells_.emplace_back(columns_.size());
+  }
   const int lane = std::min(index / requests_per_lane_, static_cast<int>(lanes_.size()) - 1);
   if (requests_per_lane_ == 1) lanes_[static_cast<std::size_t>(lane)].label = id;
   return lane;
