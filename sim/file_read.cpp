@@ -49,22 +49,24 @@ Result<std::string> read_file_bounded(const std::string& path, std::size_t max_b
 bool getline_bounded(std::istream& in, std::string& line, std::size_t max_bytes, bool& too_long) {
   line.clear();
   too_long = false;
-  std::streambuf* sb = in.rdbuf();
+  char chunk[1 << 16];
   for (;;) {
-    const int c = sb->sbumpc();
-    if (c == std::char_traits<char>::eof()) {
-      if (line.empty()) {
-        in.setstate(std::ios::eofbit);
-        return false;
-      }
-      return true;
-    }
-    if (c == '\n') return true;
-    if (line.size() >= max_bytes) {
+    in.getline(chunk, sizeof chunk);  // stops at '\n' (consumed), the chunk's end or the input's
+    const auto n = static_cast<std::size_t>(in.gcount());
+    const bool newline = !in.fail() && !in.eof();  // a whole line ended by '\n'
+    const bool chunk_full = in.fail() && !in.eof() && !in.bad();
+    const std::size_t chars = newline ? n - 1 : n;  // gcount counts the consumed '\n'
+    if (line.size() + chars > max_bytes) {
       too_long = true;
       return false;
     }
-    line.push_back(static_cast<char>(c));
+    line.append(chunk, chars);
+    if (newline) return true;
+    if (chunk_full) {
+      in.clear();
+      continue;
+    }
+    return !line.empty() || chars > 0;  // end of input: a last line without '\n'
   }
 }
 
