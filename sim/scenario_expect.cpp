@@ -23,14 +23,14 @@ struct KnownIds {
 
 bool has_request(const KnownIds& s, const std::string& id) { return s.any || s.ids.count(id) > 0; }
 
-std::string known_id(const YamlReader& r, const YAML::Node& node, const std::string& path, const KnownIds& s) {
+std::string known_id(const YamlReader& r, const YamlNode& node, const std::string& path, const KnownIds& s) {
   std::string id = r.read_string(node, path);
   if (!has_request(s, id))
     r.fail(node, path, "unknown request id \"" + id + "\"", "ids here must name a request of this scenario");
   return id;
 }
 
-std::vector<std::string> id_list(const YamlReader& r, const YAML::Node& node, const std::string& path,
+std::vector<std::string> id_list(const YamlReader& r, const YamlNode& node, const std::string& path,
                                  const KnownIds& s) {
   r.expect_sequence(node, path);
   std::vector<std::string> out;
@@ -38,7 +38,7 @@ std::vector<std::string> id_list(const YamlReader& r, const YAML::Node& node, co
   return out;
 }
 
-StepExpectation read_step(const YamlReader& r, const YAML::Node& node, const std::string& p, const KnownIds& s) {
+StepExpectation read_step(const YamlReader& r, const YamlNode& node, const std::string& p, const KnownIds& s) {
   r.expect_map(node, p,
                {"step", "num_scheduled_tokens", "total_num_scheduled_tokens", "num_decodes", "num_decode_tokens",
                 "num_prefills", "num_prefill_tokens", "num_mqa_tokens", "num_mha_tokens", "num_free_blocks", "new",
@@ -67,32 +67,32 @@ StepExpectation read_step(const YamlReader& r, const YAML::Node& node, const std
   ids("preempted", e.preempted);
   ids("finished", e.finished);
   ids("order", e.order);
-  if (const YAML::Node m = node["num_scheduled_tokens"]) {
+  if (const YamlNode m = node["num_scheduled_tokens"]) {
     const std::string mp = p + ".num_scheduled_tokens";
     if (!m.IsMap()) r.fail(m, mp, "expected a mapping", "write {request id: tokens, ...}");
     e.num_scheduled_tokens.emplace();
     std::set<std::string> seen;
-    for (auto it = m.begin(); it != m.end(); ++it) {
-      std::string id = known_id(r, it->first, mp, s);
-      if (!seen.insert(id).second) r.fail(it->first, join_key(mp, id), "duplicate key", "each key may appear once in a mapping");
-      e.num_scheduled_tokens->emplace_back(id, r.read_int(it->second, join_key(mp, id), 0));
+    for (std::size_t k = 0; k < m.size(); ++k) {
+      std::string id = known_id(r, m.key_at(k), mp, s);
+      if (!seen.insert(id).second) r.fail(m.key_at(k), join_key(mp, id), "duplicate key", "each key may appear once in a mapping");
+      e.num_scheduled_tokens->emplace_back(id, r.read_int(m.value_at(k), join_key(mp, id), 0));
     }
   }
-  if (const YAML::Node m = node["new_block_ids"]) {
+  if (const YamlNode m = node["new_block_ids"]) {
     const std::string mp = p + ".new_block_ids";
     if (!m.IsMap()) r.fail(m, mp, "expected a mapping", "write {request id: [block ids], ...}");
     e.new_block_ids.emplace();
     std::set<std::string> seen;
-    for (auto it = m.begin(); it != m.end(); ++it) {
-      std::string id = known_id(r, it->first, mp, s);
-      if (!seen.insert(id).second) r.fail(it->first, join_key(mp, id), "duplicate key", "each key may appear once in a mapping");
-      e.new_block_ids->emplace_back(id, r.read_int_list(it->second, join_key(mp, id), 0, 1LL << 31));
+    for (std::size_t k = 0; k < m.size(); ++k) {
+      std::string id = known_id(r, m.key_at(k), mp, s);
+      if (!seen.insert(id).second) r.fail(m.key_at(k), join_key(mp, id), "duplicate key", "each key may appear once in a mapping");
+      e.new_block_ids->emplace_back(id, r.read_int_list(m.value_at(k), join_key(mp, id), 0, 1LL << 31));
     }
   }
   return e;
 }
 
-RequestExpectation read_request_expectation(const YamlReader& r, const YAML::Node& node, const std::string& p,
+RequestExpectation read_request_expectation(const YamlReader& r, const YamlNode& node, const std::string& p,
                                             const KnownIds& s) {
   r.expect_map(node, p, {"id", "status", "num_preemptions", "num_output_tokens", "output"});
   RequestExpectation e;
@@ -116,21 +116,21 @@ RequestExpectation read_request_expectation(const YamlReader& r, const YAML::Nod
 
 }  // namespace
 
-void read_expect_section(const YamlReader& r, const YAML::Node& node, Scenario& s) {
+void read_expect_section(const YamlReader& r, const YamlNode& node, Scenario& s) {
   r.expect_map(node, "expect", {"num_steps", "steps", "requests", "invariants"});
   const KnownIds known(s);
   if (node["num_steps"]) s.expect.num_steps = r.read_int(node["num_steps"], "expect.num_steps", 0);
-  if (const YAML::Node steps = node["steps"]) {
+  if (const YamlNode steps = node["steps"]) {
     r.expect_sequence(steps, "expect.steps");
     for (std::size_t i = 0; i < steps.size(); ++i)
       s.expect.steps.push_back(read_step(r, steps[i], index_key("expect.steps", i), known));
   }
-  if (const YAML::Node reqs = node["requests"]) {
+  if (const YamlNode reqs = node["requests"]) {
     r.expect_sequence(reqs, "expect.requests");
     for (std::size_t i = 0; i < reqs.size(); ++i)
       s.expect.requests.push_back(read_request_expectation(r, reqs[i], index_key("expect.requests", i), known));
   }
-  if (const YAML::Node inv = node["invariants"]) {
+  if (const YamlNode inv = node["invariants"]) {
     s.expect.invariants = r.read_string_list(inv, "expect.invariants");
     for (std::size_t i = 0; i < s.expect.invariants.size(); ++i)
       if (s.expect.invariants[i] != kInvariantNoFreshPrefillOnDecodePath && s.expect.invariants[i] != kInvariantStepInvariants)

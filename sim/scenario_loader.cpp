@@ -8,6 +8,8 @@
 #include <limits>
 #include <sstream>
 
+#include <yaml-cpp/exceptions.h>
+
 #include "sim/file_read.h"
 #include "sim/request_file.h"
 #include "sim/scenario_sections.h"
@@ -19,8 +21,8 @@ namespace {
 
 // First defined node among `keys` under root (e.g. {"scheduler", "max_model_len"}), else the
 // closest defined ancestor; used to point cross-section errors at the key the user wrote.
-YAML::Node locate(const YAML::Node& root, const std::string& section, const std::string& key) {
-  const YAML::Node sec = root[section];
+YamlNode locate(const YamlNode& root, const std::string& section, const std::string& key) {
+  const YamlNode sec = root[section];
   if (sec && sec.IsMap() && sec[key]) return sec[key];
   if (sec) return sec;
   return root;
@@ -73,7 +75,10 @@ bool is_index(const std::string& s) {
   throw LoadError{e};
 }
 
-void apply_override(YAML::Node& root, YamlReader& reader, const std::string& set) {
+// Applies one --set to the tree under `root` and returns the new root. Each collection on the
+// path is copied before it is edited, so the edit reaches this path only, never another alias of
+// the same node (`prompt: *p` or `- *request` elsewhere).
+YamlNode apply_override(YamlTree& tree, YamlNode root, YamlReader& reader, const std::string& set) {
   const std::string label = "<--set " + set + ">";
   std::size_t eq = set.find('=');
   if (eq == std::string::npos || eq == 0)
@@ -81,25 +86,26 @@ void apply_override(YAML::Node& root, YamlReader& reader, const std::string& set
                    "for example --set engine.profile=strict or --set requests.0.max_tokens=4");
   std::vector<std::string> parts = split_path(set.substr(0, eq));
   std::string normalized;
-  auto parse_value = [&]() {
+  auto parse_value = [&]() -> std::uint32_t {
     try {
-      const SingleDocument d = load_single_document(set.substr(eq + 1));
-      if (d.second.line >= 0)
+      YAML::Mark second;
+      const YamlNode v = tree.parse(set.substr(eq + 1), &second);
+      if (!second.is_null())
         override_error(label, static_cast<int>(eq) + 2, "the value holds more than one YAML document (`---`)",
                        "give one value; quote it for the shell if it contains `---`");
-      return d.root;
+      return v.id();
     } catch (const YAML::Exception& ex) {
       override_error(label, static_cast<int>(eq) + 2 + std::max(ex.mark.column, 0), "cannot parse the value: " + ex.msg,
                      "quote the value for the shell; lists are written [a, b]");
     }
   };
-  YAML::Node cur = root;
+  const std::uint32_t new_root = tree.copy_collection(root.id());
+  YamlNode cur = tree.node(new_root);
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const std::string& part = parts[i];
     if (part.empty())
       override_error(label, 1, "empty key segment in \"" + set.substr(0, eq) + "\"", "separate keys with single dots");
     const bool last = i + 1 == parts.size();
-    YAML::Node next;
     if (cur.IsSequence()) {
       if (!is_index(part))
         override_error(
@@ -113,36 +119,43 @@ void apply_override(YAML::Node& root, YamlReader& reader, const std::string& set
                        (cur.size() == 0 ? std::string("the list is empty")
                                         : "indexes are 0-based: use 0 to " + std::to_string(cur.size() - 1)) +
                            "; --set cannot add list entries, edit the scenario file for that");
-      std::size_t idx = std::stoul(part);
+      const std::size_t idx = std::stoul(part);
       normalized = index_key(normalized, idx);
       if (last) {
-        cur[idx] = parse_value();
+        tree.set_kid(cur.id(), idx, parse_value());
         break;
       }
-      next.reset(cur[idx]);
+      const YamlNode next = cur[idx];
+      std::uint32_t own;
+      if (next.IsMap() || next.IsSequence()) own = tree.copy_collection(next.id());
+      else if (next.IsNull()) own = tree.new_map();
+      else own = next.id();  // a scalar: the next segment reports it
+      tree.set_kid(cur.id(), idx, own);
+      cur = tree.node(own);
     } else {
-      if (cur.IsDefined() && !cur.IsMap() && !cur.IsNull())
+      if (!cur.IsMap())
         override_error(label, 1, normalized + " is not a mapping, so it has no key \"" + part + "\"",
                        "see scenarios/README.md for the keys under " + normalized);
       normalized = join_key(normalized, part);
       if (last) {
-        // A fresh entry: assigning to the old one would also change every alias of its value
-        // (`prompt: *p` in another request).
-        YAML::Node value = parse_value();
-        if (cur[part]) cur.remove(part);
-        cur[part] = value;
+        tree.set_map_value(cur.id(), part, parse_value());
         break;
       }
-      if (!cur[part]) cur[part] = YAML::Node(YAML::NodeType::Map);
-      next.reset(cur[part]);
+      const YamlNode next = cur[part];
+      std::uint32_t own;
+      if (next.IsMap() || next.IsSequence()) own = tree.copy_collection(next.id());
+      else if (!next || next.IsNull()) own = tree.new_map();  // a key --set creates on its way
+      else own = next.id();
+      tree.set_map_value(cur.id(), part, own);
+      cur = tree.node(own);
     }
-    cur.reset(next);
   }
   reader.add_override(normalized, OverrideOrigin{label, static_cast<int>(eq) + 2});
+  return tree.node(new_root);
 }
 
 // Before the requests are read: their seeded prompts and outputs are bounded by max_model_len.
-void resolve_max_model_len(const YamlReader& r, const YAML::Node& root, Scenario& s) {
+void resolve_max_model_len(const YamlReader& r, const YamlNode& root, Scenario& s) {
   SchedulerConfig& sc = s.scheduler;
   const ModelConfig& m = s.model;
   if (sc.max_model_len == 0) {
@@ -155,7 +168,7 @@ void resolve_max_model_len(const YamlReader& r, const YAML::Node& root, Scenario
   }
 }
 
-void cross_checks(const YamlReader& r, const YAML::Node& root, Scenario& s) {
+void cross_checks(const YamlReader& r, const YamlNode& root, Scenario& s) {
   SchedulerConfig& sc = s.scheduler;
   const ModelConfig& m = s.model;
   if (!sc.enable_chunked_prefill && sc.max_num_batched_tokens < sc.max_model_len)
@@ -195,13 +208,13 @@ void cross_checks(const YamlReader& r, const YAML::Node& root, Scenario& s) {
                : "with speculative decoding use 0 (no cap) or a threshold of at least 1 + num_speculative_tokens");
   if (std::string problem = check_scheduler_config(sc, sc.max_model_len); !problem.empty())
     r.fail(locate(root, "scheduler", ""), "scheduler", problem, "see scenarios/README.md for each key's range");
-  const YAML::Node reqs = root["requests"];
+  const YamlNode reqs = root["requests"];
   for (std::size_t i = 0; i < s.requests.size(); ++i) {
     const RequestSpec& req = s.requests[i];
     // vLLM rejects prompts longer than max_model_len; one of exactly max_model_len tokens could
     // never be scheduled whole (the scheduler keeps one position for the sampled token).
     if (static_cast<int>(req.prompt.size()) >= sc.max_model_len) {
-      const YAML::Node rn = reqs[i];
+      const YamlNode rn = reqs[i];
       const char* key = rn["prompt"] ? "prompt" : "prompt_len";
       r.fail(rn[key], index_key("requests", i) + "." + key,
              "prompt of " + std::to_string(req.prompt.size()) + " tokens does not fit max_model_len " +
@@ -233,7 +246,7 @@ void cross_checks(const YamlReader& r, const YAML::Node& root, Scenario& s) {
   }
 }
 
-Scenario read_scenario(const YamlReader& r, const YAML::Node& root, const std::string& display_name) {
+Scenario read_scenario(const YamlReader& r, const YamlNode& root, const std::string& display_name) {
   Scenario s;
   s.source = display_name;
   s.name = std::filesystem::path(display_name).stem().string();
@@ -299,19 +312,20 @@ Result<Scenario> load_scenario_text(const std::string& text, const std::string& 
                                     const std::vector<std::string>& sets) {
   YamlReader reader(display_name);
   try {
-    YAML::Node root;
+    YamlTree tree;
+    YamlNode root;
     try {
-      const SingleDocument d = load_single_document(text);
-      if (d.second.line >= 0) {
+      YAML::Mark second;
+      root = tree.parse(text, &second);
+      if (!second.is_null()) {
         Error e;
         e.file = display_name;
-        e.line = d.second.line + 1;
-        e.column = d.second.column + 1;
+        e.line = second.line + 1;
+        e.column = second.column + 1;
         e.message = "a second YAML document (after `---`): a scenario file holds one document";
         e.hint = "remove the `---` line and what follows, or put that scenario in a file of its own";
         return e;
       }
-      root = d.root;
     } catch (const YAML::ParserException& ex) {
       Error e;
       e.file = display_name;
@@ -332,7 +346,7 @@ Result<Scenario> load_scenario_text(const std::string& text, const std::string& 
     }
     // Overrides only apply to a mapping; otherwise the structural check reports the file.
     if (root.IsMap())
-      for (const auto& set : sets) apply_override(root, reader, set);
+      for (const auto& set : sets) root = apply_override(tree, root, reader, set);
     return read_scenario(reader, root, display_name);
   } catch (const LoadError& le) {
     return le.error;

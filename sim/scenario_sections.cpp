@@ -25,7 +25,7 @@ std::string names_list(const std::vector<std::string>& names) {
 }
 
 template <typename T, typename Parse>
-T read_enum(const YamlReader& r, const YAML::Node& node, const std::string& path, Parse parse,
+T read_enum(const YamlReader& r, const YamlNode& node, const std::string& path, Parse parse,
             const std::vector<std::string>& names, const char* what) {
   std::string s = r.read_string(node, path);
   auto v = parse(s);
@@ -35,7 +35,7 @@ T read_enum(const YamlReader& r, const YAML::Node& node, const std::string& path
 
 }  // namespace
 
-void read_model_section(const YamlReader& r, const YAML::Node& node, ModelConfig& out) {
+void read_model_section(const YamlReader& r, const YamlNode& node, ModelConfig& out) {
   const std::string p = "model";
   r.expect_map(node, p,
                {"preset", "seed", "dtype", "eos_token_id", "index_topk", "vocab_size", "hidden_size",
@@ -103,7 +103,7 @@ void read_model_section(const YamlReader& r, const YAML::Node& node, ModelConfig
   if (node["index_topk"]) out.index_topk = r.read_int(node["index_topk"], p + ".index_topk", 1, 1LL << 24);
 }
 
-void read_scheduler_section(const YamlReader& r, const YAML::Node& node, SchedulerConfig& out) {
+void read_scheduler_section(const YamlReader& r, const YamlNode& node, SchedulerConfig& out) {
   const std::string p = "scheduler";
   r.expect_map(node, p,
                {"max_num_batched_tokens", "max_num_seqs", "max_model_len", "enable_chunked_prefill",
@@ -138,7 +138,7 @@ void read_scheduler_section(const YamlReader& r, const YAML::Node& node, Schedul
   b("scheduler_reserve_full_isl", out.rules.scheduler_reserve_full_isl);  // default: the profile's release
 }
 
-void read_engine_section(const YamlReader& r, const YAML::Node& node, EngineConfig& out) {
+void read_engine_section(const YamlReader& r, const YamlNode& node, EngineConfig& out) {
   const std::string p = "engine";
   r.expect_map(node, p,
                {"profile", "attention_backend", "reorder_batch_threshold", "query_len_support",
@@ -175,10 +175,10 @@ void read_engine_section(const YamlReader& r, const YAML::Node& node, EngineConf
                    1LL << 24);
 }
 
-void read_parallel_section(const YamlReader& r, const YAML::Node& node, ParallelConfig& out) {
+void read_parallel_section(const YamlReader& r, const YamlNode& node, ParallelConfig& out) {
   r.expect_map(node, "parallel", {"tensor_parallel_size"});
   if (node["tensor_parallel_size"]) {
-    const YAML::Node& n = node["tensor_parallel_size"];
+    const YamlNode& n = node["tensor_parallel_size"];
     long long tp = r.read_integer(n, "parallel.tensor_parallel_size", -(1LL << 40), 1LL << 40);
     if (tp < 1 || tp > 8)
       r.fail(n, "parallel.tensor_parallel_size", "must be between 1 and 8 (got " + std::to_string(tp) + ")",
@@ -189,7 +189,7 @@ void read_parallel_section(const YamlReader& r, const YAML::Node& node, Parallel
 
 namespace {
 
-void check_tokens(const YamlReader& r, const YAML::Node& list, const std::string& path, const std::vector<int>& ids,
+void check_tokens(const YamlReader& r, const YamlNode& list, const std::string& path, const std::vector<int>& ids,
                   int vocab) {
   for (std::size_t i = 0; i < ids.size(); ++i)
     if (ids[i] >= vocab)
@@ -199,7 +199,7 @@ void check_tokens(const YamlReader& r, const YAML::Node& list, const std::string
              "token ids must be in [0, vocab_size); raise model.vocab_size or fix the id");
 }
 
-RequestSpec read_request(const YamlReader& r, const YAML::Node& node, const std::string& p, const Scenario& s) {
+RequestSpec read_request(const YamlReader& r, const YamlNode& node, const std::string& p, const Scenario& s) {
   r.expect_map(node, p,
                {"id", "arrival_step", "arrival_time", "prompt", "prompt_len", "prompt_hash_ids",
                 "prompt_hash_block_size", "max_tokens", "min_tokens", "ignore_eos",
@@ -231,7 +231,7 @@ RequestSpec read_request(const YamlReader& r, const YAML::Node& node, const std:
     if (req.prompt.empty())
       r.fail(node["prompt"], p + ".prompt", "must not be empty", "a prompt has at least one token");
   }
-  const YAML::Node hash_ids = node["prompt_hash_ids"], hash_block = node["prompt_hash_block_size"];
+  const YamlNode hash_ids = node["prompt_hash_ids"], hash_block = node["prompt_hash_block_size"];
   if ((hash_ids || hash_block) && (node["prompt"] || !node["prompt_len"]))
     r.fail(hash_ids ? hash_ids : hash_block, p + (hash_ids ? ".prompt_hash_ids" : ".prompt_hash_block_size"),
            "prompt_hash_ids seeds a prompt given by prompt_len", "give prompt_len (and no prompt) with prompt_hash_ids");
@@ -300,7 +300,7 @@ RequestSpec read_request(const YamlReader& r, const YAML::Node& node, const std:
     if (k == 0)
       r.fail(node["accepted_drafts"], p + ".accepted_drafts", "given without speculative decoding",
              "set scheduler.num_speculative_tokens > 0, or drop accepted_drafts");
-    const YAML::Node list = node["accepted_drafts"];
+    const YamlNode list = node["accepted_drafts"];
     req.accepted_drafts = r.read_int_list(list, p + ".accepted_drafts", 0, 1LL << 31);
     for (std::size_t j = 0; j < req.accepted_drafts.size(); ++j)
       if (req.accepted_drafts[j] > k)
@@ -314,9 +314,10 @@ RequestSpec read_request(const YamlReader& r, const YAML::Node& node, const std:
 
 }  // namespace
 
-void read_requests_section(const YamlReader& r, const YAML::Node& node, Scenario& s) {
+void read_requests_section(const YamlReader& r, const YamlNode& node, Scenario& s) {
   r.expect_sequence(node, "requests");
   if (node.size() == 0) r.fail(node, "requests", "no requests", "a scenario needs at least one request");
+  s.requests.reserve(node.size());
   std::map<std::string, int> first_line;
   for (std::size_t i = 0; i < node.size(); ++i) {
     const std::string p = index_key("requests", i);
@@ -336,7 +337,7 @@ void read_requests_section(const YamlReader& r, const YAML::Node& node, Scenario
   s.timed_arrivals = !s.requests.empty() && s.requests[0].arrival_time_ns.has_value();
 }
 
-void read_timing_section(const YamlReader& r, const YAML::Node& node, TimingConfig& out) {
+void read_timing_section(const YamlReader& r, const YamlNode& node, TimingConfig& out) {
   r.expect_map(node, "timing", {"fixed_us", "per_scheduled_token_us", "per_context_token_us", "per_request_us"});
   for (auto [key, field] : {std::pair{"fixed_us", &out.fixed_us},
                             std::pair{"per_scheduled_token_us", &out.per_scheduled_token_us},

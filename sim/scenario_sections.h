@@ -6,14 +6,14 @@
 
 namespace mlasim {
 
-void read_model_section(const YamlReader& r, const YAML::Node& node, ModelConfig& out);
-void read_scheduler_section(const YamlReader& r, const YAML::Node& node, SchedulerConfig& out);
-void read_engine_section(const YamlReader& r, const YAML::Node& node, EngineConfig& out);
-void read_parallel_section(const YamlReader& r, const YAML::Node& node, ParallelConfig& out);
+void read_model_section(const YamlReader& r, const YamlNode& node, ModelConfig& out);
+void read_scheduler_section(const YamlReader& r, const YamlNode& node, SchedulerConfig& out);
+void read_engine_section(const YamlReader& r, const YamlNode& node, EngineConfig& out);
+void read_parallel_section(const YamlReader& r, const YamlNode& node, ParallelConfig& out);
 // Needs the model (vocabulary, EOS, seed) and scheduler (spec tokens, max_model_len resolved) already read.
-void read_requests_section(const YamlReader& r, const YAML::Node& node, Scenario& s);
-void read_timing_section(const YamlReader& r, const YAML::Node& node, TimingConfig& out);
+void read_requests_section(const YamlReader& r, const YamlNode& node, Scenario& s);
+void read_timing_section(const YamlReader& r, const YamlNode& node, TimingConfig& out);
 // Needs the requests already read (ids are checked against them).
-void read_expect_section(const YamlReader& r, const YAML::Node& node, Scenario& s);
+void read_expect_section(const YamlReader& r, const YamlNode& node, Scenario& s);
 
 }  // namespace mlasim

@@ -1,10 +1,6 @@
 // Typed, located YAML reads with strict key checking.
 #include "sim/yaml_reader.h"
 
-#include <yaml-cpp/eventhandler.h>
-
-#include <sstream>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -12,43 +8,6 @@
 
 namespace mlasim {
 
-namespace {
-
-// Counts documents by their start marks; nothing else is built.
-class DocumentStarts final : public YAML::EventHandler {
- public:
-  std::vector<YAML::Mark> starts;
-  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
-  void OnMapEnd() override {}
-};
-
-}  // namespace
-
-SingleDocument load_single_document(const std::string& text) {
-  SingleDocument d;
-  d.root = YAML::Load(text);
-  d.second.line = -1;
-  std::istringstream in(text);
-  YAML::Parser parser(in);
-  DocumentStarts starts;
-  // Two documents at most: enough to tell one from more, and it ends where LoadAll would not.
-  for (int i = 0; i < 2 && parser.HandleNextDocument(starts); ++i) {
-  }
-  if (starts.starts.size() >= 2) {
-    const YAML::Mark& a = starts.starts[0];
-    const YAML::Mark& b = starts.starts[1];
-    if (b.pos <= a.pos) throw YAML::ParserException(b, "unexpected character; a value cannot start here");
-    d.second = b;
-  }
-  return d;
-}
 namespace {
 
 int edit_distance(const std::string& a, const std::string& b) {
@@ -69,12 +28,12 @@ std::string list_of(const std::vector<std::string>& names) {
   return out;
 }
 
-const char* kind_name(const YAML::Node& node) {
+const char* kind_name(const YamlNode& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Map: return "a mapping";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Null: return "null";
-    case YAML::NodeType::Scalar: return "a scalar";
+    case YamlType::Map: return "a mapping";
+    case YamlType::Sequence: return "a list";
+    case YamlType::Null: return "null";
+    case YamlType::Scalar: return "a scalar";
     default: return "nothing";
   }
 }
@@ -89,7 +48,7 @@ std::string index_key(const std::string& parent, std::size_t index) {
   return parent + "[" + std::to_string(index) + "]";
 }
 
-Error YamlReader::error_at(const YAML::Node& node, const std::string& key_path, std::string message,
+Error YamlReader::error_at(const YamlNode& node, const std::string& key_path, std::string message,
                            std::string hint) const {
   Error e;
   e.key_path = key_path;
@@ -127,19 +86,19 @@ Error YamlReader::error_at(const YAML::Node& node, const std::string& key_path, 
   return e;
 }
 
-void YamlReader::fail(const YAML::Node& node, const std::string& key_path, std::string message,
+void YamlReader::fail(const YamlNode& node, const std::string& key_path, std::string message,
                       std::string hint) const {
   throw LoadError{error_at(node, key_path, std::move(message), std::move(hint))};
 }
 
-void YamlReader::expect_map(const YAML::Node& node, const std::string& key_path,
+void YamlReader::expect_map(const YamlNode& node, const std::string& key_path,
                             const std::vector<std::string>& allowed) const {
   if (!node.IsMap())
     fail(node, key_path, std::string("expected a mapping, got ") + kind_name(node),
          "write `key: value` pairs here; see scenarios/README.md");
   std::set<std::string> seen;
-  for (auto it = node.begin(); it != node.end(); ++it) {
-    const YAML::Node key = it->first;  // a copy: it-> yields a temporary proxy
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const YamlNode key = node.key_at(i);
     if (!key.IsScalar()) fail(key, key_path, "keys must be plain names", "use a plain word as the key");
     std::string name = key.Scalar();
     std::string path = join_key(key_path, name);
@@ -158,12 +117,12 @@ void YamlReader::expect_map(const YAML::Node& node, const std::string& key_path,
   }
 }
 
-void YamlReader::expect_sequence(const YAML::Node& node, const std::string& key_path) const {
+void YamlReader::expect_sequence(const YamlNode& node, const std::string& key_path) const {
   if (!node.IsSequence())
     fail(node, key_path, std::string("expected a list, got ") + kind_name(node), "write a YAML list: [a, b] or `- a` lines");
 }
 
-std::string YamlReader::read_string(const YAML::Node& node, const std::string& key_path) const {
+std::string YamlReader::read_string(const YamlNode& node, const std::string& key_path) const {
   if (!node.IsScalar()) fail(node, key_path, std::string("expected a string, got ") + kind_name(node), "write a single value here");
   return node.Scalar();
 }
@@ -173,13 +132,13 @@ namespace {
 // Whether a scalar may be read as the YAML type `type` ("int", "float", "bool"): a plain scalar
 // (tag "?"), or one tagged explicitly with that type (`!!int 16`). A quoted scalar (tag "!") is a
 // string, and so is `!!str 16`; any other tag is not read as a number or a boolean either.
-bool scalar_is(const YAML::Node& node, const std::string& type) {
+bool scalar_is(const YamlNode& node, const std::string& type) {
   const std::string& tag = node.Tag();
   return tag == "?" || tag.empty() || tag == "tag:yaml.org,2002:" + type;
 }
 
 // `"16"`, or `"16" (tagged !!str)` when the scalar carries an explicit tag.
-std::string shown(const YAML::Node& node) {
+std::string shown(const YamlNode& node) {
   std::string tag = node.Tag();
   if (tag == "?" || tag == "!" || tag.empty()) return "\"" + node.Scalar() + "\"";
   if (tag.rfind("tag:yaml.org,2002:", 0) == 0) tag = "!!" + tag.substr(18);
@@ -188,7 +147,7 @@ std::string shown(const YAML::Node& node) {
 
 }  // namespace
 
-long long YamlReader::read_integer(const YAML::Node& node, const std::string& key_path, long long min,
+long long YamlReader::read_integer(const YamlNode& node, const std::string& key_path, long long min,
                                    long long max) const {
   if (!node.IsScalar())
     fail(node, key_path, std::string("expected an integer, got ") + kind_name(node), "write a whole number, e.g. 16");
@@ -215,12 +174,12 @@ long long YamlReader::read_integer(const YAML::Node& node, const std::string& ke
   return value;
 }
 
-int YamlReader::read_int(const YAML::Node& node, const std::string& key_path, long long min, long long max) const {
+int YamlReader::read_int(const YamlNode& node, const std::string& key_path, long long min, long long max) const {
   long long hi = std::min<long long>(max, std::numeric_limits<int>::max());
   return static_cast<int>(read_integer(node, key_path, min, hi));
 }
 
-double YamlReader::read_double(const YAML::Node& node, const std::string& key_path, double min) const {
+double YamlReader::read_double(const YamlNode& node, const std::string& key_path, double min) const {
   if (!node.IsScalar()) fail(node, key_path, std::string("expected a number, got ") + kind_name(node), "write a number, e.g. 1e-6");
   const std::string& s = node.Scalar();
   double value = 0;
@@ -241,7 +200,7 @@ double YamlReader::read_double(const YAML::Node& node, const std::string& key_pa
   return value;
 }
 
-bool YamlReader::read_bool(const YAML::Node& node, const std::string& key_path) const {
+bool YamlReader::read_bool(const YamlNode& node, const std::string& key_path) const {
   if (node.IsScalar() && scalar_is(node, "bool")) {
     const std::string& s = node.Scalar();
     if (s == "true" || s == "True" || s == "TRUE") return true;
@@ -252,7 +211,7 @@ bool YamlReader::read_bool(const YAML::Node& node, const std::string& key_path) 
        "write true or false, unquoted");
 }
 
-std::vector<int> YamlReader::read_int_list(const YAML::Node& node, const std::string& key_path, long long min,
+std::vector<int> YamlReader::read_int_list(const YamlNode& node, const std::string& key_path, long long min,
                                            long long max) const {
   expect_sequence(node, key_path);
   std::vector<int> out;
@@ -261,7 +220,7 @@ std::vector<int> YamlReader::read_int_list(const YAML::Node& node, const std::st
   return out;
 }
 
-std::vector<std::string> YamlReader::read_string_list(const YAML::Node& node, const std::string& key_path) const {
+std::vector<std::string> YamlReader::read_string_list(const YamlNode& node, const std::string& key_path) const {
   expect_sequence(node, key_path);
   std::vector<std::string> out;
   for (std::size_t i = 0; i < node.size(); ++i) out.push_back(read_string(node[i], index_key(key_path, i)));

@@ -2,7 +2,6 @@
 // naming file, line, column and key path. Internal to sim/ (the only yaml-cpp user).
 #pragma once
 
-#include <yaml-cpp/yaml.h>
 
 #include <map>
 #include <optional>
@@ -10,18 +9,9 @@
 #include <vector>
 
 #include "sim/status.h"
+#include "sim/yaml_tree.h"
 
 namespace mlasim {
-
-// The one YAML document of `text`: its root (null for an empty text), and the mark where a second
-// document starts (line < 0 when there is none). A parser that stops making progress (yaml-cpp 0.7's
-// LoadAll never ends on a stray "," at the top) throws a YAML::ParserException at that mark.
-// Other syntax errors throw YAML::ParserException as YAML::Load does.
-struct SingleDocument {
-  YAML::Node root;
-  YAML::Mark second;
-};
-SingleDocument load_single_document(const std::string& text);
 
 // Thrown inside the loader only; load_scenario_* turns it into a Result.
 struct LoadError {
@@ -41,22 +31,22 @@ class YamlReader {
   const std::string& file() const { return file_; }
   void add_override(const std::string& key_path, OverrideOrigin origin) { overrides_[key_path] = std::move(origin); }
 
-  Error error_at(const YAML::Node& node, const std::string& key_path, std::string message, std::string hint = {}) const;
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& key_path, std::string message,
+  Error error_at(const YamlNode& node, const std::string& key_path, std::string message, std::string hint = {}) const;
+  [[noreturn]] void fail(const YamlNode& node, const std::string& key_path, std::string message,
                          std::string hint = {}) const;
 
   // The node must be a mapping whose keys are all in `allowed` and appear once each.
-  void expect_map(const YAML::Node& node, const std::string& key_path, const std::vector<std::string>& allowed) const;
-  void expect_sequence(const YAML::Node& node, const std::string& key_path) const;
+  void expect_map(const YamlNode& node, const std::string& key_path, const std::vector<std::string>& allowed) const;
+  void expect_sequence(const YamlNode& node, const std::string& key_path) const;
 
-  std::string read_string(const YAML::Node& node, const std::string& key_path) const;
-  long long read_integer(const YAML::Node& node, const std::string& key_path, long long min, long long max) const;
-  int read_int(const YAML::Node& node, const std::string& key_path, long long min, long long max = 1LL << 31) const;
-  double read_double(const YAML::Node& node, const std::string& key_path, double min) const;
-  bool read_bool(const YAML::Node& node, const std::string& key_path) const;
-  std::vector<int> read_int_list(const YAML::Node& node, const std::string& key_path, long long min,
+  std::string read_string(const YamlNode& node, const std::string& key_path) const;
+  long long read_integer(const YamlNode& node, const std::string& key_path, long long min, long long max) const;
+  int read_int(const YamlNode& node, const std::string& key_path, long long min, long long max = 1LL << 31) const;
+  double read_double(const YamlNode& node, const std::string& key_path, double min) const;
+  bool read_bool(const YamlNode& node, const std::string& key_path) const;
+  std::vector<int> read_int_list(const YamlNode& node, const std::string& key_path, long long min,
                                  long long max) const;
-  std::vector<std::string> read_string_list(const YAML::Node& node, const std::string& key_path) const;
+  std::vector<std::string> read_string_list(const YamlNode& node, const std::string& key_path) const;
 
  private:
   std::string file_;
