@@ -1,7 +1,9 @@
 // Cost cliffs on legal input, end to end (`mlasim run SCENARIO --dry-run --table none` as a child):
 // (1) the KV pool size: the same run at 8,192 and 2^24 blocks, for 200 and 2,000 steps, so a
 // per-step cost that grows with num_gpu_blocks shows as a slope; (2) an expect block naming
-// N requests, N = 8,000 and 32,000 (and 128,000 with --large): linear work grows 4x, quadratic 16x.
+// N requests, N = 8,000 and 32,000 (and 128,000 with --large): linear work grows 4x, quadratic 16x;
+// (3) a trace of N requests arriving 8 a step, written inline and as a requests_file: the memory a
+// request costs while the scenario is read (peak RSS over a one-request run, divided by N).
 // Prints wall time, CPU time and peak RSS per case; validates every run exits 0 with its checks held.
 // Usage: bench_cliffs [--mlasim PATH] [--large] [--keep]
 #include <unistd.h>
@@ -102,6 +104,39 @@ int main(int argc, char** argv) {
     char what[96];
     std::snprintf(what, sizeof what, "N = %d (%.1f MB of YAML)", n, static_cast<double>(fs::file_size(path)) / 1e6);
     print(what, c);
+  }
+  // (3) N requests, 8 arriving a step (so few are alive at once): inline and from a requests_file.
+  std::printf("\ntrace of N requests arriving 8 a step (memory a request costs while it is read):\n");
+  auto trace = [&](int n, bool inline_requests) {
+    const std::string stem = (inline_requests ? "inline_" : "file_") + std::to_string(n);
+    const std::string yaml = (dir / (stem + ".yaml")).string();
+    std::ofstream y(yaml);
+    y << "version: 1\nscheduler: {max_num_seqs: 256, max_num_batched_tokens: 8192}\n";
+    if (inline_requests) {
+      y << "requests:\n";
+      for (int i = 0; i < n; ++i)
+        y << "  - {id: r" << i << ", prompt: [5, 6, 7], max_tokens: 2, arrival_step: " << i / 8 << "}\n";
+    } else {
+      y << "requests_file: " << stem << ".jsonl\n";
+      std::ofstream j(dir / (stem + ".jsonl"));
+      for (int i = 0; i < n; ++i)
+        j << "{\"id\": \"r" << i << "\", \"prompt\": [5, 6, 7], \"max_tokens\": 2, \"arrival_step\": " << i / 8 << "}\n";
+    }
+    y.close();
+    return run_case(mlasim, dir, yaml, {}, "");
+  };
+  std::vector<int> trace_sizes{32000};
+  if (large) trace_sizes.push_back(128000);
+  for (bool inline_requests : {true, false}) {
+    const Child base = trace(1, inline_requests);
+    for (int n : trace_sizes) {
+      const Child c = trace(n, inline_requests);
+      char what[96];
+      std::snprintf(what, sizeof what, "%s, N = %d", inline_requests ? "inline" : "requests_file", n);
+      print(what, c);
+      std::printf("  %-44s %.0f bytes a request over a one-request run\n", "",
+                  static_cast<double>(c.peak_rss_kib - base.peak_rss_kib) * 1024.0 / n);
+    }
   }
   if (keep) std::printf("kept %s\n", dir.c_str());
   else fs::remove_all(dir);
