@@ -130,7 +130,8 @@ std::vector<Edit> candidate_edits(const Scenario& s, const std::vector<std::stri
       {"scheduler.num_speculative_tokens", [](Scenario& t) -> int& { return t.scheduler.num_speculative_tokens; }, 1},
   };
   for (const auto& [name, field, floor] : lowerable) {
-    const Key& k = *std::find_if(keys().begin(), keys().end(), [&](const Key& key) { return key.name == std::string(name); });
+    const std::string wanted = name;  // a structured binding cannot be captured before clang 16
+    const Key& k = *std::find_if(keys().begin(), keys().end(), [&](const Key& key) { return key.name == wanted; });
     Scenario copy = s;
     if (!k.is_default(s) && !kept(name)) add_lowerings(edits, field(copy), field, floor);
   }
