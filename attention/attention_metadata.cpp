@@ -86,7 +86,6 @@ void build_attention_metadata(AttentionMetadata& out, const BatchRoute& route, c
     d.num_rows = num_mqa_rows;
     d.query_start_loc.assign(out.query_start_loc.begin(), out.query_start_loc.begin() + num_mqa_rows + 1);
     d.seq_lens.assign(out.seq_lens.begin(), out.seq_lens.begin() + num_mqa_rows);
-    d.block_table.assign(out.block_table.begin(), out.block_table.begin() + num_mqa_rows);
     for (int i = 0; i < num_mqa_rows; ++i) d.max_query_len = std::max(d.max_query_len, route.rows[sz(i)].q);
     out.decode = std::move(d);
   }
@@ -173,11 +172,11 @@ std::string AttentionMetadata::validate() const {
 
   if (decode.has_value() != (mqa_rows > 0)) return "decode metadata present iff a row takes the decode path";
   if (decode) {
-    if (sz(decode->num_rows) != mqa_rows || decode->seq_lens.size() != mqa_rows || decode->block_table.size() != mqa_rows ||
+    if (sz(decode->num_rows) != mqa_rows || decode->seq_lens.size() != mqa_rows ||
         decode->query_start_loc.size() != mqa_rows + 1)
       return "decode metadata size mismatch";
     for (std::size_t i = 0; i < mqa_rows; ++i)
-      if (decode->seq_lens[i] != seq_lens[i] || decode->block_table[i] != block_table[i] ||
+      if (decode->seq_lens[i] != seq_lens[i] ||
           decode->query_start_loc[i + 1] != query_start_loc[i + 1])
         return "decode metadata row " + num(static_cast<long long>(i)) + " differs from the batch";
   }

@@ -28,12 +28,13 @@ struct PrefillMetadata {
   ChunkedContextMetadata chunked_context;  // over these rows' context_lens
 };
 
-// MLA decode path (forward_mqa): rows [0, num_rows).
+// MLA decode path (forward_mqa): rows [0, num_rows). Their block tables are the batch's
+// AttentionMetadata::block_table[0, num_rows), not copied (a step would copy every decode row's
+// table twice).
 struct DecodeMetadata {
   int num_rows = 0;
   std::vector<int> query_start_loc;  // num_rows + 1 entries
   std::vector<int> seq_lens;
-  std::vector<std::vector<int>> block_table;
   int max_query_len = 0;
 };
 

@@ -122,7 +122,7 @@ TEST_CASE("attention metadata: fields, slot mapping and decode metadata", "[rout
   CHECK(m.paths == std::vector<MlaPath>{MlaPath::kMqa, MlaPath::kMha, MlaPath::kMha});
   REQUIRE(m.decode.has_value());
   CHECK(m.decode->seq_lens == std::vector<int>{21});
-  CHECK(m.decode->block_table == std::vector<std::vector<int>>{{10, 11, 12, 13, 14, 15}});
+  CHECK(m.block_table[0] == std::vector<int>{10, 11, 12, 13, 14, 15});  // the decode row's table
   REQUIRE(m.prefill.has_value());
   CHECK(m.prefill->row_start == 1);
   CHECK(m.prefill->query_start_loc == std::vector<int>{0, 4, 9});
