@@ -95,7 +95,7 @@ TEST_CASE("a tree costs tens of bytes a node, not yaml-cpp's kilobytes a request
   CHECK(t.memory_bytes() < static_cast<std::size_t>(n) * 2 * (8 * 24 + 8 * 4 + 25) + 4096);
 }
 
-TEST_CASE("--set through an aliased request changes that request only", "[yaml][loader]") {
+TEST_CASE("an override (--set) through an aliased request changes that request only", "[yaml][loader]") {
   const std::string text =
       "version: 1\nrequests:\n  - &r {id: a, prompt: &p [5, 6], max_tokens: 2}\n"
       "  - {id: b, prompt: *p}\n";
