@@ -1,6 +1,7 @@
 // KV block pool: free queue, ref counts, prefix-cache map.
 #include "sim/block_pool.h"
 
+#include <algorithm>
 #include <string>
 
 #include "sim/check.h"
@@ -14,7 +15,9 @@ BlockPool::BlockPool(int num_gpu_blocks, bool enable_caching, bool free_unhashed
       blocks_(static_cast<std::size_t>(num_gpu_blocks) + 1),
       hashes_(static_cast<std::size_t>(num_gpu_blocks) + 1, 0),
       sentinel_(num_gpu_blocks),
-      cached_(num_gpu_blocks) {
+      // The prefix-cache map grows with the blocks cached, not the pool: sized for the pool, a
+      // 2^24-block pool held 1 GiB of empty slots before anything was cached.
+      cached_(std::min(num_gpu_blocks, 4096)) {
   MLASIM_CHECK(num_gpu_blocks >= 2, "need the null block plus at least one usable block");
   Block& s = blocks_[static_cast<std::size_t>(sentinel_)];
   s.prev = s.next = sentinel_;
