@@ -8,8 +8,6 @@
 #include <limits>
 #include <sstream>
 
-#include <yaml-cpp/exceptions.h>
-
 #include "sim/file_read.h"
 #include "sim/request_file.h"
 #include "sim/scenario_sections.h"
@@ -88,13 +86,13 @@ YamlNode apply_override(YamlTree& tree, YamlNode root, YamlReader& reader, const
   std::string normalized;
   auto parse_value = [&]() -> std::uint32_t {
     try {
-      YAML::Mark second;
+      YamlMark second;
       const YamlNode v = tree.parse(set.substr(eq + 1), &second);
       if (!second.is_null())
         override_error(label, static_cast<int>(eq) + 2, "the value holds more than one YAML document (`---`)",
                        "give one value; quote it for the shell if it contains `---`");
       return v.id();
-    } catch (const YAML::Exception& ex) {
+    } catch (const YamlSyntaxError& ex) {
       override_error(label, static_cast<int>(eq) + 2 + std::max(ex.mark.column, 0), "cannot parse the value: " + ex.msg,
                      "quote the value for the shell; lists are written [a, b]");
     }
@@ -315,7 +313,7 @@ Result<Scenario> load_scenario_text(const std::string& text, const std::string& 
     YamlTree tree;
     YamlNode root;
     try {
-      YAML::Mark second;
+      YamlMark second;
       root = tree.parse(text, &second);
       if (!second.is_null()) {
         Error e;
@@ -326,11 +324,11 @@ Result<Scenario> load_scenario_text(const std::string& text, const std::string& 
         e.hint = "remove the `---` line and what follows, or put that scenario in a file of its own";
         return e;
       }
-    } catch (const YAML::ParserException& ex) {
+    } catch (const YamlSyntaxError& ex) {
       Error e;
       e.file = display_name;
-      e.line = ex.mark.line + 1;
-      e.column = ex.mark.column + 1;
+      e.line = std::max(ex.mark.line, 0) + 1;
+      e.column = std::max(ex.mark.column, 0) + 1;
       e.message = "YAML syntax error: " + ex.msg;
       e.hint = "check indentation, colons and brackets near this position";
       return e;
@@ -350,13 +348,6 @@ Result<Scenario> load_scenario_text(const std::string& text, const std::string& 
     return read_scenario(reader, root, display_name);
   } catch (const LoadError& le) {
     return le.error;
-  } catch (const YAML::Exception& ex) {
-    Error e;
-    e.file = display_name;
-    e.line = ex.mark.line + 1;
-    e.column = ex.mark.column + 1;
-    e.message = "YAML error: " + ex.msg;
-    return e;
   }
 }
 

@@ -25,12 +25,9 @@ const std::string& YamlNode::Tag() const {
   return IsDefined() ? tree_->tag(id_) : kEmpty;
 }
 
-YAML::Mark YamlNode::Mark() const {
-  if (!IsDefined() || tree_->at(id_).line < 0) return YAML::Mark::null_mark();
-  YAML::Mark m;
-  m.line = tree_->at(id_).line;
-  m.column = tree_->at(id_).column;
-  return m;
+YamlMark YamlNode::Mark() const {
+  if (!IsDefined()) return {};
+  return YamlMark{tree_->at(id_).line, tree_->at(id_).column};
 }
 
 std::size_t YamlNode::size() const {
@@ -75,7 +72,7 @@ std::string YamlTree::scalar(std::uint32_t id) const {
 }
 
 std::uint32_t YamlTree::add(const Node& n) {
-  if (nodes_.size() >= kNone - 1) throw YAML::ParserException(YAML::Mark::null_mark(), "too many YAML nodes");
+  if (nodes_.size() >= kNone - 1) throw YamlSyntaxError{{}, "more than 2^32 YAML nodes"};
   nodes_.push_back(n);
   return static_cast<std::uint32_t>(nodes_.size() - 1);
 }
@@ -242,21 +239,26 @@ class DocumentStarts final : public YAML::EventHandler {
 
 }  // namespace
 
-YamlNode YamlTree::parse(const std::string& text, YAML::Mark* second_document) {
+YamlNode YamlTree::parse(const std::string& text, YamlMark* second_document) {
   StringBuf buf(text);
   std::istream in(&buf);
-  YAML::Parser parser(in);
   YamlTreeBuilder builder(*this);
-  if (second_document != nullptr) *second_document = YAML::Mark::null_mark();
-  if (parser.HandleNextDocument(builder)) {
-    // One more document at most: enough to tell one from more. yaml-cpp 0.7's parser can stop
-    // making progress (a stray "," at the top starts a document at the same place forever).
-    DocumentStarts next;
-    if (parser.HandleNextDocument(next) && !next.starts.empty()) {
-      const YAML::Mark& b = next.starts.front();
-      if (b.pos <= builder.start.pos) throw YAML::ParserException(b, "unexpected character; a value cannot start here");
-      if (second_document != nullptr) *second_document = b;
+  if (second_document != nullptr) *second_document = YamlMark{};
+  try {
+    YAML::Parser parser(in);
+    if (parser.HandleNextDocument(builder)) {
+      // One more document at most: enough to tell one from more. yaml-cpp 0.7's parser can stop
+      // making progress (a stray "," at the top starts a document at the same place forever).
+      DocumentStarts next;
+      if (parser.HandleNextDocument(next) && !next.starts.empty()) {
+        const YAML::Mark& b = next.starts.front();
+        if (b.pos <= builder.start.pos)
+          throw YamlSyntaxError{{b.line, b.column}, "unexpected character; a value cannot start here"};
+        if (second_document != nullptr) *second_document = YamlMark{b.line, b.column};
+      }
     }
+  } catch (const YAML::Exception& e) {
+    throw YamlSyntaxError{{e.mark.line, e.mark.column}, e.msg};
   }
   if (builder.root == kNone) {  // no document: a null node, as YAML::Load gives
     Node n;

@@ -1,10 +1,9 @@
 // A YAML document as a compact tree, built from yaml-cpp's event parser: 24 bytes a node, scalars
 // in one character arena, children in one index arena, so a scenario of 100,000 inline requests
 // costs a few hundred bytes a request while it is read (yaml-cpp's own node graph costs kilobytes).
-// An alias is the anchored node itself, shared, as in yaml-cpp. Internal to sim/.
+// An alias is the anchored node itself, shared, as in yaml-cpp. yaml-cpp stays behind this header
+// (sim/ is its only user): marks and syntax errors are this header's own types.
 #pragma once
-
-#include <yaml-cpp/mark.h>
 
 #include <cstdint>
 #include <string>
@@ -14,10 +13,22 @@ namespace mlasim {
 
 enum class YamlType : std::uint8_t { Undefined, Null, Scalar, Sequence, Map };
 
+// A 0-based position in a YAML text; null (line < 0) for a node no text holds.
+struct YamlMark {
+  int line = -1, column = -1;
+  bool is_null() const { return line < 0; }
+};
+
+// What parse() throws: yaml-cpp's message and where it points.
+struct YamlSyntaxError {
+  YamlMark mark;
+  std::string msg;
+};
+
 class YamlTree;
 
 // A handle on one node of a YamlTree (valid while the tree lives), or an undefined node: what a
-// lookup of a missing key or index returns. Reads mirror YAML::Node's.
+// lookup of a missing key or index returns. Reads mirror yaml-cpp's YAML::Node.
 class YamlNode {
  public:
   YamlNode() = default;
@@ -36,7 +47,7 @@ class YamlNode {
   // for a quoted scalar, "tag:yaml.org,2002:int" for `!!int`; "" for a node made by --set's path.
   const std::string& Tag() const;
   // Where the node starts in its text (0-based line and column); null for a node with no text.
-  YAML::Mark Mark() const;
+  YamlMark Mark() const;
 
   // A sequence's entries or a mapping's pairs; 0 for anything else.
   std::size_t size() const;
@@ -66,10 +77,11 @@ class YamlTree {
     std::uint32_t begin = 0, count = 0;  // scalar: chars_ range; collection: kids_ range (a map: 2 per pair)
   };
 
-  // Parses `text` (one document; see load_yaml_document) into this tree; returns the root, or an
-  // undefined node for a text with no document. Throws YAML::ParserException on a syntax error.
-  // Nodes already in the tree stay (a --set value is parsed into the scenario's tree).
-  YamlNode parse(const std::string& text, YAML::Mark* second_document = nullptr);
+  // Parses the first document of `text` into this tree and returns its root (a null node for a
+  // text with no document). Where a second document starts goes to `second_document` (null when
+  // there is none). Throws YamlSyntaxError on a syntax error. Nodes already in the tree stay (a
+  // --set value is parsed into the scenario's tree).
+  YamlNode parse(const std::string& text, YamlMark* second_document = nullptr);
 
   YamlNode node(std::uint32_t id) { return YamlNode(this, id); }
   const Node& at(std::uint32_t id) const { return nodes_[id]; }

@@ -3,16 +3,15 @@
 
 #include <fmt/format.h>
 
-#include <yaml-cpp/yaml.h>
-
+#include <algorithm>
 #include <fstream>
 #include <optional>
 #include <tuple>
 #include <sstream>
 
 #include "sim/file_read.h"
-
 #include "sim/seeded_tokens.h"
+#include "sim/yaml_tree.h"
 #include "tools/harness/atomic_file.h"
 #include "tools/harness/json_value.h"
 #include "tools/harness/json_writer.h"
@@ -178,21 +177,20 @@ Result<LogitsFiles> read_logits_files(const std::string& dir) {
 namespace {
 
 // The meta.yaml key at `path` (dotted), or an error naming it.
-Result<YAML::Node> meta_key(const YAML::Node& root, const std::string& file, const std::string& path) {
-  YAML::Node n;
-  n.reset(root);  // YAML::Node's operator= writes through to the node; reset() rebinds
+Result<YamlNode> meta_key(const YamlNode& root, const std::string& file, const std::string& path) {
+  YamlNode n = root;
   std::size_t start = 0;
   while (true) {
     const std::size_t dot = path.find('.', start);
     const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     if (!n.IsMap() || !n[part]) return file_error(file, path, "missing");
-    n.reset(n[part]);
+    n = n[part];
     if (dot == std::string::npos) return n;
     start = dot + 1;
   }
 }
 
-Error meta_error(const std::string& file, const YAML::Node& at, const std::string& key, const std::string& message) {
+Error meta_error(const std::string& file, const YamlNode& at, const std::string& key, const std::string& message) {
   Error e = file_error(file, key, message);
   e.line = at.Mark().line + 1;
   e.column = at.Mark().column + 1;
@@ -209,19 +207,20 @@ Result<LogitsGolden> read_logits_golden(const std::string& dir, const Scenario& 
   const std::string path = dir + "/meta.yaml";
   Result<std::string> text = read_file_bounded(path, kMaxGoldenTextBytes, "the golden's meta.yaml");
   if (!text) return text.error();
-  YAML::Node root;
+  YamlTree tree;
+  YamlNode root;
   try {
-    root = YAML::Load(text.value());
-  } catch (const YAML::Exception& e) {
+    root = tree.parse(text.value());
+  } catch (const YamlSyntaxError& e) {
     Error err = file_error(path, "", "not YAML: " + e.msg);
-    err.line = e.mark.line + 1;
-    err.column = e.mark.column + 1;
+    err.line = std::max(e.mark.line, 0) + 1;
+    err.column = std::max(e.mark.column, 0) + 1;
     return err;
   }
   if (!root.IsMap()) return file_error(path, "", "expected the mapping `golden update` writes");
   // Scalars compared as text, as written.
   auto expect_text = [&](const std::string& key, const std::string& want) -> std::optional<Error> {
-    Result<YAML::Node> n = meta_key(root, path, key);
+    Result<YamlNode> n = meta_key(root, path, key);
     if (!n) return n.error();
     if (!n.value().IsScalar() || n.value().Scalar() != want)
       return meta_error(path, n.value(), key,
@@ -240,7 +239,7 @@ Result<LogitsGolden> read_logits_golden(const std::string& dir, const Scenario& 
         return *e;
       }
   }
-  Result<YAML::Node> hash = meta_key(root, path, "model_hash");
+  Result<YamlNode> hash = meta_key(root, path, "model_hash");
   if (!hash) return hash.error();
   const std::string want = model_fingerprint(scenario.model);
   if (!hash.value().IsScalar()) return meta_error(path, hash.value(), "model_hash", "expected a hash");
