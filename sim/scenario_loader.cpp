@@ -97,6 +97,14 @@ YamlNode apply_override(YamlTree& tree, YamlNode root, YamlReader& reader, const
                      "quote the value for the shell; lists are written [a, b]");
     }
   };
+  // The node the path goes through next, as this edit's own: a copy of a collection, a new
+  // mapping for a missing or null key (--set creates it on its way), a scalar as it is (the
+  // next segment reports it).
+  auto own_step = [&](const YamlNode& next) -> std::uint32_t {
+    if (next.IsMap() || next.IsSequence()) return tree.copy_collection(next.id());
+    if (!next || next.IsNull()) return tree.new_map();
+    return next.id();
+  };
   const std::uint32_t new_root = tree.copy_collection(root.id());
   YamlNode cur = tree.node(new_root);
   for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -123,11 +131,7 @@ YamlNode apply_override(YamlTree& tree, YamlNode root, YamlReader& reader, const
         tree.set_kid(cur.id(), idx, parse_value());
         break;
       }
-      const YamlNode next = cur[idx];
-      std::uint32_t own;
-      if (next.IsMap() || next.IsSequence()) own = tree.copy_collection(next.id());
-      else if (next.IsNull()) own = tree.new_map();
-      else own = next.id();  // a scalar: the next segment reports it
+      const std::uint32_t own = own_step(cur[idx]);
       tree.set_kid(cur.id(), idx, own);
       cur = tree.node(own);
     } else {
@@ -139,11 +143,7 @@ YamlNode apply_override(YamlTree& tree, YamlNode root, YamlReader& reader, const
         tree.set_map_value(cur.id(), part, parse_value());
         break;
       }
-      const YamlNode next = cur[part];
-      std::uint32_t own;
-      if (next.IsMap() || next.IsSequence()) own = tree.copy_collection(next.id());
-      else if (!next || next.IsNull()) own = tree.new_map();  // a key --set creates on its way
-      else own = next.id();
+      const std::uint32_t own = own_step(cur[part]);
       tree.set_map_value(cur.id(), part, own);
       cur = tree.node(own);
     }

@@ -6,6 +6,7 @@
 #include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/parser.h>
 
+#include <algorithm>
 #include <istream>
 #include <streambuf>
 
@@ -18,7 +19,7 @@ YamlType YamlNode::Type() const {
   return tree_->at(id_).type;
 }
 
-std::string YamlNode::Scalar() const { return IsScalar() ? tree_->scalar(id_) : std::string(); }
+std::string YamlNode::Scalar() const { return std::string(IsDefined() ? tree_->scalar(id_) : std::string_view()); }
 
 const std::string& YamlNode::Tag() const {
   static const std::string kEmpty;
@@ -48,7 +49,7 @@ YamlNode YamlNode::operator[](const std::string& key) const {
   const std::size_t n = size();
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t k = tree_->kid(id_, 2 * i);
-    if (tree_->at(k).type == YamlType::Scalar && tree_->at(k).count == key.size() && tree_->scalar(k) == key)
+    if (tree_->scalar(k) == key && tree_->at(k).type == YamlType::Scalar)
       return YamlNode(tree_, tree_->kid(id_, 2 * i + 1));
   }
   return {};
@@ -66,9 +67,9 @@ YamlNode YamlNode::value_at(std::size_t pair) const {
 
 // ---- YamlTree ----
 
-std::string YamlTree::scalar(std::uint32_t id) const {
+std::string_view YamlTree::scalar(std::uint32_t id) const {
   const Node& n = nodes_[id];
-  return n.type == YamlType::Scalar ? chars_.substr(n.begin, n.count) : std::string();
+  return n.type == YamlType::Scalar ? std::string_view(chars_).substr(n.begin, n.count) : std::string_view();
 }
 
 std::uint32_t YamlTree::add(const Node& n) {
@@ -85,11 +86,16 @@ std::uint32_t YamlTree::intern_tag(const std::string& tag) {
   return static_cast<std::uint32_t>(tags_.size() - 1);
 }
 
+std::uint32_t YamlTree::copy_kids(const Node& n, std::uint32_t extra) {
+  const std::uint32_t begin = static_cast<std::uint32_t>(kids_.size());
+  kids_.resize(kids_.size() + n.count + extra);
+  std::copy_n(kids_.begin() + n.begin, n.count, kids_.begin() + begin);
+  return begin;
+}
+
 std::uint32_t YamlTree::copy_collection(std::uint32_t id) {
   Node n = nodes_[id];
-  const std::uint32_t begin = static_cast<std::uint32_t>(kids_.size());
-  for (std::uint32_t i = 0; i < n.count; ++i) kids_.push_back(kids_[n.begin + i]);
-  n.begin = begin;
+  n.begin = copy_kids(n);
   return add(n);
 }
 
@@ -103,7 +109,7 @@ std::uint32_t YamlTree::new_map() {
 void YamlTree::set_map_value(std::uint32_t map, const std::string& key, std::uint32_t value) {
   for (std::uint32_t i = 0; i < nodes_[map].count; i += 2) {
     const std::uint32_t k = kids_[nodes_[map].begin + i];
-    if (nodes_[k].type == YamlType::Scalar && scalar(k) == key) {  // the first pair under `key`, as a lookup finds
+    if (nodes_[k].type == YamlType::Scalar && scalar(k) == key) {  // the first pair under `key`, as lookups find
       kids_[nodes_[map].begin + i + 1] = value;
       return;
     }
@@ -117,11 +123,9 @@ void YamlTree::set_map_value(std::uint32_t map, const std::string& key, std::uin
   const std::uint32_t key_id = add(k);
   // The mapping's slots move to the end of the arena with room for the new pair.
   Node& m = nodes_[map];
-  const std::uint32_t begin = static_cast<std::uint32_t>(kids_.size());
-  for (std::uint32_t i = 0; i < m.count; ++i) kids_.push_back(kids_[m.begin + i]);
-  kids_.push_back(key_id);
-  kids_.push_back(value);
-  m.begin = begin;
+  m.begin = copy_kids(m, 2);
+  kids_[m.begin + m.count] = key_id;
+  kids_[m.begin + m.count + 1] = value;
   m.count += 2;
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mlasim {
@@ -86,7 +87,7 @@ class YamlTree {
   YamlNode node(std::uint32_t id) { return YamlNode(this, id); }
   const Node& at(std::uint32_t id) const { return nodes_[id]; }
   std::uint32_t kid(std::uint32_t node, std::size_t i) const { return kids_[nodes_[node].begin + i]; }
-  std::string scalar(std::uint32_t id) const;
+  std::string_view scalar(std::uint32_t id) const;  // "" unless a scalar; valid until the tree grows
   const std::string& tag(std::uint32_t id) const { return tags_[nodes_[id].tag]; }
 
   // Edits for --set. A copy of a collection: its own slots, the same children (so an edit of the
@@ -103,6 +104,9 @@ class YamlTree {
  private:
   friend class YamlTreeBuilder;
   std::uint32_t add(const Node& n);
+  // Copies a collection's child slots to the end of the arena, with `extra` slots more; returns
+  // where the copy begins.
+  std::uint32_t copy_kids(const Node& n, std::uint32_t extra = 0);
   std::uint32_t intern_tag(const std::string& tag);
 
   std::vector<Node> nodes_;
