@@ -120,7 +120,7 @@ TEST_CASE("cpu backend: context in many workspace chunks == one chunk (double)",
   CHECK(worst({x}, {y}) < 1e-12);
 }
 
-TEST_CASE("cpu backend: TP 2/4/8 == TP 1 (double); float close to double", "[mla]") {
+TEST_CASE("cpu backend: TP 2/4/8 == TP 1 (double), float close to double", "[mla]") {
   CpuBackend<double> tp1(tiny_weights(8), options(1));
   const std::vector<Logits> ref = mixed_run(tp1, mla_routing());
   for (int tp : {2, 4, 8}) {
@@ -166,7 +166,7 @@ TEST_CASE("cpu backend: blocks handed out again give the same logits as fresh on
   CHECK(a == b);
 }
 
-TEST_CASE("cpu backend: bf16 cache storage rounds entries; forms then differ by bf16 rounding only", "[mla]") {
+TEST_CASE("cpu backend: bf16 cache storage rounds entries, forms then differ by bf16 rounding only", "[mla]") {
   CpuBackendOptions o = options();
   o.bf16_cache = true;
   CpuBackend<double> split(tiny_weights(), o), forced(tiny_weights(), o);

@@ -63,7 +63,7 @@ TEST_CASE("input batch: condense moves the highest live row into the lowest hole
   CHECK(b.rows()[1].num_prompt_tokens == 3);
 }
 
-TEST_CASE("input batch: unscheduled requests leave; new first, then re-added cached ones", "[input_batch]") {
+TEST_CASE("input batch: unscheduled requests leave, new first, then re-added cached ones", "[input_batch]") {
   InputBatch b;
   b.update(OutBuilder().add_new(0, 8, 8).add_new(1, 8, 8).add_new(2, 8, 8).add_new(3, 8, 8).out);
   // 1 is not scheduled (e.g. preempted): removed, hole 1; no additions; condense moves 3 to 1.

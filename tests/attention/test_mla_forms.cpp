@@ -82,7 +82,7 @@ TEST_CASE("MLA forms: decode form == prefill form per token in double", "[mla]")
   for (double v : o_dec) REQUIRE(std::isfinite(v));
 }
 
-TEST_CASE("MLA forms: many small context chunks == one chunk; head ranges are independent", "[mla]") {
+TEST_CASE("MLA forms: many small context chunks == one chunk, head ranges are independent", "[mla]") {
   FormsFixture f;
   const int rows = f.step.md.num_reqs;
   std::vector<double> one(f.out_size()), many(f.out_size());

@@ -40,7 +40,7 @@ TEST_CASE("YaRN frequencies: correction range 10..23, ramp between", "[mla]") {
   CHECK(yarn_inv_freq(plain)[31] == Approx(std::pow(10000.0, -62.0 / 64)));
 }
 
-TEST_CASE("interleaved RoPE: adjacent pairs, relative positions; NeoX = permuted interleaved", "[mla]") {
+TEST_CASE("interleaved RoPE: adjacent pairs, relative positions, NeoX = permuted interleaved", "[mla]") {
   const ModelConfig c = *model_preset("tiny");
   const std::vector<double> f = yarn_inv_freq(c);
   std::vector<double> q(64), k(64);

@@ -7,7 +7,7 @@
 
 using namespace mlasim;
 
-TEST_CASE("identical logits match; one perturbed element is named", "[logits]") {
+TEST_CASE("identical logits match, one perturbed element is named", "[logits]") {
   std::vector<double> g = {1.0, 2.0, 3.0, -1.0, 0.5, 0.25};
   LogitsTolerance tol = logits_tolerance(PrecisionClass::kFp32);
   LogitsComparison same = compare_logits(g, g, 2, 3, tol);

@@ -113,7 +113,7 @@ TEST_CASE("timeline cells follow each request: paths, preemption, finished", "[t
   CHECK(t.num_blocks() == 10);
 }
 
-TEST_CASE("timeline lanes follow the batch rows; waiting before a request is first scheduled", "[timeline]") {
+TEST_CASE("timeline lanes follow the batch rows, waiting before a request is first scheduled", "[timeline]") {
   // b is listed second but arrives first; c arrives at step 1 and waits behind max_num_seqs 1.
   const Scenario s = load_text(
       "version: 1\nscheduler: {max_num_seqs: 1}\nengine: {reorder_batch_threshold: 1}\nrequests:\n"
@@ -159,7 +159,7 @@ TEST_CASE("timeline aggregates past 200 steps: columns of 2^k steps keep every c
   CHECK(svg.find("a column is 4 steps, a lane 1 requests") != std::string::npos);
 }
 
-TEST_CASE("timeline groups requests past 64 lanes; every arrived request is in one state per step", "[timeline]") {
+TEST_CASE("timeline groups requests past 64 lanes, every arrived request is in one state per step", "[timeline]") {
   const Scenario s = load_text(many_requests_yaml(100));
   Timeline t(s);
   dry_run(s, {&t});
@@ -215,7 +215,7 @@ TEST_CASE("timeline SVG escapes ids into well-formed text", "[timeline]") {
   CHECK(xml_escape("caf\xC3\xA9 \xF0\x9F\x98\x80\t") == "caf\xC3\xA9 \xF0\x9F\x98\x80\t");
 }
 
-TEST_CASE("trace events carry the required fields; slices, instants and counters per step", "[timeline][trace]") {
+TEST_CASE("trace events carry the required fields, slices, instants and counters per step", "[timeline][trace]") {
   const Scenario s = load_file("scenarios/scheduler/preemption_fcfs.yaml");
   const std::string path = tmp_path("trace.json");
   TraceEventSink trace(TraceClock::kStep);

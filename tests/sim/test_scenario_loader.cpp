@@ -212,7 +212,7 @@ TEST_CASE("a huge max_tokens seeds only the outputs max_model_len leaves room fo
   CHECK(s.requests[0].output.size() == 61u);
 }
 
-TEST_CASE("profile vllm-current is an alias of vllm-0.33; the profile picks its release's scheduler rules", "[loader]") {
+TEST_CASE("profile vllm-current is an alias of vllm-0.33, the profile picks its release's scheduler rules", "[loader]") {
   const Scenario alias = load_ok(kMinimal, {"engine.profile=vllm-current"});
   CHECK(alias.engine.profile == EngineProfile::kVllm033);
   CHECK(std::string(to_string(alias.engine.profile)) == "vllm-0.33");

@@ -121,7 +121,7 @@ TEST_CASE("stop: seeded outputs avoid EOS and stop ids and are deterministic", "
   CHECK(a.status == RequestStatus::kFinishedLengthCapped);
 }
 
-TEST_CASE("spec decode: rejected drafts roll back nct; tokens after a stop are discarded", "[scheduler]") {
+TEST_CASE("spec decode: rejected drafts roll back nct, tokens after a stop are discarded", "[scheduler]") {
   SchedulerConfig c = make_config(256, 100);
   c.num_speculative_tokens = 2;
   Scheduler s(c);

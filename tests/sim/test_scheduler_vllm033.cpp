@@ -192,7 +192,7 @@ TEST_CASE("0.33: configurations vLLM rejects", "[scheduler]") {
   CHECK(check_scheduler_config(c, 128).empty());
 }
 
-TEST_CASE("0.33: MTP block hashes cover the next token; n-gram reserves no lookahead", "[scheduler]") {
+TEST_CASE("0.33: MTP block hashes cover the next token, n-gram reserves no lookahead", "[scheduler]") {
   SchedulerConfig c = make_config(256, 40);
   c.block_size = 4;
   c.enable_prefix_caching = true;

@@ -36,7 +36,7 @@ TEST_CASE("the tree holds mappings, lists and scalars with their marks and tags"
   CHECK(root["a"].size() == 0);
 }
 
-TEST_CASE("an alias is the anchored node itself; duplicate keys are kept in order", "[yaml]") {
+TEST_CASE("an alias is the anchored node itself, duplicate keys are kept in order", "[yaml]") {
   YamlTree t;
   const YamlNode root = t.parse("p: &p [5, 6]\nq: *p\nk: 1\nk: 2\n");
   CHECK(root["p"].id() == root["q"].id());
