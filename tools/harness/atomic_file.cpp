@@ -19,9 +19,8 @@ Error io_error(const std::string& path, const std::string& what) {
   e.message = what + ": " + (err != 0 ? std::strerror(err) : "an I/O error the system did not name");
   // Creating the temporary is refused for the path (no such directory, no permission): the
   // user's to fix. Anything after that is the file system's: a full disk, an I/O error.
-  e.output = what.rfind("cannot create", 0) != 0 || err == ENOSPC || err == EDQUOT || err == EIO || err == EROFS;
-  e.hint = err == ENOSPC || err == EDQUOT ? "free space on the file system, or write elsewhere"
-                                          : "check that the directory exists and is writable";
+  e.output = what.rfind("cannot create", 0) != 0 || is_output_errno(err);
+  e.hint = output_errno_hint(err);
   return e;
 }
 
@@ -39,6 +38,27 @@ bool write_all(int fd, const char* p, std::size_t left) {
 }
 
 }  // namespace
+
+bool is_output_errno(int err) {
+  return err == ENOSPC || err == EDQUOT || err == EFBIG || err == EIO || err == EROFS;
+}
+
+std::string output_errno_hint(int err) {
+  switch (err) {
+    case ENOSPC:
+    case EDQUOT:
+      return "the disk (or your quota) is full: free space on the file system, or write elsewhere";
+    case EFBIG:
+      return "the file would exceed this process's file-size limit (ulimit -f) or the file system's largest "
+             "file: raise the limit, or write elsewhere";
+    case EIO:
+      return "the device reported an I/O error: check the disk, or write elsewhere";
+    case EROFS:
+      return "the file system is read-only: write elsewhere";
+    default:
+      return "check that the directory exists and is writable";
+  }
+}
 
 Result<std::string> resolve_output_path(const std::string& path) {
   namespace fs = std::filesystem;

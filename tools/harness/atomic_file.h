@@ -9,6 +9,13 @@
 
 namespace mlasim {
 
+// An errno from creating or writing an output that is the file system's doing, not the path the
+// user gave: a full disk or quota, the file-size limit (EFBIG: ulimit -f), an I/O error, a
+// read-only file system. The CLI exits 3 for these.
+bool is_output_errno(int err);
+// What to do about such an error (or any other write error), for the message's hint.
+std::string output_errno_hint(int err);
+
 // The file an output named `path` lands in: `path` itself, or for a symbolic link its final target
 // (the link stays, the file it points to is replaced). An error when that is not a regular file or
 // nothing yet (a directory, a device such as /dev/stdout, a pipe): outputs are published by

@@ -157,13 +157,14 @@ Result<std::string> update_split_golden(const std::string& scenario_path, const 
   recover_golden_leftovers(dir.parent_path(), s.name);
   const fs::path staging = dir.parent_path() / ("." + s.name + ".new." + std::to_string(::getpid()));
   const fs::path previous = dir.parent_path() / ("." + s.name + ".old." + std::to_string(::getpid()));
-  auto fail = [&](const std::string& what, const std::error_code& ec) -> Result<std::string> {
+  // `hint`: a failed write's own (it knows its errno); else the one for `ec`.
+  auto fail = [&](const std::string& what, const std::error_code& ec, const std::string& hint = "") -> Result<std::string> {
     std::error_code ignored;
     fs::remove_all(staging, ignored);
     Error e;
     e.file = dir.string();
     e.message = ec ? what + ": " + ec.message() : what;  // a Status's message already names its cause
-    e.hint = "check that the golden directory is writable and has space";
+    e.hint = !hint.empty() ? hint : output_errno_hint(ec.value());
     e.output = true;  // the golden folder could not be written: exit 3, the old golden kept
     return e;
   };
@@ -172,9 +173,9 @@ Result<std::string> update_split_golden(const std::string& scenario_path, const 
   if (ec) return fail("cannot create the golden folder", ec);
   if (Status st = write_file_atomically((staging / "split.txt").string(), format_split_golden(s, record, generator));
       !st)
-    return fail(st.error().message, ec);
+    return fail(st.error().message, ec, st.error().hint);
   if (Status st = write_logits_golden(staging.string(), s, record.logits, generator); !st)
-    return fail(st.error().message, ec);
+    return fail(st.error().message, ec, st.error().hint);
   const bool had_previous = fs::exists(dir);
   if (had_previous && ::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) == 0) {
     // One atomic step: the new golden is in place, the old one at the staging path.

@@ -77,7 +77,7 @@ Status export_hf_checkpoint(const std::string& dir, const MlaWeights& weights) {
     Error e;
     e.file = dir;
     e.message = "cannot create the output directory: " + ec.message();
-    e.output = ec.value() == ENOSPC || ec.value() == EDQUOT || ec.value() == EIO || ec.value() == EROFS;
+    e.output = is_output_errno(ec.value());
     e.hint = "choose a writable path for -o";
     return e;
   }

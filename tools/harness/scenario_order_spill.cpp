@@ -1,12 +1,28 @@
 // The spill file behind ScenarioOrderSpill.
 #include "tools/harness/scenario_order_spill.h"
 
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+
 #include "sim/check.h"
 
 namespace mlasim {
+namespace {
+
+// The spill file cannot be written (a full /tmp, the file-size limit): an error with the OS's
+// reason, which the CLI reports (exit 3 for a full disk or a size limit), never an abort.
+[[noreturn]] void spill_failed(const char* what) {
+  const int err = errno != 0 ? errno : EIO;
+  const char* tmpdir = std::getenv("TMPDIR");
+  throw std::filesystem::filesystem_error(what, std::filesystem::path(tmpdir && *tmpdir ? tmpdir : "/tmp"),
+                                          std::error_code(err, std::generic_category()));
+}
+
+}  // namespace
 
 ScenarioOrderSpill::ScenarioOrderSpill() : file_(std::tmpfile()) {
-  MLASIM_CHECK(file_ != nullptr, "cannot create a temporary file (check TMPDIR)");
+  if (file_ == nullptr) spill_failed("cannot create a temporary file");
 }
 
 ScenarioOrderSpill::~ScenarioOrderSpill() {
@@ -16,20 +32,19 @@ ScenarioOrderSpill::~ScenarioOrderSpill() {
 void ScenarioOrderSpill::add(int index, std::string_view text) {
   MLASIM_CHECK(index >= 0, "negative request index");
   if (static_cast<std::size_t>(index) >= entries_.size()) entries_.resize(static_cast<std::size_t>(index) + 1);
-  MLASIM_CHECK(std::fwrite(text.data(), 1, text.size(), file_) == text.size(), "writing the temporary file failed");
+  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size()) spill_failed("writing a temporary file failed");
   entries_[static_cast<std::size_t>(index)] = {end_, static_cast<std::uint32_t>(text.size()), true};
   end_ += text.size();
 }
 
 void ScenarioOrderSpill::for_each(const std::function<void(std::string_view)>& f) {
-  MLASIM_CHECK(std::fflush(file_) == 0, "writing the temporary file failed");
+  if (std::fflush(file_) != 0) spill_failed("writing a temporary file failed");
   std::string buf;
   for (const Entry& e : entries_) {
     if (!e.present) continue;
     buf.resize(e.size);
-    MLASIM_CHECK(std::fseek(file_, static_cast<long>(e.offset), SEEK_SET) == 0 &&
-                     std::fread(buf.data(), 1, e.size, file_) == e.size,
-                 "reading the temporary file failed");
+    if (std::fseek(file_, static_cast<long>(e.offset), SEEK_SET) != 0 || std::fread(buf.data(), 1, e.size, file_) != e.size)
+      spill_failed("reading a temporary file failed");
     f(buf);
   }
   std::fseek(file_, 0, SEEK_END);

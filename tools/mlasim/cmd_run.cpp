@@ -221,7 +221,7 @@ int run(const RunOptions& o) {
           std::filesystem::create_directories(o.logits_dir, ec);
           if (ec) {
             Error e{o.logits_dir, 0, 0, "", "cannot create the directory: " + ec.message(), ""};
-            e.output = ec.value() == ENOSPC || ec.value() == EDQUOT || ec.value() == EIO || ec.value() == EROFS;
+            e.output = is_output_errno(ec.value());
             return Status(e);
           }
           return logits_files.finish(o.logits_dir, logits.logits());

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <new>
 
+#include "tools/harness/atomic_file.h"
 #include "tools/mlasim/commands.h"
 
 int main(int argc, char** argv) {
@@ -49,10 +50,11 @@ int main(int argc, char** argv) {
     return mlasim::cli::kExitBadInput;
   } catch (const std::filesystem::filesystem_error& e) {
     // What a command did not report itself, never an abort: the path and the OS's reason.
-    std::cerr << "mlasim: error: " << e.path1().string() << ": " << e.code().message() << "\n";
     const int err = e.code().value();
-    const bool output = err == ENOSPC || err == EDQUOT || err == EIO || err == EROFS;
-    return output ? mlasim::cli::kExitOutputFailed : mlasim::cli::kExitBadInput;
+    std::cerr << "mlasim: error: " << e.path1().string() << ": " << e.code().message() << "\n";
+    if (!mlasim::is_output_errno(err)) return mlasim::cli::kExitBadInput;
+    std::cerr << "  hint: " << mlasim::output_errno_hint(err) << "\n";
+    return mlasim::cli::kExitOutputFailed;
   } catch (const std::bad_alloc&) {
     std::cerr << "mlasim: error: out of memory: the scenario asks for more memory than this process can allocate\n";
     return mlasim::cli::kExitBadInput;
