@@ -5,8 +5,7 @@
 #include <string>
 
 namespace mlasim {
-std::uint64_t stable_hash(std::string_view s) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
+std::uint64_t stable_hash(std::string_view s, std::uint64_t h) {
   for (unsigned char c : s) {
     h ^= c;
     h *= 0x100000001b3ULL;

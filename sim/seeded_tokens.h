@@ -18,8 +18,10 @@ inline std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// A 64-bit hash of a string (FNV-1a), stable across platforms; names a token stream.
-std::uint64_t stable_hash(std::string_view s);
+// A 64-bit hash of a string (FNV-1a), stable across platforms; names a token stream. `h`: the
+// hash of the bytes before `s`, to hash a file in pieces (the default is FNV-1a's offset basis).
+constexpr std::uint64_t kStableHashBasis = 0xcbf29ce484222325ULL;
+std::uint64_t stable_hash(std::string_view s, std::uint64_t h = kStableHashBasis);
 
 // The stream of a request's seeded outputs (and of its prompt, for prompt_len).
 std::uint64_t output_token_stream(std::string_view request_id);

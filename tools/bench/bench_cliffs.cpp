@@ -3,7 +3,9 @@
 // per-step cost that grows with num_gpu_blocks shows as a slope; (2) an expect block naming
 // N requests, N = 8,000 and 32,000 (and 128,000 with --large): linear work grows 4x, quadratic 16x;
 // (3) a trace of N requests arriving 8 a step, written inline and as a requests_file: the memory a
-// request costs while the scenario is read (peak RSS over a one-request run, divided by N).
+// request costs while the scenario is read (peak RSS over a one-request run, divided by N); (4) a model
+// run (tiny model, CPU reference, --logits-dir) of N short requests from a requests_file, N = 200 and
+// 2,000 (and 20,000 with --large): its logits stream, so the peak RSS must not grow with N.
 // Prints wall time, CPU time and peak RSS per case; validates every run exits 0 with its checks held.
 // Usage: bench_cliffs [--mlasim PATH] [--large] [--keep]
 #include <unistd.h>
@@ -34,10 +36,12 @@ std::string slurp(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// Runs mlasim on `yaml` with `sets`; dies unless it exits 0 and prints `expect_line`.
+// Runs mlasim on `yaml` with `sets` and `flags`; dies unless it exits 0 and prints `expect_line`.
 Child run_case(const std::string& mlasim, const fs::path& dir, const std::string& yaml,
-               const std::vector<std::string>& sets, const std::string& expect_line) {
-  std::vector<std::string> args{mlasim, "run", yaml, "--dry-run", "--table", "none"};
+               const std::vector<std::string>& sets, const std::string& expect_line,
+               const std::vector<std::string>& flags = {"--dry-run"}) {
+  std::vector<std::string> args{mlasim, "run", yaml, "--table", "none"};
+  args.insert(args.end(), flags.begin(), flags.end());
   for (const std::string& s : sets) args.insert(args.end(), {"--set", s});
   const std::string out = (dir / "out.txt").string(), err = (dir / "err.txt").string();
   const Child c = run_child(args, out, err);
@@ -71,7 +75,7 @@ int main(int argc, char** argv) {
   std::string tmpl = (fs::temp_directory_path() / "bench_cliffs.XXXXXX").string();
   if (!mkdtemp(tmpl.data())) die("mkdtemp failed");
   const fs::path dir = tmpl;
-  std::printf("bench_cliffs: `mlasim run SCENARIO --dry-run --table none` end to end, as a child process\n");
+  std::printf("bench_cliffs: `mlasim run SCENARIO --table none` end to end, as a child process\n");
 
   // (1) One request decoding for S steps in a pool of B blocks.
   const std::string one = (dir / "one.yaml").string();
@@ -137,6 +141,26 @@ int main(int argc, char** argv) {
       std::printf("  %-44s %.0f bytes a request over a one-request run\n", "",
                   static_cast<double>(c.peak_rss_kib - base.peak_rss_kib) * 1024.0 / n);
     }
+  }
+  // (4) A model run of N short requests (prompt 4 tokens, max_tokens 2, 8 arriving a step).
+  std::printf("\nmodel run, tiny model, N requests of prompt 4 + 2 outputs from a requests_file, --logits-dir:\n");
+  std::vector<int> model_sizes{200, 2000};
+  if (large) model_sizes.push_back(20000);
+  for (int n : model_sizes) {
+    const std::string stem = "model_" + std::to_string(n);
+    const std::string yaml = (dir / (stem + ".yaml")).string();
+    std::ofstream(yaml) << "version: 1\nname: " << stem << "\nmodel: {preset: tiny}\nrequests_file: " << stem
+                        << ".jsonl\n";
+    std::ofstream j(dir / (stem + ".jsonl"));
+    for (int i = 0; i < n; ++i)
+      j << "{\"id\": \"r" << i << "\", \"prompt_len\": 4, \"max_tokens\": 2, \"arrival_step\": " << i / 8 << "}\n";
+    j.close();
+    const Child c = run_case(mlasim, dir, yaml, {}, "logits: " + std::to_string(2 * n) + " rows x 512",
+                             {"--logits-dir", (dir / (stem + "_logits")).string(), "--cpu-threads", "1"});
+    char what[96];
+    std::snprintf(what, sizeof what, "N = %d (%d logits rows, %.1f MB of logits.npy)", n, 2 * n,
+                  static_cast<double>(fs::file_size(dir / (stem + "_logits") / "logits.npy")) / 1e6);
+    print(what, c);
   }
   if (keep) std::printf("kept %s\n", dir.c_str());
   else fs::remove_all(dir);

@@ -106,7 +106,7 @@ Status AtomicOutputFile::open(const std::string& path) {
   if (!resolved) return resolved.error();
   path_ = resolved.value();
   tmp_ = path + ".tmp." + std::to_string(::getpid());
-  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  fd_ = ::open(tmp_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) return io_error(path, "cannot create temporary file " + tmp_);
   return Status::Ok();
 }
@@ -119,6 +119,31 @@ void AtomicOutputFile::flush_buffer() {
 void AtomicOutputFile::write(std::string_view text) {
   buffer_ += text;
   if (buffer_.size() >= (1u << 20)) flush_buffer();
+}
+
+void AtomicOutputFile::overwrite(std::uint64_t offset, std::string_view bytes) {
+  flush_buffer();
+  while (write_errno_ == 0 && !bytes.empty()) {
+    const ssize_t n = ::pwrite(fd_, bytes.data(), bytes.size(), static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) write_errno_ = errno;
+    if (n < 0) break;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+    offset += static_cast<std::uint64_t>(n);
+  }
+}
+
+Status AtomicOutputFile::read_back(const std::function<void(std::string_view)>& f) {
+  flush_buffer();
+  std::string chunk(std::size_t{1} << 20, '\0');
+  for (off_t offset = 0;;) {
+    const ssize_t n = ::pread(fd_, chunk.data(), chunk.size(), offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return io_error(path_, "cannot read back " + tmp_);
+    if (n == 0) return Status::Ok();
+    f(std::string_view(chunk.data(), static_cast<std::size_t>(n)));
+    offset += n;
+  }
 }
 
 Status AtomicOutputFile::commit() {

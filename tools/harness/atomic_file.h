@@ -2,6 +2,8 @@
 // reader (or a crash) never sees a partial report or golden and the old file survives a failure.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -41,6 +43,11 @@ class AtomicOutputFile {
   bool is_open() const { return fd_ >= 0; }
   // Appends; a write error is kept and reported by commit() or finish().
   void write(std::string_view text);
+  // Replaces bytes already written at `offset` (a header whose numbers are known only at the end);
+  // an error is kept as write()'s is.
+  void overwrite(std::uint64_t offset, std::string_view bytes);
+  // Calls `f` with everything written so far, from the start, in pieces (to hash the file).
+  Status read_back(const std::function<void(std::string_view)>& f);
   Status commit();
   Status finish();
   Status publish();

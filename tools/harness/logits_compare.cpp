@@ -5,7 +5,6 @@
 
 #include <cmath>
 
-#include "kit/compare.h"
 
 namespace mlasim {
 
@@ -23,44 +22,59 @@ LogitsTolerance logits_tolerance(PrecisionClass compute) {
           "error per logit at O(1) magnitudes; the cosine difference scales as the error squared"};
 }
 
-LogitsComparison compare_logits(const std::vector<double>& a, const std::vector<double>& r, long rows, long cols,
-                                const LogitsTolerance& tol) {
+LogitsComparer::LogitsComparer(long cols, const LogitsTolerance& tol)
+    : cols_(cols), abs_tol_(tol.abs_tol), rule_(kit::CompareTol{tol.abs_tol, tol.rel_tol, tol.cos_tol}) {}
+
+void LogitsComparer::add_row(const double* a, const double* r) {
+  const long i = rows_++;
+  long arg_a = -1, arg_r = -1;
+  double best_a = -INFINITY, best_r = -INFINITY, second_r = -INFINITY;
+  for (long j = 0; j < cols_; ++j) {
+    const double x = a[j], y = r[j];
+    if (!rule_.add(x, y, static_cast<std::size_t>(i * cols_ + j))) continue;
+    if (x > best_a) best_a = x, arg_a = j;
+    if (y > best_r) second_r = best_r, best_r = y, arg_r = j;
+    else if (y > second_r) second_r = y;
+  }
+  if (arg_a != arg_r && !(best_r - second_r < abs_tol_)) {
+    if (top1_mismatches_++ == 0) first_top1_mismatch_row_ = i;
+  }
+}
+
+LogitsComparison LogitsComparer::result() const {
   LogitsComparison c;
-  c.rows = rows;
-  c.cols = cols;
-  if (a.size() != r.size() || static_cast<long>(a.size()) != rows * cols) {
-    c.pass = false;
-    c.shape_error = fmt::format("{} values against a golden of {} ({} rows x {} columns expected)", a.size(), r.size(),
-                                rows, cols);
-    return c;
-  }
-  kit::Comparator rule(kit::CompareTol{tol.abs_tol, tol.rel_tol, tol.cos_tol});
-  for (long i = 0; i < rows; ++i) {
-    long arg_a = -1, arg_r = -1;
-    double best_a = -INFINITY, best_r = -INFINITY, second_r = -INFINITY;
-    for (long j = 0; j < cols; ++j) {
-      const std::size_t k = static_cast<std::size_t>(i * cols + j);
-      const double x = a[k], y = r[k];
-      if (!rule.add(x, y, k)) continue;
-      if (x > best_a) best_a = x, arg_a = j;
-      if (y > best_r) second_r = best_r, best_r = y, arg_r = j;
-      else if (y > second_r) second_r = y;
-    }
-    if (arg_a != arg_r && !(best_r - second_r < tol.abs_tol)) {
-      if (c.top1_mismatches++ == 0) c.first_top1_mismatch_row = i;
-    }
-  }
-  const kit::CompareResult k = rule.result();
+  c.rows = rows_;
+  c.cols = cols_;
+  c.top1_mismatches = top1_mismatches_;
+  c.first_top1_mismatch_row = first_top1_mismatch_row_;
+  const kit::CompareResult k = rule_.result();
   c.num_nonfinite_mismatches = static_cast<long>(k.num_nonfinite_mismatches);
   c.num_failing = static_cast<long>(k.num_failing);
   c.max_abs = k.max_abs;
   c.max_rel = k.max_rel;
   const long abs_at = static_cast<long>(k.max_abs_idx), rel_at = static_cast<long>(k.max_rel_idx);
-  if (k.max_abs > 0) c.max_abs_row = abs_at / cols, c.max_abs_col = abs_at % cols;
-  if (k.max_rel > 0) c.max_rel_row = rel_at / cols, c.max_rel_col = rel_at % cols;
+  if (k.max_abs > 0) c.max_abs_row = abs_at / cols_, c.max_abs_col = abs_at % cols_;
+  if (k.max_rel > 0) c.max_rel_row = rel_at / cols_, c.max_rel_col = rel_at % cols_;
   c.cos_diff = k.cos_diff;
   c.pass = k.pass && c.top1_mismatches == 0;
   return c;
+}
+
+LogitsComparison compare_logits(const std::vector<double>& a, const std::vector<double>& r, long rows, long cols,
+                                const LogitsTolerance& tol) {
+  if (a.size() != r.size() || static_cast<long>(a.size()) != rows * cols) {
+    LogitsComparison c;
+    c.rows = rows;
+    c.cols = cols;
+    c.pass = false;
+    c.shape_error = fmt::format("{} values against a golden of {} ({} rows x {} columns expected)", a.size(), r.size(),
+                                rows, cols);
+    return c;
+  }
+  LogitsComparer comparer(cols, tol);
+  for (long i = 0; i < rows; ++i)
+    comparer.add_row(a.data() + i * cols, r.data() + i * cols);
+  return comparer.result();
 }
 
 std::string LogitsComparison::summary(const LogitsTolerance& tol, const std::vector<std::string>& labels) const {

@@ -6,9 +6,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "attention/precision_class.h"
-#include <vector>
+#include "kit/compare.h"
 
 namespace mlasim {
 
@@ -38,6 +39,22 @@ struct LogitsComparison {
   std::string shape_error;            // non-empty when the shapes differ
   // One line: the verdict and the worst element; `row_label(row)` names a row (step, id, position).
   std::string summary(const LogitsTolerance& tol, const std::vector<std::string>& row_labels) const;
+};
+
+// compare_logits one row at a time, in row order: the same sums in the same order, so the same
+// result, with nothing held but the running totals (a model run compares its rows as they come).
+class LogitsComparer {
+ public:
+  LogitsComparer(long cols, const LogitsTolerance& tol);
+  // One row of `cols` values of each side.
+  void add_row(const double* actual, const double* golden);
+  LogitsComparison result() const;
+
+ private:
+  long cols_ = 0, rows_ = 0;
+  double abs_tol_ = 0;
+  kit::Comparator rule_;
+  long top1_mismatches_ = 0, first_top1_mismatch_row_ = -1;
 };
 
 LogitsComparison compare_logits(const std::vector<double>& actual, const std::vector<double>& golden, long rows,

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <fstream>
 #include <optional>
-#include <tuple>
 #include <sstream>
 
 #include "sim/file_read.h"
@@ -14,7 +13,7 @@
 #include "sim/yaml_tree.h"
 #include "tools/harness/atomic_file.h"
 #include "tools/harness/json_value.h"
-#include "tools/harness/json_writer.h"
+#include "tools/harness/logits_stream.h"
 #include "tools/harness/npy.h"
 #include "tools/harness/split_golden.h"
 
@@ -24,26 +23,6 @@ namespace {
 // FNV-1a 64 of the npy file's bytes, as 16 hex digits: binds the index to its array.
 std::string npy_fingerprint(const std::string& bytes) {
   return fmt::format("{:016x}", stable_hash(bytes));
-}
-
-std::string index_json(const LogitsRecord& logits, const std::string& npy_bytes) {
-  JsonWriter w;
-  w.begin_object();
-  w.key("format").value("mlasim-logits-index");
-  w.key("version").value(1);
-  w.key("vocab_size").value(logits.vocab_size);
-  w.key("logits_npy_fnv1a64").value(npy_fingerprint(npy_bytes));
-  w.key("rows").begin_array();
-  for (const LogitsRow& r : logits.index) {
-    w.begin_object();
-    w.key("step").value(r.step);
-    w.key("id").value(r.id);
-    w.key("position").value(r.position);
-    w.end_object();
-  }
-  w.end_array();
-  w.end_object();
-  return w.str();
 }
 
 Error file_error(const std::string& path, const std::string& key, const std::string& message) {
@@ -62,28 +41,12 @@ std::string yaml_tolerance(const LogitsTolerance& t) {
 
 }  // namespace
 
-Status LogitsFilesWriter::finish(const std::string& dir, const LogitsRecord& logits) {
-  const long rows = static_cast<long>(logits.index.size());
-  const std::string npy = npy_float32_bytes(rows, logits.vocab_size, logits.values);
-  const std::string index = index_json(logits, npy);
-  for (auto [file, path, text] : {std::tuple{&npy_, dir + "/logits.npy", &npy},
-                                  std::tuple{&index_, dir + "/logits_index.json", &index}}) {
-    if (Status st = file->open(path); !st) return st;
-    file->write(*text);
-    if (Status st = file->finish(); !st) return st;
-  }
-  return Status::Ok();
-}
-
-Status LogitsFilesWriter::publish() {
-  if (Status st = npy_.publish(); !st) return st;
-  return index_.publish();
-}
-
 Status write_logits_files(const std::string& dir, const LogitsRecord& logits) {
-  LogitsFilesWriter w;
-  if (Status st = w.finish(dir, logits); !st) return st;
-  return w.publish();
+  LogitsFilesStream files;
+  if (Status st = files.open(dir, logits.vocab_size); !st) return st;
+  files.add(logits);
+  if (Status st = files.finish(); !st) return st;
+  return files.publish();
 }
 
 std::string model_fingerprint(const ModelConfig& m) {
@@ -252,44 +215,9 @@ Result<LogitsGolden> read_logits_golden(const std::string& dir, const Scenario& 
 
 LogitsCheck check_logits_against(const LogitsFiles& golden, const LogitsRecord& actual, const LogitsTolerance& tol,
                                  const std::string& golden_dir) {
-  LogitsCheck c;
-  const std::size_t n = std::max(golden.index.size(), actual.index.size());
-  for (std::size_t i = 0; i < n; ++i) {
-    auto show = [](const std::vector<LogitsRow>& v, std::size_t k) {
-      return k < v.size() ? fmt::format("step {} {} position {}", v[k].step, v[k].id, v[k].position)
-                          : std::string("(no more rows)");
-    };
-    const bool same = i < golden.index.size() && i < actual.index.size() &&
-                      golden.index[i].step == actual.index[i].step && golden.index[i].id == actual.index[i].id &&
-                      golden.index[i].position == actual.index[i].position;
-    if (!same) {
-      c.pass = false;
-      c.message = fmt::format("{}/logits_index.json: logits row {} differs: expected {}, got {}", golden_dir, i,
-                              show(golden.index, i), show(actual.index, i));
-      return c;
-    }
-  }
-  std::vector<double> values(actual.values.begin(), actual.values.end());
-  if (!actual.values_f64.empty()) values = actual.values_f64;
-  LogitsComparison cmp = compare_logits(values, golden.values, golden.rows, golden.cols, tol);
-  std::vector<std::string> labels;
-  for (const LogitsRow& r : golden.index)
-    labels.push_back(fmt::format("step {} {} position {}", r.step, r.id, r.position));
-  c.pass = cmp.pass;
-  c.message = cmp.summary(tol, labels);
-  c.compared = true;
-  c.comparison = cmp;
-  c.tolerance = tol;
-  auto at = [&](long row, long col) {
-    return row >= 0 && row < static_cast<long>(labels.size())
-               ? fmt::format("{} token {}", labels[static_cast<std::size_t>(row)], col)
-               : std::string();
-  };
-  c.max_abs_at = at(cmp.max_abs_row, cmp.max_abs_col);
-  c.max_rel_at = at(cmp.max_rel_row, cmp.max_rel_col);
-  if (cmp.first_top1_mismatch_row >= 0 && cmp.first_top1_mismatch_row < static_cast<long>(labels.size()))
-    c.first_top1_mismatch_at = labels[static_cast<std::size_t>(cmp.first_top1_mismatch_row)];
-  return c;
+  LogitsGoldenCheck check(golden, tol, golden_dir);
+  check.add(actual);
+  return check.finish();
 }
 
 }  // namespace mlasim

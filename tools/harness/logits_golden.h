@@ -15,18 +15,9 @@
 
 namespace mlasim {
 
-// logits.npy and logits_index.json as one set: finish() writes and syncs both beside their
-// targets, publish() renames both into place, so outputs published together fail together. The
-// index records the npy's bytes (`logits_npy_fnv1a64`), and readers refuse a pair from two writes.
-class LogitsFilesWriter {
- public:
-  Status finish(const std::string& dir, const LogitsRecord& logits);  // `dir` must exist
-  Status publish();
-
- private:
-  AtomicOutputFile npy_, index_;
-};
-// finish() then publish().
+// logits.npy and logits_index.json as one set (LogitsFilesStream): both written and synced beside
+// their targets, then renamed into place. The index records the npy's bytes
+// (`logits_npy_fnv1a64`), and readers refuse a pair from two writes.
 Status write_logits_files(const std::string& dir, const LogitsRecord& logits);
 // Golden: the files above from the fp64 values, plus meta.yaml.
 Status write_logits_golden(const std::string& dir, const Scenario& scenario, const LogitsRecord& logits,
@@ -63,6 +54,7 @@ struct LogitsCheck {
   LogitsTolerance tolerance;
   std::string max_abs_at, max_rel_at, first_top1_mismatch_at;
 };
+// The whole record at once (LogitsGoldenCheck streams it).
 LogitsCheck check_logits_against(const LogitsFiles& golden, const LogitsRecord& actual, const LogitsTolerance& tol,
                                  const std::string& golden_dir);
 

@@ -63,7 +63,7 @@ bool parse_shape(const std::string& text, std::vector<long long>& dims) {
 
 }  // namespace
 
-std::string npy_float32_bytes(std::int64_t rows, std::int64_t cols, const std::vector<float>& data) {
+std::string npy_float32_header(std::int64_t rows, std::int64_t cols) {
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
                        std::to_string(cols) + "), }";
   const std::size_t unpadded = 10 + header.size() + 1;
@@ -76,6 +76,11 @@ std::string npy_float32_bytes(std::int64_t rows, std::int64_t cols, const std::v
   out += static_cast<char>(len & 0xff);
   out += static_cast<char>(len >> 8);
   out += header;
+  return out;
+}
+
+std::string npy_float32_bytes(std::int64_t rows, std::int64_t cols, const std::vector<float>& data) {
+  std::string out = npy_float32_header(rows, cols);
   const std::size_t offset = out.size();
   out.resize(offset + data.size() * 4);
   std::memcpy(out.data() + offset, data.data(), data.size() * 4);  // x86-64 and aarch64 are little-endian

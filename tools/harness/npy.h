@@ -15,6 +15,9 @@ struct NpyArray {
   std::vector<double> data;  // row-major; values as stored (float32 widened exactly)
 };
 
+// The header (magic, version, dict, padding to 64 bytes) of a float32 C-order array of shape
+// (rows, cols): 128 bytes for any shape of fewer than 61 digits in all.
+std::string npy_float32_header(std::int64_t rows, std::int64_t cols);
 // The bytes of a float32 ('<f4') C-order array of shape (rows, cols).
 std::string npy_float32_bytes(std::int64_t rows, std::int64_t cols, const std::vector<float>& data);
 // Parses .npy bytes ('<f4' or '<f8', C order, 1-D or 2-D); errors name the file and the header key.

@@ -1,5 +1,4 @@
 // `mlasim run SCENARIO`: replay one scenario step by step.
-#include <cerrno>
 #include <iostream>
 
 #include <filesystem>
@@ -11,6 +10,7 @@
 #include "attention/mla_weights.h"
 #include "sim/scenario_loader.h"
 #include "tools/harness/logits_golden.h"
+#include "tools/harness/logits_stream.h"
 #include "tools/harness/profile_diff.h"
 #include "tools/harness/replay.h"
 #include "tools/harness/atomic_file.h"
@@ -19,7 +19,6 @@
 #include "tools/harness/run_json.h"
 #include "tools/harness/scenario_printer.h"
 #include "tools/harness/progress_line.h"
-#include "tools/harness/run_collector.h"
 #include "tools/harness/run_json_sink.h"
 #include "tools/harness/run_summary.h"
 #include "tools/harness/step_table_sink.h"
@@ -83,6 +82,28 @@ int compare_profiles(const Scenario& scenario, const std::string& other, const F
   return kExitOk;
 }
 
+// --logits-dir, created when missing and removed again (when still empty) unless the run kept it:
+// a failed run leaves no folder behind.
+class CreatedDirectory {
+ public:
+  ~CreatedDirectory() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove(path_, ignored);
+  }
+  Status create(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::create_directories(path, ec)) path_ = path;
+    if (!ec) return Status::Ok();
+    Error e{path, 0, 0, "", "cannot create the directory: " + ec.message(), output_errno_hint(ec.value())};
+    e.output = is_output_errno(ec.value());
+    return Status(e);
+  }
+  void keep() { path_.clear(); }
+
+ private:
+  std::string path_;
+};
+
 int run(const RunOptions& o) {
   std::vector<std::string> sets = o.sets;
   if (o.tp > 0) sets.push_back("parallel.tensor_parallel_size=" + std::to_string(o.tp));
@@ -140,7 +161,27 @@ int run(const RunOptions& o) {
   StepTablePrinter printer(std::cout, table, o.explain, summary);
   ExpectationChecker checker(scenario);
   ProgressLine progress(stderr, scenario.num_requests);
-  LogitsCollector logits;
+  // The logits, step by step: compared with the golden and written to --logits-dir as they come.
+  const std::string golden = o.golden_dir + "/" + scenario.name;
+  std::optional<LogitsGolden> golden_files;
+  std::optional<LogitsGoldenCheck> golden_check;
+  if (backend && std::filesystem::exists(golden + "/logits.npy")) {
+    Result<LogitsGolden> files = read_logits_golden(golden, scenario);
+    if (!files) {
+      std::cerr << files.error().format() << "\n";
+      return kExitBadInput;
+    }
+    golden_files.emplace(std::move(files.value()));
+    if (golden_files->stale.empty())
+      golden_check.emplace(golden_files->files, logits_tolerance(backend->precision()), golden);
+  }
+  LogitsFilesStream logits_files;
+  CreatedDirectory logits_dir;
+  if (!o.logits_dir.empty()) {
+    if (Status st = logits_dir.create(o.logits_dir); !st) return report_error(st.error());
+    if (Status st = logits_files.open(o.logits_dir, scenario.model.vocab_size); !st) return report_error(st.error());
+  }
+  LogitsStreamSink logits(golden_check ? &*golden_check : nullptr, o.logits_dir.empty() ? nullptr : &logits_files);
   RunFileSink json(RunFileFormat::kJson);
   RunFileSink jsonl(RunFileFormat::kJsonl);
   TraceEventSink trace(o.trace_clock == "step" ? TraceClock::kStep : TraceClock::kSimulated);
@@ -178,30 +219,19 @@ int run(const RunOptions& o) {
   }
   if (!failures.empty()) rc = kExitRegression;
   if (backend) {
-    std::cout << "logits: " << logits.logits().index.size() << " rows x " << logits.logits().vocab_size << " from "
-              << backend->name() << "\n";
-    const std::string golden = o.golden_dir + "/" + scenario.name;
-    if (std::filesystem::exists(golden + "/logits.npy")) {
-      Result<LogitsGolden> files = read_logits_golden(golden, scenario);
-      if (!files) {
-        std::cerr << files.error().format() << "\n";
-        return kExitBadInput;
-      }
-      if (!files.value().stale.empty()) {
-        std::cout << "vs " << golden << ": " << files.value().stale << "\n";
-        rc = kExitRegression;
-      } else {
-        LogitsCheck lc = check_logits_against(files.value().files, logits.logits(),
-                                              logits_tolerance(backend->precision()), golden);
-        std::cout << "vs " << golden << ": " << lc.message << "\n";
-        if (!lc.pass) rc = kExitRegression;
-      }
+    std::cout << "logits: " << logits.rows() << " rows x " << logits.vocab_size() << " from " << backend->name() << "\n";
+    if (golden_files && !golden_files->stale.empty()) {
+      std::cout << "vs " << golden << ": " << golden_files->stale << "\n";
+      rc = kExitRegression;
+    } else if (golden_check) {
+      const LogitsCheck lc = golden_check->finish();
+      std::cout << "vs " << golden << ": " << lc.message << "\n";
+      if (!lc.pass) rc = kExitRegression;
     }
   }
   // The outputs as one set: every file written and synced beside its target first, then all
   // renamed into place, so a failure (a full disk) publishes none and leaves what the user had.
   AtomicOutputFile svg_file;
-  LogitsFilesWriter logits_files;
   std::vector<std::pair<std::function<Status()>, std::function<Status()>>> outputs;  // finish, publish
   if (!o.json_path.empty()) outputs.emplace_back([&] { return json.finish(); }, [&] { return json.publish(); });
   if (!o.jsonl_path.empty()) outputs.emplace_back([&] { return jsonl.finish(); }, [&] { return jsonl.publish(); });
@@ -215,22 +245,12 @@ int run(const RunOptions& o) {
         },
         [&] { return svg_file.publish(); });
   if (!o.logits_dir.empty())
-    outputs.emplace_back(
-        [&] {
-          std::error_code ec;
-          std::filesystem::create_directories(o.logits_dir, ec);
-          if (ec) {
-            Error e{o.logits_dir, 0, 0, "", "cannot create the directory: " + ec.message(), ""};
-            e.output = is_output_errno(ec.value());
-            return Status(e);
-          }
-          return logits_files.finish(o.logits_dir, logits.logits());
-        },
-        [&] { return logits_files.publish(); });
+    outputs.emplace_back([&] { return logits_files.finish(); }, [&] { return logits_files.publish(); });
   for (auto& [finish, publish] : outputs)
     if (Status st = finish(); !st) return report_error(st.error());
   for (auto& [finish, publish] : outputs)
     if (Status st = publish(); !st) return report_error(st.error());
+  logits_dir.keep();
   if (!o.logits_dir.empty()) std::cout << "wrote " << o.logits_dir << "/logits.npy and logits_index.json\n";
   return rc;
 }
