@@ -3,7 +3,8 @@
 // per-step cost that grows with num_gpu_blocks shows as a slope; (2) an expect block naming
 // N requests, N = 8,000 and 32,000 (and 128,000 with --large): linear work grows 4x, quadratic 16x;
 // (3) a trace of N requests arriving 8 a step, written inline and as a requests_file: the memory a
-// request costs while the scenario is read (peak RSS over a one-request run, divided by N); (4) a model
+// request costs while the scenario is read (peak RSS over a one-request run, divided by N), and (3b) the
+// same for 20,000 requests given by prompt_len, all at step 0; (4) a model
 // run (tiny model, CPU reference, --logits-dir) of N short requests from a requests_file, N = 200 and
 // 2,000 (and 20,000 with --large): its logits stream, so the peak RSS must not grow with N.
 // Prints wall time, CPU time and peak RSS per case; validates every run exits 0 with its checks held.
@@ -111,20 +112,29 @@ int main(int argc, char** argv) {
   }
   // (3) N requests, 8 arriving a step (so few are alive at once): inline and from a requests_file.
   std::printf("\ntrace of N requests arriving 8 a step (memory a request costs while it is read):\n");
-  auto trace = [&](int n, bool inline_requests) {
-    const std::string stem = (inline_requests ? "inline_" : "file_") + std::to_string(n);
+  // prompt_len > 0: prompts given by length, all arriving at step 0 (the shape of a replayed
+  // production trace); else 3-token prompts arriving 8 a step.
+  auto trace = [&](int n, bool inline_requests, int prompt_len = 0) {
+    const std::string stem = (inline_requests ? "inline_" : "file_") + std::to_string(n) + "_" + std::to_string(prompt_len);
     const std::string yaml = (dir / (stem + ".yaml")).string();
     std::ofstream y(yaml);
     y << "version: 1\nscheduler: {max_num_seqs: 256, max_num_batched_tokens: 8192}\n";
     if (inline_requests) {
       y << "requests:\n";
       for (int i = 0; i < n; ++i)
-        y << "  - {id: r" << i << ", prompt: [5, 6, 7], max_tokens: 2, arrival_step: " << i / 8 << "}\n";
+        if (prompt_len > 0)
+          y << "  - {id: r" << i << ", prompt_len: " << prompt_len << ", max_tokens: 2, arrival_step: 0}\n";
+        else
+          y << "  - {id: r" << i << ", prompt: [5, 6, 7], max_tokens: 2, arrival_step: " << i / 8 << "}\n";
     } else {
       y << "requests_file: " << stem << ".jsonl\n";
       std::ofstream j(dir / (stem + ".jsonl"));
       for (int i = 0; i < n; ++i)
-        j << "{\"id\": \"r" << i << "\", \"prompt\": [5, 6, 7], \"max_tokens\": 2, \"arrival_step\": " << i / 8 << "}\n";
+        if (prompt_len > 0)
+          j << "{\"id\": \"r" << i << "\", \"prompt_len\": " << prompt_len << ", \"max_tokens\": 2, \"arrival_step\": 0}\n";
+        else
+          j << "{\"id\": \"r" << i << "\", \"prompt\": [5, 6, 7], \"max_tokens\": 2, \"arrival_step\": " << i / 8
+            << "}\n";
     }
     y.close();
     return run_case(mlasim, dir, yaml, {}, "");
@@ -141,6 +151,17 @@ int main(int argc, char** argv) {
       std::printf("  %-44s %.0f bytes a request over a one-request run\n", "",
                   static_cast<double>(c.peak_rss_kib - base.peak_rss_kib) * 1024.0 / n);
     }
+  }
+  // (3b) N = 20,000 requests given by prompt_len 1,000, all at step 0: an inline prompt given by
+  // length is drawn when the scenario is read (4 bytes a token, held until the request finishes);
+  // a requests_file one when the scheduler first looks at the request.
+  std::printf("\n20,000 requests of prompt_len 1,000 and max_tokens 2, all arriving at step 0:\n");
+  for (bool inline_requests : {true, false}) {
+    const Child base = trace(1, inline_requests, 1000);
+    const Child c = trace(20000, inline_requests, 1000);
+    print(inline_requests ? "inline" : "requests_file", c);
+    std::printf("  %-44s %.0f bytes a request over a one-request run\n", "",
+                static_cast<double>(c.peak_rss_kib - base.peak_rss_kib) * 1024.0 / 20000);
   }
   // (4) A model run of N short requests (prompt 4 tokens, max_tokens 2, 8 arriving a step).
   std::printf("\nmodel run, tiny model, N requests of prompt 4 + 2 outputs from a requests_file, --logits-dir:\n");
