@@ -64,6 +64,12 @@ efbig "run --logits-dir" "$d/logits/logits"
 unchanged "run --logits-dir" "$d/logits/logits.npy"
 unchanged "run --logits-dir" "$d/logits/logits_index.json"
 no_leftovers "run --logits-dir" "$d/logits"
+# A --logits-dir the run had to create is removed again when nothing was published in it.
+d="$scratch/run-logits-new"
+fresh "$d"
+check "run --logits-dir (new)" 3 limited 64 "$mlasim" run "$scenario" "${long[@]}" --logits-dir "$d/new/logits"
+efbig "run --logits-dir (new)" "$d/new/logits/logits"
+[[ ! -e $d/new/logits ]] || { echo "FAIL run --logits-dir (new): left $(ls -A "$d/new/logits" | tr '\n' ' ') behind"; fail=1; }
 # A set of outputs is published whole: the SVG fits under the limit, the JSON does not, so
 # neither replaces what was there.
 d="$scratch/run-set"

@@ -175,8 +175,8 @@ int run(const RunOptions& o) {
     if (golden_files->stale.empty())
       golden_check.emplace(golden_files->files, logits_tolerance(backend->precision()), golden);
   }
+  CreatedDirectory logits_dir;  // declared first: removed after the files' temporaries are
   LogitsFilesStream logits_files;
-  CreatedDirectory logits_dir;
   if (!o.logits_dir.empty()) {
     if (Status st = logits_dir.create(o.logits_dir); !st) return report_error(st.error());
     if (Status st = logits_files.open(o.logits_dir, scenario.model.vocab_size); !st) return report_error(st.error());
