@@ -117,6 +117,11 @@ void AtomicOutputFile::flush_buffer() {
 }
 
 void AtomicOutputFile::write(std::string_view text) {
+  if (text.size() >= (1u << 20)) {  // large pieces go to the file directly, not through the buffer
+    flush_buffer();
+    if (write_errno_ == 0 && !write_all(fd_, text.data(), text.size())) write_errno_ = errno;
+    return;
+  }
   buffer_ += text;
   if (buffer_.size() >= (1u << 20)) flush_buffer();
 }

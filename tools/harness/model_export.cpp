@@ -81,19 +81,20 @@ Status export_hf_checkpoint(const std::string& dir, const MlaWeights& weights) {
     e.hint = "choose a writable path for -o";
     return e;
   }
-  std::vector<NamedTensor> tensors;
+  std::vector<TensorView> tensors;
   for (const NamedWeight& nw : weights.tensors()) {
-    NamedTensor t;
-    t.name = nw.name;
+    TensorView t{nw.name, {}, nw.tensor->values.data(), nw.tensor->values.size()};
     for (int d : nw.tensor->shape) t.shape.push_back(d);
-    t.data = nw.tensor->values;
     tensors.push_back(std::move(t));
   }
   // Both files written and synced before either is renamed into place: a failure (a full disk)
-  // leaves the folder as it was, never new weights beside an old config.
+  // leaves the folder as it was, never new weights beside an old config. The weights go to the
+  // file from where they are, tensor by tensor.
   AtomicOutputFile model, config;
   if (Status st = model.open(dir + "/model.safetensors"); !st) return st;
-  model.write(safetensors_bytes(tensors, {{"format", "pt"}, {"producer", "mlasim"}}));
+  model.write(safetensors_header(tensors, {{"format", "pt"}, {"producer", "mlasim"}}));
+  for (const TensorView& t : tensors)
+    model.write(std::string_view(reinterpret_cast<const char*>(t.data), t.size * sizeof(float)));
   if (Status st = model.finish(); !st) return st;
   if (Status st = config.open(dir + "/config.json"); !st) return st;
   config.write(hf_config_json(weights.config));

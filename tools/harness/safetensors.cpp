@@ -43,15 +43,15 @@ float f16_to_float(std::uint16_t h) {
 
 }  // namespace
 
-std::string safetensors_bytes(const std::vector<NamedTensor>& tensors,
-                              const std::vector<std::pair<std::string, std::string>>& metadata) {
+std::string safetensors_header(const std::vector<TensorView>& tensors,
+                               const std::vector<std::pair<std::string, std::string>>& metadata) {
   JsonWriter w;
   w.begin_object();
   w.key("__metadata__").begin_object();
   for (const auto& [k, v] : metadata) w.key(k).value(v);
   w.end_object();
   std::size_t offset = 0;
-  for (const NamedTensor& t : tensors) {
+  for (const TensorView& t : tensors) {
     w.key(t.name).begin_object();
     w.key("dtype").value("F32");
     w.key("shape").begin_array();
@@ -59,7 +59,7 @@ std::string safetensors_bytes(const std::vector<NamedTensor>& tensors,
     w.end_array();
     w.key("data_offsets").begin_array();
     w.value(static_cast<long long>(offset));
-    offset += t.data.size() * 4;
+    offset += t.size * 4;
     w.value(static_cast<long long>(offset));
     w.end_array();
     w.end_object();
@@ -70,7 +70,14 @@ std::string safetensors_bytes(const std::vector<NamedTensor>& tensors,
   std::string out(8, '\0');
   std::uint64_t len = header.size();
   for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = static_cast<char>((len >> (8 * i)) & 0xff);
-  out += header;
+  return out + header;
+}
+
+std::string safetensors_bytes(const std::vector<NamedTensor>& tensors,
+                              const std::vector<std::pair<std::string, std::string>>& metadata) {
+  std::vector<TensorView> views;
+  for (const NamedTensor& t : tensors) views.push_back({t.name, t.shape, t.data.data(), t.data.size()});
+  std::string out = safetensors_header(views, metadata);
   for (const NamedTensor& t : tensors) out.append(reinterpret_cast<const char*>(t.data.data()), t.data.size() * 4);
   return out;
 }
