@@ -1,0 +1,281 @@
+"""mlasim's MLA model in float64, written from docs/spec/mla.md (§2 one layer, §3 weights, §9 layers).
+
+Both attention forms of §2 are here, computed independently from the same latents:
+  mha       the prefill form: k_nope_h = W_UK_h c_kv, v_h = W_UV_h c_kv, keys [k_nope_h; k_pe];
+  absorbed  the decode form: q_lat_h = W_UK_hᵀ q_nope_h, keys [c_kv; k_pe], values c_kv, then W_UV_h.
+The weights are the float32 tensors of `mlasim export` (Hugging Face DeepSeek-V3 names), widened to
+float64 exactly. numpy only.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+FORMS = ("mha", "absorbed")
+QUERY_BLOCK = 512      # queries per score block: bounds memory at QUERY_BLOCK x sequence length
+LM_HEAD_CHUNK = 8192   # vocabulary rows of lm_head widened to float64 at a time
+
+
+class ModelError(ValueError):
+    """The exported config or weights do not describe a model of docs/spec/mla.md."""
+
+
+@dataclass(frozen=True)
+class Yarn:
+    factor: float
+    original_max_position_embeddings: int
+    beta_fast: float
+    beta_slow: float
+    mscale_all_dim: float
+
+
+@dataclass(frozen=True)
+class Config:
+    vocab_size: int
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    q_lora_rank: int      # 0: q_proj without compression
+    kv_lora_rank: int
+    nope_dim: int         # d_n
+    rope_dim: int         # d_r
+    v_dim: int            # d_v
+    intermediate_size: int
+    rms_norm_eps: float
+    rope_theta: float
+    yarn: Yarn | None     # None: plain RoPE (no rope_scaling, or factor 1)
+    index_topk: int | None
+
+    @property
+    def softmax_scale(self) -> float:
+        """(d_n + d_r)^(-1/2) · m², m = 0.1 · mscale_all_dim · ln(factor) + 1 under YaRN (§2)."""
+        m = 1.0 if self.yarn is None else 0.1 * self.yarn.mscale_all_dim * math.log(self.yarn.factor) + 1.0
+        return (self.nope_dim + self.rope_dim) ** -0.5 * m * m
+
+
+def config_from_hf(doc: dict) -> Config:
+    """The Config of an exported config.json (DeepSeek-V3 keys)."""
+    try:
+        scaling = doc.get("rope_scaling")
+        yarn = None
+        if scaling is not None and float(scaling["factor"]) > 1.0:
+            yarn = Yarn(float(scaling["factor"]), int(scaling["original_max_position_embeddings"]),
+                        float(scaling["beta_fast"]), float(scaling["beta_slow"]), float(scaling["mscale_all_dim"]))
+        cfg = Config(int(doc["vocab_size"]), int(doc["hidden_size"]), int(doc["num_hidden_layers"]),
+                     int(doc["num_attention_heads"]), int(doc["q_lora_rank"] or 0), int(doc["kv_lora_rank"]),
+                     int(doc["qk_nope_head_dim"]), int(doc["qk_rope_head_dim"]), int(doc["v_head_dim"]),
+                     int(doc["intermediate_size"]), float(doc["rms_norm_eps"]), float(doc["rope_theta"]), yarn,
+                     None if doc.get("index_topk") is None else int(doc["index_topk"]))
+    except (KeyError, TypeError, ValueError) as e:
+        raise ModelError(f"config.json: missing or malformed key {e}") from e
+    if cfg.rope_dim % 2:
+        raise ModelError(f"config.json: qk_rope_head_dim {cfg.rope_dim} is odd; RoPE rotates pairs")
+    return cfg
+
+
+def layer_shapes(cfg: Config) -> dict[str, tuple[int, ...]]:
+    """The tensors of one layer (§3, §9) by name under model.layers.<i>., with their [out, in] shapes."""
+    d, heads, qk = cfg.hidden_size, cfg.num_heads, cfg.nope_dim + cfg.rope_dim
+    shapes = {
+        "input_layernorm": (d,),
+        "post_attention_layernorm": (d,),
+        "self_attn.kv_a_proj_with_mqa": (cfg.kv_lora_rank + cfg.rope_dim, d),
+        "self_attn.kv_a_layernorm": (cfg.kv_lora_rank,),
+        "self_attn.kv_b_proj": (heads * (cfg.nope_dim + cfg.v_dim), cfg.kv_lora_rank),
+        "self_attn.o_proj": (d, heads * cfg.v_dim),
+        "mlp.gate_proj": (cfg.intermediate_size, d),
+        "mlp.up_proj": (cfg.intermediate_size, d),
+        "mlp.down_proj": (d, cfg.intermediate_size),
+    }
+    if cfg.q_lora_rank:
+        shapes |= {"self_attn.q_a_proj": (cfg.q_lora_rank, d), "self_attn.q_a_layernorm": (cfg.q_lora_rank,),
+                   "self_attn.q_b_proj": (heads * qk, cfg.q_lora_rank)}
+    else:
+        shapes["self_attn.q_proj"] = (heads * qk, d)
+    return shapes
+
+
+def weight_shapes(cfg: Config) -> dict[str, tuple[int, ...]]:
+    """Every tensor of the checkpoint with its shape."""
+    d = cfg.hidden_size
+    shapes = {"model.embed_tokens.weight": (cfg.vocab_size, d), "model.norm.weight": (d,),
+              "lm_head.weight": (cfg.vocab_size, d)}
+    for i in range(cfg.num_layers):
+        shapes |= {f"model.layers.{i}.{name}.weight": shape for name, shape in layer_shapes(cfg).items()}
+    return shapes
+
+
+class Model:
+    """The weights, checked against the config; layer weights widened to float64 once."""
+
+    def __init__(self, cfg: Config, tensors: dict[str, np.ndarray]):
+        for name, shape in weight_shapes(cfg).items():
+            if name not in tensors:
+                raise ModelError(f"model.safetensors: tensor {name} is missing")
+            if tuple(tensors[name].shape) != shape:
+                raise ModelError(f"model.safetensors: {name} has shape {list(tensors[name].shape)}, "
+                                 f"the config says {list(shape)}")
+        self.cfg = cfg
+        self.embed_tokens = tensors["model.embed_tokens.weight"]  # float32; rows gathered per pass
+        self.lm_head = tensors["lm_head.weight"]                  # float32; widened in chunks
+        self.norm = tensors["model.norm.weight"].astype(np.float64)
+        self.layers = [{name: tensors[f"model.layers.{i}.{name}.weight"].astype(np.float64)
+                        for name in layer_shapes(cfg)} for i in range(cfg.num_layers)]
+        self.inv_freq = rope_inv_freq(cfg)
+
+
+def rope_inv_freq(cfg: Config) -> np.ndarray:
+    """f_i = theta^(-2i/d_r), with YaRN's blend f_i' = ρ_i f_i / factor + (1 - ρ_i) f_i (§2)."""
+    d_r = cfg.rope_dim
+    i = np.arange(d_r // 2, dtype=np.float64)
+    freq = cfg.rope_theta ** (-2.0 * i / d_r)
+    y = cfg.yarn
+    if y is None:
+        return freq
+
+    def corr(rotations: float) -> float:
+        return d_r * math.log(y.original_max_position_embeddings / (2 * math.pi * rotations)) / (
+            2 * math.log(cfg.rope_theta))
+
+    low, high = math.floor(corr(y.beta_fast)), math.ceil(corr(y.beta_slow))
+    if high <= low:
+        raise ModelError(f"YaRN correction range [{low}, {high}] is empty; docs/spec/mla.md divides by high - low")
+    rho = np.clip((i - low) / (high - low), 0.0, 1.0)
+    return rho * freq / y.factor + (1.0 - rho) * freq
+
+
+def rope(x: np.ndarray, positions: np.ndarray, inv_freq: np.ndarray) -> np.ndarray:
+    """Interleaved RoPE: each pair (x[2i], x[2i+1]) of the last axis rotated by angle p·f_i,
+    counter-clockwise (x[2i] cos - x[2i+1] sin, x[2i] sin + x[2i+1] cos). x: [n, ..., d_r], positions: [n]."""
+    angle = np.multiply.outer(positions.astype(np.float64), inv_freq)        # [n, d_r/2]
+    angle = angle.reshape(angle.shape[:1] + (1,) * (x.ndim - 2) + angle.shape[1:])
+    cos, sin = np.cos(angle), np.sin(angle)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = even * cos - odd * sin
+    out[..., 1::2] = even * sin + odd * cos
+    return out
+
+
+def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
+    """y = w ⊙ x / sqrt(mean(x²) + eps) over the last axis."""
+    return weight * x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
+
+
+def causal_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, q_pos: np.ndarray, scale: float) -> np.ndarray:
+    """softmax(scale · q kᵀ) v where query i sees keys 0..q_pos[i] (one request, causal).
+    q: [m, e], k: [n, e], v: [n, f], q_pos: [m] ascending. Blocks of QUERY_BLOCK queries."""
+    q = q * scale
+    out = np.empty((len(q), v.shape[1]))
+    # One score buffer for every block: fresh large arrays would each cost page faults.
+    workspace = np.empty(min(len(q), QUERY_BLOCK) * (int(q_pos[-1]) + 1))
+    for start in range(0, len(q), QUERY_BLOCK):
+        rows = slice(start, start + QUERY_BLOCK)
+        pos = q_pos[rows]
+        n_keys = int(pos[-1]) + 1
+        s = workspace[:len(pos) * n_keys].reshape(len(pos), n_keys)
+        np.matmul(q[rows], k[:n_keys].T, out=s)
+        first_masked = int(pos[0]) + 1  # keys before it are visible to every query of the block
+        tail = s[:, first_masked:]
+        tail[np.arange(first_masked, n_keys)[None, :] > pos[:, None]] = -np.inf
+        np.subtract(s, s.max(axis=1, keepdims=True), out=s)
+        np.exp(s, out=s)
+        out[rows] = (s @ v[:n_keys]) / s.sum(axis=1, keepdims=True)
+    return out
+
+
+def kv_latents(cfg: Config, w: dict, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """§2 step 2: [c̃_kv ; k̃_pe] = W_A x; c_kv = RMSNorm(c̃_kv); k_pe = RoPE_p(k̃_pe), one per token."""
+    a = x @ w["self_attn.kv_a_proj_with_mqa"].T
+    c_kv = rms_norm(a[:, :cfg.kv_lora_rank], w["self_attn.kv_a_layernorm"], cfg.rms_norm_eps)
+    return c_kv, a[:, cfg.kv_lora_rank:]
+
+
+def queries(cfg: Config, w: dict, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """§2 step 1 before RoPE: q = W_UQ RMSNorm(W_DQ x) (or W_Q x), split per head into nope and rope parts."""
+    if cfg.q_lora_rank:
+        c_q = rms_norm(x @ w["self_attn.q_a_proj"].T, w["self_attn.q_a_layernorm"], cfg.rms_norm_eps)
+        q = c_q @ w["self_attn.q_b_proj"].T
+    else:
+        q = x @ w["self_attn.q_proj"].T
+    q = q.reshape(len(x), cfg.num_heads, cfg.nope_dim + cfg.rope_dim)
+    return q[:, :, :cfg.nope_dim], q[:, :, cfg.nope_dim:]
+
+
+def head_up_projections(cfg: Config, kv_b: np.ndarray, head: int) -> tuple[np.ndarray, np.ndarray]:
+    """W_UK_h [d_n, r_kv] and W_UV_h [d_v, r_kv]: rows of kv_b_proj (§3)."""
+    base = head * (cfg.nope_dim + cfg.v_dim)
+    return kv_b[base:base + cfg.nope_dim], kv_b[base + cfg.nope_dim:base + cfg.nope_dim + cfg.v_dim]
+
+
+def mha_form(cfg: Config, kv_b, c_kv, k_pe, q_nope, q_pe, q_pos) -> np.ndarray:
+    """§2 step 3: per head, decompressed keys [W_UK_h c_kv ; k_pe] and values W_UV_h c_kv."""
+    out = []
+    for h in range(cfg.num_heads):
+        w_uk, w_uv = head_up_projections(cfg, kv_b, h)
+        keys = np.concatenate([c_kv @ w_uk.T, k_pe], axis=1)
+        qh = np.concatenate([q_nope[:, h], q_pe[:, h]], axis=1)
+        out.append(causal_attention(qh, keys, c_kv @ w_uv.T, q_pos, cfg.softmax_scale))
+    return np.concatenate(out, axis=1)
+
+
+def absorbed_form(cfg: Config, kv_b, c_kv, k_pe, q_nope, q_pe, q_pos) -> np.ndarray:
+    """§2 step 4: per head, q_lat = W_UK_hᵀ q_nope against keys [c_kv ; k_pe], values c_kv, then W_UV_h."""
+    keys = np.concatenate([c_kv, k_pe], axis=1)
+    out = []
+    for h in range(cfg.num_heads):
+        w_uk, w_uv = head_up_projections(cfg, kv_b, h)
+        qh = np.concatenate([q_nope[:, h] @ w_uk, q_pe[:, h]], axis=1)
+        out.append(causal_attention(qh, keys, c_kv, q_pos, cfg.softmax_scale) @ w_uv.T)
+    return np.concatenate(out, axis=1)
+
+
+def mla(model: Model, w: dict, x: np.ndarray, q_pos: np.ndarray, form: str) -> np.ndarray:
+    """One MLA layer (§2) for the tokens at positions q_pos; x holds the normed input of every token."""
+    cfg = model.cfg
+    c_kv, k_pe_raw = kv_latents(cfg, w, x)
+    k_pe = rope(k_pe_raw, np.arange(len(x)), model.inv_freq)
+    q_nope, q_pe_raw = queries(cfg, w, x[q_pos])
+    q_pe = rope(q_pe_raw, q_pos, model.inv_freq)
+    attend = mha_form if form == "mha" else absorbed_form
+    o = attend(cfg, w["self_attn.kv_b_proj"], c_kv, k_pe, q_nope, q_pe, q_pos)
+    return o @ w["self_attn.o_proj"].T  # §2 step 5
+
+
+def decoder_layer(model: Model, w: dict, h: np.ndarray, q_pos: np.ndarray, form: str) -> np.ndarray:
+    """§9: h += MLA(RMSNorm(h)); h += W_down(silu(W_gate x) ⊙ W_up x), x = RMSNorm(h); rows q_pos only."""
+    eps = model.cfg.rms_norm_eps
+    h = h[q_pos] + mla(model, w, rms_norm(h, w["input_layernorm"], eps), q_pos, form)
+    x = rms_norm(h, w["post_attention_layernorm"], eps)
+    gate = x @ w["mlp.gate_proj"].T
+    return h + ((gate / (1.0 + np.exp(-gate))) * (x @ w["mlp.up_proj"].T)) @ w["mlp.down_proj"].T
+
+
+def embed(model: Model, tokens: np.ndarray) -> np.ndarray:
+    return model.embed_tokens[tokens].astype(np.float64)
+
+
+def hidden_before_last_layer(model: Model, tokens: np.ndarray, form: str) -> np.ndarray:
+    """The residual stream of every token entering the last layer (all earlier layers in `form`)."""
+    h = embed(model, tokens)
+    every = np.arange(len(tokens))
+    for w in model.layers[:-1]:
+        h = decoder_layer(model, w, h, every, form)
+    return h
+
+
+def final_hidden(model: Model, h: np.ndarray, positions: np.ndarray, form: str) -> np.ndarray:
+    """The last layer in `form` at `positions` (ascending), then the final RMSNorm (§9)."""
+    h = decoder_layer(model, model.layers[-1], h, positions, form)
+    return rms_norm(h, model.norm, model.cfg.rms_norm_eps)
+
+
+def lm_head(model: Model, x: np.ndarray) -> np.ndarray:
+    """logits = lm_head x, widening LM_HEAD_CHUNK vocabulary rows to float64 at a time."""
+    vocab = model.cfg.vocab_size
+    out = np.empty((len(x), vocab))
+    for start in range(0, vocab, LM_HEAD_CHUNK):
+        out[:, start:start + LM_HEAD_CHUNK] = x @ model.lm_head[start:start + LM_HEAD_CHUNK].astype(np.float64).T
+    return out
