@@ -70,6 +70,16 @@ fresh "$d"
 check "run --logits-dir (new)" 3 limited 64 "$mlasim" run "$scenario" "${long[@]}" --logits-dir "$d/new/logits"
 efbig "run --logits-dir (new)" "$d/new/logits/logits"
 [[ ! -e $d/new/logits ]] || { echo "FAIL run --logits-dir (new): left $(ls -A "$d/new/logits" | tr '\n' ' ') behind"; fail=1; }
+# The run's temporary request file (requests in scenario order for --json) under a 1 KiB limit:
+# exit 3 with the cause, not an abort.
+d="$scratch/run-spill"
+fresh "$d"
+echo old >"$d/out.json"
+check "run --json, spill" 3 limited 1 "$mlasim" run "$scenario" --dry-run "${long[@]}" --json "$d/out.json"
+efbig "run --json, spill" "temporary request file"
+not_contains "run --json, spill" "Aborted"
+unchanged "run --json, spill" "$d/out.json"
+no_leftovers "run --json, spill" "$d"
 # A set of outputs is published whole: the SVG fits under the limit, the JSON does not, so
 # neither replaces what was there.
 d="$scratch/run-set"

@@ -15,7 +15,8 @@ namespace {
 [[noreturn]] void spill_failed(const char* what) {
   const int err = errno != 0 ? errno : EIO;
   const char* tmpdir = std::getenv("TMPDIR");
-  throw std::filesystem::filesystem_error(what, std::filesystem::path(tmpdir && *tmpdir ? tmpdir : "/tmp"),
+  const std::filesystem::path dir = tmpdir && *tmpdir ? tmpdir : "/tmp";
+  throw std::filesystem::filesystem_error(what, dir / "(the run's temporary request file)",
                                           std::error_code(err, std::generic_category()));
 }
 
