@@ -1,6 +1,7 @@
 // Attention backends' decode thresholds and query-length support (docs/spec/routing.md §3).
 #pragma once
 
+#include "sim/mla_backends.h"
 #include "sim/scenario.h"
 
 namespace mlasim {
@@ -9,9 +10,13 @@ struct BackendProfile {
   AttentionBackendKind kind;
   QueryLenSupport query_len_support;
   int class_threshold;  // reorder_batch_threshold of the backend class
+  bool require_uniform = true;  // the split's require_uniform (dense: support != varlen)
+  bool sparse = false;          // a sparse backend: speculation always raises T (spec-as-decode)
 };
 
+// The backend on an H200 with 128 heads per rank (the sparse builders' thresholds depend on both).
 BackendProfile backend_profile(AttentionBackendKind kind);
+BackendProfile backend_profile(AttentionBackendKind kind, const BackendQuery& query);
 
 // The effective reorder_batch_threshold T with k speculative tokens (`_init_reorder_batch_threshold`,
 // vllm/v1/attention/backend.py ~658-683, called with supports_spec_as_decode = support != single,

@@ -5,6 +5,7 @@
 #include <array>
 
 #include "attention/backend_profile.h"
+#include "sim/scenario_deployment.h"
 
 namespace mlasim {
 
@@ -20,7 +21,7 @@ RoutingConfig make_routing_config(const RoutingOptions& o) {
   c.max_num_seqs = o.max_num_seqs;
   c.model_runner = o.model_runner;
 
-  BackendProfile backend = backend_profile(o.backend);
+  BackendProfile backend = o.backend_query ? backend_profile(o.backend, *o.backend_query) : backend_profile(o.backend);
   if (o.query_len_support) backend.query_len_support = *o.query_len_support;
   c.query_len_support = backend.query_len_support;
 
@@ -33,6 +34,15 @@ RoutingConfig make_routing_config(const RoutingOptions& o) {
 
   int t = o.reorder_batch_threshold ? *o.reorder_batch_threshold
                                     : effective_decode_threshold(backend, o.num_speculative_tokens, o.parallel_drafting);
+  const bool vllm033 = o.profile == EngineProfile::kVllm033 || o.profile == EngineProfile::kStrict;
+  if (o.sparse_mla && vllm033 && backend.sparse) {
+    // vLLM 0.33: the DSA indexer's builder opts out of the threshold vote (reorder_batch_threshold
+    // None, v1/attention/backends/mla/indexer.py ~985-1033), so T is the sparse backend's; its split
+    // needs uniform decodes only where the builder says so (require_uniform_decodes).
+    c.decode_threshold = t;
+    c.require_uniform = o.query_len_support ? requires_uniform_query_len(backend.query_len_support) : backend.require_uniform;
+    return c;
+  }
   if (o.sparse_mla) {
     // DeepSeek-V3.2 indexer group: threshold 1 + k (1 + 2k with parallel drafting); the runner
     // reorders with the minimum over groups.
@@ -69,6 +79,7 @@ RoutingConfig make_routing_config(const Scenario& s) {
   o.max_model_len = s.scheduler.max_model_len > 0 ? s.scheduler.max_model_len : s.model.max_position_embeddings;
   o.max_num_seqs = s.scheduler.max_num_seqs;
   o.model_runner = s.engine.model_runner;
+  o.backend_query = backend_query(s);
   return make_routing_config(o);
 }
 

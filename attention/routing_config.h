@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 
+#include "sim/mla_backends.h"
 #include "sim/scenario.h"
 
 namespace mlasim {
@@ -43,6 +44,9 @@ struct RoutingOptions {
   int max_model_len = 163840;                           // DeepSeek-V3 max_position_embeddings
   int max_num_seqs = 128;                               // vLLM default
   ModelRunner model_runner = ModelRunner::kV1;          // VLLM_USE_V2_MODEL_RUNNER=0
+  // The deployment the builder's threshold depends on (sparse backends: heads per rank, SM100);
+  // nullopt: an H200 with 128 heads per rank.
+  std::optional<BackendQuery> backend_query;
 };
 
 // Resolves T and require_uniform for the profile:

@@ -37,6 +37,15 @@ struct ModelConfig {
   ModelDtype dtype = ModelDtype::kFp32;
   int eos_token_id = 1;               // DeepSeek's <｜end▁of▁sentence｜> id
   std::optional<int> index_topk;      // present => sparse MLA (every token on the decode path)
+
+  // The serving model as vLLM sees it (from model.hf_config, else DeepSeek-V3's): what the
+  // backend selection reads. torch_dtype is the serving dtype, not mlasim's compute `dtype`.
+  std::string hf_config;              // resolved path of the config.json, "" without one
+  std::string architecture = "DeepseekV3ForCausalLM";
+  std::string model_type = "deepseek_v3";
+  std::string torch_dtype = "bfloat16";
+  std::string quant_method;           // quantization_config.quant_method, "" without one
+  int config_num_hidden_layers = 0;   // the config's layer count when model.num_layers ran fewer
 };
 
 // The preset's dimensions, or nullopt for an unknown name.

@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "sim/backend_selection.h"
+#include "sim/deployment.h"
+#include "sim/engine_enums.h"
 #include "sim/model_config.h"
 
 namespace mlasim {
@@ -60,7 +63,8 @@ struct SchedulerConfig {
   int max_model_len = 0;                 // 0 in YAML means "the model's max_position_embeddings"
   bool enable_chunked_prefill = true;
   int long_prefill_token_threshold = 0;  // 0 = off
-  int block_size = 16;
+  int block_size = 16;                   // resolved: the scenario's, or vLLM 0.33's auto choice
+  bool block_size_given = false;
   int num_gpu_blocks = 8192;             // vLLM profiles this; mlasim needs a number. Block 0 is the null block.
   bool enable_prefix_caching = true;
   SchedulingPolicy policy = SchedulingPolicy::kFcfs;
@@ -73,22 +77,30 @@ struct SchedulerConfig {
   int test_waiting_budget_overrun = 0;
 };
 
-enum class EngineProfile { kVllm2025Early, kVllm011, kVllm3Region, kVllm033, kStrict, kSglang };
-enum class AttentionBackendKind { kFlashMla, kFlashAttnMla, kFlashInferMla, kCutlassMla, kTritonMla, kRocmAiterMla };
-enum class QueryLenSupport { kSingle, kUniform, kVarlen };
-// vLLM's model runner (VLLM_USE_V2_MODEL_RUNNER): V1 keeps a persistent batch and reorders it
-// (docs/spec/scheduler.md §8, routing.md §1); V2 (vLLM 0.33's default on CUDA with Triton,
-// config/vllm.py ~731-767) sorts each step's rows afresh (routing.md §1, "Model runner V2").
-enum class ModelRunner { kV1, kV2 };
-
 struct EngineConfig {
   EngineProfile profile = EngineProfile::kVllm033;
-  // vLLM's default MLA backend on Hopper (platforms/cuda.py backend priorities).
+  // The backend the replay routes with: the scenario's engine.attention_backend, or (`auto`, the
+  // default) vLLM 0.33's selection for the deployment (DeploymentConfig). vLLM's default on Hopper.
   AttentionBackendKind attention_backend = AttentionBackendKind::kFlashAttnMla;
+  std::optional<AttentionBackendKind> attention_backend_given;  // nullopt: auto
   std::optional<int> reorder_batch_threshold;           // overrides the backend's T
   std::optional<QueryLenSupport> query_len_support;     // overrides the backend's support
   int sglang_chunked_prefix_cache_threshold = 8192;     // SGLang default
-  ModelRunner model_runner = ModelRunner::kV1;
+  ModelRunner model_runner = ModelRunner::kV1;          // resolved (auto: sim/scenario_deployment.h)
+  std::optional<ModelRunner> model_runner_given;        // nullopt: auto
+};
+
+// The deployment a scenario describes (engine.gpu, cache.kv_cache_dtype, the model, TP) and what
+// vLLM 0.33 makes of it: the backend, block size and runner (sim/scenario_deployment.h).
+struct DeploymentConfig {
+  GpuKind gpu = GpuKind::kH200;
+  bool gpu_given = false;
+  KvCacheDtype kv_cache_dtype = KvCacheDtype::kAuto;            // as written (cache.kv_cache_dtype)
+  KvCacheDtype effective_kv_cache_dtype = KvCacheDtype::kAuto;  // after the model's verify_and_update_config
+  std::string kv_cache_dtype_note;                              // why it changed, when it did
+  bool selection_applies = false;  // the profile is vLLM 0.33's (vllm-0.33, strict)
+  bool validated = false;          // an explicit backend was checked against the deployment
+  BackendSelection selection;
 };
 
 struct ParallelConfig {
@@ -173,6 +185,7 @@ struct Scenario {
   SchedulerConfig scheduler;
   EngineConfig engine;
   ParallelConfig parallel;
+  DeploymentConfig deployment;
   TimingConfig timing;
   // Inline requests, or (requests_file) none here: they are read from the file as the replay
   // reaches them. num_requests counts them either way.
@@ -185,17 +198,9 @@ struct Scenario {
 
 const char* to_string(SchedulingPolicy p);
 const char* to_string(SpeculativeMethod m);
-const char* to_string(EngineProfile p);
-const char* to_string(AttentionBackendKind b);
-const char* to_string(QueryLenSupport s);
-const char* to_string(ModelRunner r);
 const char* to_string(ModelDtype d);
 std::optional<SchedulingPolicy> parse_policy(const std::string& s);
 std::optional<SpeculativeMethod> parse_speculative_method(const std::string& s);
-std::optional<EngineProfile> parse_engine_profile(const std::string& s);
-std::optional<AttentionBackendKind> parse_attention_backend(const std::string& s);
-std::optional<QueryLenSupport> parse_query_len_support(const std::string& s);
-std::optional<ModelRunner> parse_model_runner(const std::string& s);
 std::optional<ModelDtype> parse_model_dtype(const std::string& s);
 
 }  // namespace mlasim

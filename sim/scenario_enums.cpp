@@ -32,13 +32,22 @@ constexpr std::array<std::pair<EngineProfile, const char*>, 6> kProfiles{{
     {EngineProfile::kVllm033, "vllm-0.33"},
     {EngineProfile::kStrict, "strict"},
     {EngineProfile::kSglang, "sglang"}}};
-constexpr std::array<std::pair<AttentionBackendKind, const char*>, 6> kBackends{{
+constexpr std::array<std::pair<AttentionBackendKind, const char*>, 15> kBackends{{
     {AttentionBackendKind::kFlashMla, "flashmla"},
     {AttentionBackendKind::kFlashAttnMla, "flashattn-mla"},
     {AttentionBackendKind::kFlashInferMla, "flashinfer-mla"},
     {AttentionBackendKind::kCutlassMla, "cutlass-mla"},
     {AttentionBackendKind::kTritonMla, "triton-mla"},
-    {AttentionBackendKind::kRocmAiterMla, "rocm-aiter-mla"}}};
+    {AttentionBackendKind::kRocmAiterMla, "rocm-aiter-mla"},
+    {AttentionBackendKind::kTokenspeedMla, "tokenspeed-mla"},
+    {AttentionBackendKind::kRocmAiterTritonMla, "rocm-aiter-triton-mla"},
+    {AttentionBackendKind::kFlashMlaSparse, "flashmla-sparse"},
+    {AttentionBackendKind::kFlashInferMlaSparse, "flashinfer-mla-sparse"},
+    {AttentionBackendKind::kFlashInferMlaSparseSm90, "flashinfer-mla-sparse-sm90"},
+    {AttentionBackendKind::kFlashInferMlaSparseSm120, "flashinfer-mla-sparse-sm120"},
+    {AttentionBackendKind::kFlashAttnMlaSparse, "flashattn-mla-sparse"},
+    {AttentionBackendKind::kFlashAttnMlaSparseFa4, "flashattn-mla-sparse-fa4"},
+    {AttentionBackendKind::kRocmAiterMlaSparse, "rocm-aiter-mla-sparse"}}};
 constexpr std::array<std::pair<QueryLenSupport, const char*>, 3> kSupports{{
     {QueryLenSupport::kSingle, "single"}, {QueryLenSupport::kUniform, "uniform"}, {QueryLenSupport::kVarlen, "varlen"}}};
 constexpr std::array<std::pair<ModelRunner, const char*>, 2> kRunners{{
@@ -62,6 +71,11 @@ std::optional<EngineProfile> parse_engine_profile(const std::string& s) {
   return parse_of(kProfiles, s);
 }
 std::optional<AttentionBackendKind> parse_attention_backend(const std::string& s) { return parse_of(kBackends, s); }
+std::vector<std::string> attention_backend_names() {
+  std::vector<std::string> out;
+  for (const auto& [value, name] : kBackends) out.emplace_back(name);
+  return out;
+}
 std::optional<QueryLenSupport> parse_query_len_support(const std::string& s) { return parse_of(kSupports, s); }
 std::optional<ModelDtype> parse_model_dtype(const std::string& s) { return parse_of(kDtypes, s); }
 std::optional<ModelRunner> parse_model_runner(const std::string& s) { return parse_of(kRunners, s); }

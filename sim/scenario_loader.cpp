@@ -10,6 +10,7 @@
 
 #include "sim/file_read.h"
 #include "sim/request_file.h"
+#include "sim/scenario_deployment.h"
 #include "sim/scenario_sections.h"
 #include "sim/scheduler.h"
 #include "sim/scheduler_rules.h"
@@ -249,7 +250,7 @@ Scenario read_scenario(const YamlReader& r, const YamlNode& root, const std::str
   s.source = display_name;
   s.name = std::filesystem::path(display_name).stem().string();
   r.expect_map(root, "",
-               {"version", "name", "description", "model", "scheduler", "engine", "parallel", "timing", "requests",
+               {"version", "name", "description", "model", "scheduler", "engine", "cache", "parallel", "timing", "requests",
                 "requests_file", "expect"});
   if (!root["version"]) r.fail(root, "version", "missing required key `version`", "add `version: 1` at the top");
   long long version = r.read_integer(root["version"], "version", -(1LL << 40), 1LL << 40);
@@ -276,6 +277,16 @@ Scenario read_scenario(const YamlReader& r, const YamlNode& root, const std::str
   if (root["scheduler"]) read_scheduler_section(r, root["scheduler"], s.scheduler);
   if (root["parallel"]) read_parallel_section(r, root["parallel"], s.parallel);
   if (root["timing"]) read_timing_section(r, root["timing"], s.timing);
+  read_deployment_keys(r, root["engine"], root["cache"], s.deployment);
+  if (s.model.num_attention_heads % s.parallel.tensor_parallel_size == 0)
+    if (std::string refused = resolve_deployment(s); !refused.empty()) {
+      const YamlNode at = s.engine.attention_backend_given ? locate(root, "engine", "attention_backend")
+                          : root["engine"] && root["engine"]["gpu"] ? locate(root, "engine", "gpu")
+                                                                    : root;
+      r.fail(at, s.engine.attention_backend_given ? "engine.attention_backend" : "engine", "vLLM 0.33 refuses this deployment: " + refused,
+             "choose another engine.attention_backend, engine.gpu, cache.kv_cache_dtype or scheduler.block_size "
+             "(`mlasim deploy` lists every candidate with its reasons)");
+    }
   resolve_max_model_len(r, root, s);
   if (root["requests"] && root["requests_file"])
     r.fail(root["requests_file"], "requests_file", "both `requests` and `requests_file`",

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <map>
 
+#include <filesystem>
+
+#include "sim/hf_config.h"
 #include "sim/request_tokens.h"
 #include "sim/seeded_tokens.h"
 
@@ -38,7 +41,7 @@ T read_enum(const YamlReader& r, const YamlNode& node, const std::string& path, 
 void read_model_section(const YamlReader& r, const YamlNode& node, ModelConfig& out) {
   const std::string p = "model";
   r.expect_map(node, p,
-               {"preset", "seed", "dtype", "eos_token_id", "index_topk", "vocab_size", "hidden_size",
+               {"preset", "hf_config", "num_layers", "seed", "dtype", "eos_token_id", "index_topk", "vocab_size", "hidden_size",
                 "num_hidden_layers", "num_attention_heads", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
                 "qk_rope_head_dim", "v_head_dim", "intermediate_size", "max_position_embeddings", "rms_norm_eps",
                 "rope_theta", "rope_scaling_factor", "mscale_all_dim", "original_max_position_embeddings",
@@ -50,6 +53,28 @@ void read_model_section(const YamlReader& r, const YamlNode& node, ModelConfig& 
     r.fail(node["preset"], p + ".preset", "unknown model preset \"" + preset + "\"",
            "choose one of: " + names_list(model_preset_names()));
   out = *base;
+  if (node["hf_config"]) {
+    // A Hugging Face config.json (relative to the scenario) replaces the preset; the keys below
+    // override it (scenarios/README.md lists which).
+    if (node["preset"])
+      r.fail(node["preset"], p + ".preset", "both `preset` and `hf_config`",
+             "a model comes from a preset or from a config.json, not both");
+    const std::string file = r.read_string(node["hf_config"], p + ".hf_config");
+    if (file.empty()) r.fail(node["hf_config"], p + ".hf_config", "must not be empty");
+    const std::filesystem::path rel(file);
+    const std::string path =
+        rel.is_absolute() ? file : (std::filesystem::path(r.file()).parent_path() / rel).string();
+    out.preset = "";
+    if (Status st = read_hf_config(path, out); !st) {
+      Error e = st.error();
+      if (e.line == 0) {  // unreadable: point at the key that names it
+        Error at = r.error_at(node["hf_config"], p + ".hf_config", e.message, "hf_config is relative to the scenario file");
+        throw LoadError{at};
+      }
+      e.key_path = "model.hf_config: " + e.key_path;
+      throw LoadError{e};
+    }
+  }
   // Upper bounds (scenarios/README.md): past every released model by a wide margin (DeepSeek-V3:
   // vocab 129,280, d 7,168, 61 layers, 128 heads, ranks 1,536 / 512, head dims 128 / 64 / 128,
   // MLP 18,432, 163,840 positions), and small enough that every index product fits 64 bits.
@@ -101,6 +126,12 @@ void read_model_section(const YamlReader& r, const YamlNode& node, ModelConfig& 
              "token ids must be in [0, vocab_size)");
   }
   if (node["index_topk"]) out.index_topk = r.read_int(node["index_topk"], p + ".index_topk", 1, 1LL << 24);
+  if (node["num_layers"]) {
+    // The layers mlasim runs: a CPU cannot run DeepSeek-V3's 61; routing does not depend on it.
+    const int n = r.read_int(node["num_layers"], p + ".num_layers", 1, out.num_hidden_layers);
+    if (n < out.num_hidden_layers) out.config_num_hidden_layers = out.num_hidden_layers;
+    out.num_hidden_layers = n;
+  }
 }
 
 void read_scheduler_section(const YamlReader& r, const YamlNode& node, SchedulerConfig& out) {
@@ -123,6 +154,7 @@ void read_scheduler_section(const YamlReader& r, const YamlNode& node, Scheduler
   b("enable_chunked_prefill", out.enable_chunked_prefill);
   i("long_prefill_token_threshold", out.long_prefill_token_threshold, 0, 1LL << 24);
   i("block_size", out.block_size, 1, 1LL << 16);
+  out.block_size_given = static_cast<bool>(node["block_size"]);
   // mlasim keeps per-block state for the whole pool; 2^24 blocks (2^28 tokens at B = 16) is far
   // past any real GPU's KV cache and keeps a simulation within memory.
   i("num_gpu_blocks", out.num_gpu_blocks, 2, 1LL << 24);
@@ -141,18 +173,27 @@ void read_scheduler_section(const YamlReader& r, const YamlNode& node, Scheduler
 void read_engine_section(const YamlReader& r, const YamlNode& node, EngineConfig& out) {
   const std::string p = "engine";
   r.expect_map(node, p,
-               {"profile", "attention_backend", "reorder_batch_threshold", "query_len_support",
+               {"profile", "gpu", "attention_backend", "reorder_batch_threshold", "query_len_support",
                 "sglang_chunked_prefix_cache_threshold", "model_runner"});
   if (node["profile"])
     out.profile = read_enum<EngineProfile>(
         r, node["profile"], p + ".profile", parse_engine_profile,
         {"vllm-2025-early", "vllm-0.11", "vllm-3region", "vllm-0.33", "vllm-current", "strict", "sglang"},
         "engine profile");
-  if (node["attention_backend"])
-    out.attention_backend = read_enum<AttentionBackendKind>(
-        r, node["attention_backend"], p + ".attention_backend", parse_attention_backend,
-        {"flashmla", "flashattn-mla", "flashinfer-mla", "cutlass-mla", "triton-mla", "rocm-aiter-mla"},
-        "attention backend");
+  if (node["attention_backend"] && node["attention_backend"].Scalar() != "auto") {
+    std::vector<std::string> names = attention_backend_names();
+    names.insert(names.begin(), "auto");
+    out.attention_backend = read_enum<AttentionBackendKind>(r, node["attention_backend"], p + ".attention_backend",
+                                                            parse_attention_backend, names, "attention backend");
+    out.attention_backend_given = out.attention_backend;
+    const bool vllm033 = out.profile == EngineProfile::kVllm033 || out.profile == EngineProfile::kStrict;
+    if (!vllm033 && static_cast<int>(out.attention_backend) > static_cast<int>(AttentionBackendKind::kRocmAiterMla))
+      r.fail(node["attention_backend"], p + ".attention_backend",
+             std::string("backend ") + to_string(out.attention_backend) + " is vLLM 0.33's; profile " +
+                 to_string(out.profile) + " predates it",
+             "use profile vllm-0.33 (or strict), or one of flashmla | flashattn-mla | flashinfer-mla | cutlass-mla | "
+             "triton-mla | rocm-aiter-mla");
+  }
   if (node["reorder_batch_threshold"])
     out.reorder_batch_threshold =
         r.read_int(node["reorder_batch_threshold"], p + ".reorder_batch_threshold", 1, 1LL << 24);
@@ -160,9 +201,10 @@ void read_engine_section(const YamlReader& r, const YamlNode& node, EngineConfig
     out.query_len_support = read_enum<QueryLenSupport>(r, node["query_len_support"], p + ".query_len_support",
                                                        parse_query_len_support, {"single", "uniform", "varlen"},
                                                        "query-length support");
-  if (node["model_runner"]) {
+  if (node["model_runner"] && node["model_runner"].Scalar() != "auto") {
     out.model_runner = read_enum<ModelRunner>(r, node["model_runner"], p + ".model_runner", parse_model_runner,
-                                              {"v1", "v2"}, "model runner");
+                                              {"auto", "v1", "v2"}, "model runner");
+    out.model_runner_given = out.model_runner;
     if (out.model_runner == ModelRunner::kV2 && out.profile != EngineProfile::kVllm033 &&
         out.profile != EngineProfile::kStrict)
       r.fail(node["model_runner"], p + ".model_runner",
@@ -173,6 +215,19 @@ void read_engine_section(const YamlReader& r, const YamlNode& node, EngineConfig
     out.sglang_chunked_prefix_cache_threshold =
         r.read_int(node["sglang_chunked_prefix_cache_threshold"], p + ".sglang_chunked_prefix_cache_threshold", 1,
                    1LL << 24);
+}
+
+void read_deployment_keys(const YamlReader& r, const YamlNode& engine, const YamlNode& cache, DeploymentConfig& out) {
+  if (engine && engine["gpu"]) {
+    out.gpu = read_enum<GpuKind>(r, engine["gpu"], "engine.gpu", parse_gpu, gpu_names(), "GPU");
+    out.gpu_given = true;
+  }
+  if (cache) {
+    r.expect_map(cache, "cache", {"kv_cache_dtype"});
+    if (cache["kv_cache_dtype"])
+      out.kv_cache_dtype = read_enum<KvCacheDtype>(r, cache["kv_cache_dtype"], "cache.kv_cache_dtype",
+                                                   parse_kv_cache_dtype, kv_cache_dtype_names(), "KV-cache dtype");
+  }
 }
 
 void read_parallel_section(const YamlReader& r, const YamlNode& node, ParallelConfig& out) {

@@ -9,6 +9,8 @@ namespace mlasim {
 void read_model_section(const YamlReader& r, const YamlNode& node, ModelConfig& out);
 void read_scheduler_section(const YamlReader& r, const YamlNode& node, SchedulerConfig& out);
 void read_engine_section(const YamlReader& r, const YamlNode& node, EngineConfig& out);
+// engine.gpu and the `cache` section (either node may be null).
+void read_deployment_keys(const YamlReader& r, const YamlNode& engine, const YamlNode& cache, DeploymentConfig& out);
 void read_parallel_section(const YamlReader& r, const YamlNode& node, ParallelConfig& out);
 // Needs the model (vocabulary, EOS, seed) and scheduler (spec tokens, max_model_len resolved) already read.
 void read_requests_section(const YamlReader& r, const YamlNode& node, Scenario& s);

@@ -129,7 +129,7 @@ void add_route_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember(
           {"vllm-2025-early", "vllm-0.11", "vllm-3region", "vllm-0.33", "vllm-current", "strict", "sglang"}));
   cmd->add_option("--backend", o->backend, "Attention backend")
-      ->check(CLI::IsMember({"flashmla", "flashattn-mla", "flashinfer-mla", "cutlass-mla", "triton-mla", "rocm-aiter-mla"}));
+      ->check(CLI::IsMember(attention_backend_names()));
   cmd->add_option("--threshold", o->threshold, "Override the decode threshold T")->check(CLI::Range(1, std::numeric_limits<int>::max()));
   cmd->add_option("--query-len-support", o->query_len_support, "Override: single, uniform or varlen")
       ->check(CLI::IsMember({"single", "uniform", "varlen"}));

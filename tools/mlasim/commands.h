@@ -19,6 +19,7 @@ int report_error(const Error& error);
 void add_run_command(CLI::App& app, int& exit_code);
 void add_check_command(CLI::App& app, int& exit_code);
 void add_route_command(CLI::App& app, int& exit_code);
+void add_deploy_command(CLI::App& app, int& exit_code);
 void add_golden_command(CLI::App& app, int& exit_code);
 void add_export_command(CLI::App& app, int& exit_code);
 void add_import_command(CLI::App& app, int& exit_code);

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   mlasim::cli::add_run_command(app, exit_code);
   mlasim::cli::add_check_command(app, exit_code);
   mlasim::cli::add_route_command(app, exit_code);
+  mlasim::cli::add_deploy_command(app, exit_code);
   mlasim::cli::add_golden_command(app, exit_code);
   mlasim::cli::add_export_command(app, exit_code);
   mlasim::cli::add_import_command(app, exit_code);
