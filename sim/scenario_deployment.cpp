@@ -111,7 +111,10 @@ std::string explain_deployment(const Scenario& s) {
   for (const auto& c : sel.candidates) {
     std::string reasons;
     for (const auto& r : c.reasons) reasons += (reasons.empty() ? "" : "; ") + r;
-    line(std::string("  ") + vllm_backend_name(c.kind) + ": " + (c.reasons.empty() ? "valid" : "invalid: " + reasons));
+    const std::string verdict = sel.explicit_backend && !d.validated ? "taken as named"
+                                : c.reasons.empty()                  ? "valid"
+                                                                     : "invalid: " + reasons;
+    line(std::string("  ") + vllm_backend_name(c.kind) + ": " + verdict);
   }
   if (!sel.error.empty()) {
     line("refused: " + sel.error);

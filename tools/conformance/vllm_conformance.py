@@ -575,6 +575,11 @@ class MlasimRun:
     threshold: int | None
     query_len_support: str | None
     clock: dict[str, Any] | None = None  # from --jsonl: step time_ns/duration_ns, request arrival_ns
+    # What mlasim resolved for the scenario's deployment (vLLM 0.33's auto backend, block size and
+    # model runner when the scenario leaves them out): the header lines of `mlasim run`.
+    backend: str | None = None
+    model_runner: str | None = None
+    block_size: int | None = None
 
 
 def read_clock(path: Path) -> dict[str, Any] | None:
@@ -624,6 +629,8 @@ def run_mlasim(
         break
     record = json.loads(out.read_text()) if out.exists() else None
     m = re.search(r"decode_threshold=(\d+)(?: \(override\))? query_len_support=(\w+)", proc.stdout)
+    b = re.search(r"^engine: profile=\S+ backend=(\S+) .*model_runner=(v\d)", proc.stdout, re.M)
+    bs = re.search(r"^scheduler: .*\bblock_size=(\d+)", proc.stdout, re.M)
     return MlasimRun(
         proc.returncode,
         record,
@@ -632,6 +639,9 @@ def run_mlasim(
         int(m.group(1)) if m else None,
         m.group(2) if m else None,
         read_clock(clock) if record is not None else None,
+        b.group(1) if b else None,
+        b.group(2) if b else None,
+        int(bs.group(1)) if bs else None,
     )
 
 
@@ -1336,6 +1346,15 @@ def _check(path: Path, opts: Options, trace: Trace, size: tuple) -> Outcome:
             return Outcome(name, "tool: timed arrivals", str(e), size)
         trace = dataclasses.replace(trace, requests=[dataclasses.replace(r, arrival_step=steps[r.id]) for r in trace.requests])
     # (Without mlasim's run, as when its loader rejects the scenario, vLLM admits timed requests at step 0.)
+    # A scenario that leaves the backend, block size or runner to vLLM 0.33's auto choice replays
+    # what mlasim resolved (checked against vLLM's selection itself by vllm_selection.py).
+    if mrun.backend is not None and mrun.block_size is not None:
+        trace = dataclasses.replace(
+            trace,
+            backend=mrun.backend,
+            model_runner=mrun.model_runner or trace.model_runner,
+            sched={**trace.sched, "block_size": mrun.block_size},
+        )
     route = not extra and not trace.sparse and mrun.threshold is not None and trace.model_runner == opts.runner
     # vLLM's routing runs with the threshold mlasim reports, so that the reorder and split are
     # compared on their own; a threshold vLLM would not use is reported separately.
@@ -1619,7 +1638,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--mlasim", metavar="PATH", help="the mlasim binary (default build-cpu/tools/mlasim/mlasim of this checkout, then build/...)")
     ap.add_argument("--keep", metavar="DIR", help="keep the YAML (and both JSON records) of differing traces in DIR")
     ap.add_argument("--shrink", action="store_true", help="shrink the smallest differing random trace of each category and print it")
-    ap.add_argument("--runner", choices=["v1", "v2"], default="v1", help="model runner whose batch order is compared (default v1: InputBatch + reorder)")
+    ap.add_argument("--runner", choices=["v1", "v2"], default="v2", help="model runner whose batch order is compared (default v2, vLLM 0.33's default; v1: InputBatch + reorder)")
     ap.add_argument(
         "--ignore",
         default="",

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "attention/backend_profile.h"
+#include "attention/routing_config.h"
 
 namespace mlasim {
 namespace {
@@ -45,14 +46,26 @@ std::string describe_scenario(const Scenario& s) {
       to_string(sc.policy), sc.num_speculative_tokens,
       sc.num_speculative_tokens > 0 ? fmt::format(" ({})", to_string(sc.speculative_method)) : "",
       sc.rules.scheduler_reserve_full_isl ? "on" : "off");
-  BackendProfile bp = backend_profile(e.attention_backend);
-  if (e.query_len_support) bp.query_len_support = *e.query_len_support;
-  int threshold = e.reorder_batch_threshold ? *e.reorder_batch_threshold
-                                            : effective_decode_threshold(bp, sc.num_speculative_tokens);
-  out += fmt::format("engine: profile={} backend={} decode_threshold={}{} query_len_support={} model_runner={}\n",
-                     to_string(e.profile), to_string(e.attention_backend), threshold,
-                     e.reorder_batch_threshold ? " (override)" : "", to_string(bp.query_len_support),
-                     to_string(e.model_runner));
+  // The threshold and support the replay routes with (make_routing_config: the deployment's
+  // builder, speculation, overrides).
+  const RoutingConfig rc = make_routing_config(s);
+  const DeploymentConfig& d = s.deployment;
+  out += fmt::format("engine: profile={} backend={}{} decode_threshold={}{} query_len_support={} model_runner={}{}\n",
+                     to_string(e.profile), to_string(e.attention_backend),
+                     d.selection_applies && !e.attention_backend_given ? " (auto)" : "", rc.decode_threshold,
+                     e.reorder_batch_threshold ? " (override)" : "", to_string(rc.query_len_support),
+                     to_string(e.model_runner), d.selection_applies && !e.model_runner_given ? " (auto)" : "");
+  out += fmt::format("deployment: gpu={}{} kv_cache_dtype={}{} block_size={}{} kernel_block_size={}\n",
+                     gpu_info(d.gpu).name, d.gpu_given ? "" : " (default)", to_string(d.effective_kv_cache_dtype),
+                     d.effective_kv_cache_dtype != d.kv_cache_dtype ? fmt::format(" (from {})", to_string(d.kv_cache_dtype)) : "",
+                     sc.block_size, sc.block_size_given ? "" : (d.selection_applies ? " (auto)" : " (default)"),
+                     d.selection.kernel_block_size);
+  if (!m.hf_config.empty())
+    out += fmt::format("model config: {} ({}, model_type {}){}\n", m.hf_config, m.architecture, m.model_type,
+                       m.config_num_hidden_layers > 0
+                           ? fmt::format("; running {} of its {} layers (model.num_layers)", m.num_hidden_layers,
+                                         m.config_num_hidden_layers)
+                           : "");
   out += fmt::format("parallel: tensor_parallel_size={}\n", s.parallel.tensor_parallel_size);
   if (!s.requests_file.empty()) {
     out += fmt::format("requests: {} from {} (arriving by {})\n", s.num_requests, s.requests_file,

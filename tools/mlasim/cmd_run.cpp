@@ -26,6 +26,7 @@
 #include "tools/harness/timeline_svg.h"
 #include "tools/harness/trace_event_sink.h"
 #include "tools/mlasim/cli_backend.h"
+#include "sim/scenario_deployment.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {
@@ -147,6 +148,7 @@ int run(const RunOptions& o) {
   }
   const TableMode table = *parse_table_mode(o.table);
   if (table != TableMode::kNone) std::cout << describe_scenario(scenario) << "\n";
+  if (o.explain) std::cout << "deployment chain (vLLM 0.33.0):\n" << explain_deployment(scenario) << "\n";
   std::optional<MlaWeights> weights;
   std::unique_ptr<Backend> backend;
   EngineOptions engine_options;
