@@ -68,7 +68,8 @@ void read_model_section(const YamlReader& r, const YamlNode& node, ModelConfig& 
     if (Status st = read_hf_config(path, out); !st) {
       Error e = st.error();
       if (e.line == 0) {  // unreadable: point at the key that names it
-        Error at = r.error_at(node["hf_config"], p + ".hf_config", e.message, "hf_config is relative to the scenario file");
+        Error at = r.error_at(node["hf_config"], p + ".hf_config", e.message + ": " + path,
+                              e.hint + " (hf_config is relative to the scenario file)");
         throw LoadError{at};
       }
       e.key_path = "model.hf_config: " + e.key_path;

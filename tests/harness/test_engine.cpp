@@ -82,8 +82,11 @@ TEST_CASE("batch rows follow the persistent batch, then the profile's reorder", 
   // Scheduling order is running-first (b, then the new c); the batch puts c into a's old row 0.
   CHECK(run.steps[2].num_scheduled_tokens == std::vector<std::pair<std::string, int>>{{"b", 1}, {"c", 1}});
   CHECK(ids(run.steps[2]) == std::vector<std::string>{"c", "b"});
-  // vllm-current (4 regions): the decode b (region 0) is swapped ahead of the fresh c (region 3).
-  RunRecord current = Engine(load(text)).run();
+  // vllm-current (4 regions) with model runner V1: the decode b (region 0) is swapped ahead of the
+  // fresh c (region 3) in the persistent batch.
+  Result<Scenario> v1 = load_scenario_text(text, "t.yaml", {"engine.model_runner=v1"});
+  REQUIRE(v1.ok());
+  RunRecord current = Engine(v1.value()).run();
   CHECK(ids(current.steps[2]) == std::vector<std::string>{"b", "c"});
   CHECK(current.steps[2].reorder_modified);
   CHECK(current.steps[2].rows[1].region == "prefill");

@@ -89,7 +89,7 @@ std::string many_requests_yaml(int n) {
 }  // namespace
 
 TEST_CASE("timeline cells follow each request: paths, preemption, finished", "[timeline]") {
-  const Scenario s = load_file("scenarios/scheduler/preemption_fcfs.yaml");
+  const Scenario s = load_file("scenarios/scheduler/preemption_fcfs.yaml", {"engine.model_runner=v1"});  // V1's row order
   Timeline t(s, "title");
   dry_run(s, {&t});
   CHECK(t.steps_per_column() == 1);
@@ -216,7 +216,7 @@ TEST_CASE("timeline SVG escapes ids into well-formed text", "[timeline]") {
 }
 
 TEST_CASE("trace events carry the required fields, slices, instants and counters per step", "[timeline][trace]") {
-  const Scenario s = load_file("scenarios/scheduler/preemption_fcfs.yaml");
+  const Scenario s = load_file("scenarios/scheduler/preemption_fcfs.yaml", {"engine.model_runner=v1"});  // V1's row order
   const std::string path = tmp_path("trace.json");
   TraceEventSink trace(TraceClock::kStep);
   REQUIRE(trace.open(path, s.name).ok());

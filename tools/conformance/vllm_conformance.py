@@ -108,6 +108,7 @@ BACKENDS = {
     "cutlass-mla": ("cutlass_mla", "CutlassMLAMetadataBuilder"),
     "triton-mla": ("triton_mla", "TritonMLAMetadataBuilder"),
     "rocm-aiter-mla": ("rocm_aiter_mla", "AiterMLAMetadataBuilder"),
+    "tokenspeed-mla": ("tokenspeed_mla", "TokenspeedMLAMetadataBuilder"),
 }
 ROUTED_PROFILES = ("vllm-current", "vllm-0.33")  # vLLM 0.33.0; the other profiles model older or other engines
 
@@ -580,6 +581,7 @@ class MlasimRun:
     backend: str | None = None
     model_runner: str | None = None
     block_size: int | None = None
+    sparse: bool = False  # the model mlasim read has index_topk (from the scenario or its model.hf_config)
 
 
 def read_clock(path: Path) -> dict[str, Any] | None:
@@ -631,6 +633,7 @@ def run_mlasim(
     m = re.search(r"decode_threshold=(\d+)(?: \(override\))? query_len_support=(\w+)", proc.stdout)
     b = re.search(r"^engine: profile=\S+ backend=(\S+) .*model_runner=(v\d)", proc.stdout, re.M)
     bs = re.search(r"^scheduler: .*\bblock_size=(\d+)", proc.stdout, re.M)
+    sparse = re.search(r"^model: .* index_topk=\d+ \(sparse MLA\)", proc.stdout, re.M) is not None
     return MlasimRun(
         proc.returncode,
         record,
@@ -642,6 +645,7 @@ def run_mlasim(
         b.group(1) if b else None,
         b.group(2) if b else None,
         int(bs.group(1)) if bs else None,
+        sparse,
     )
 
 
@@ -1354,6 +1358,7 @@ def _check(path: Path, opts: Options, trace: Trace, size: tuple) -> Outcome:
             backend=mrun.backend,
             model_runner=mrun.model_runner or trace.model_runner,
             sched={**trace.sched, "block_size": mrun.block_size},
+            sparse=trace.sparse or mrun.sparse,
         )
     route = not extra and not trace.sparse and mrun.threshold is not None and trace.model_runner == opts.runner
     # vLLM's routing runs with the threshold mlasim reports, so that the reorder and split are

@@ -1,6 +1,10 @@
 // The scenario YAML writer (schema version 1, scenarios/README.md).
 #include "tools/fuzz/scenario_yaml.h"
 
+#include <filesystem>
+
+#include "sim/hf_config.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -32,8 +36,13 @@ std::string flow(const std::vector<std::string>& pieces) {
 }
 
 std::string model_section(const ModelConfig& m) {
-  const ModelConfig p = model_preset(m.preset).value_or(ModelConfig{});
+  ModelConfig p = model_preset(m.preset).value_or(ModelConfig{});
   std::vector<std::string> out{"preset: " + m.preset};
+  if (!m.hf_config.empty()) {  // the config.json as the base (absolute: the YAML may land anywhere)
+    p = *model_preset("tiny");
+    (void)read_hf_config(m.hf_config, p);
+    out = {fmt::format("hf_config: \"{}\"", std::filesystem::absolute(m.hf_config).string())};
+  }
   auto i = [&](const char* key, int a, int b) {
     if (a != b) out.push_back(fmt::format("{}: {}", key, a));
   };
@@ -80,7 +89,8 @@ std::string scheduler_section(const Scenario& s) {
   i("max_model_len", c.max_model_len, s.model.max_position_embeddings);
   b("enable_chunked_prefill", c.enable_chunked_prefill, d.enable_chunked_prefill);
   i("long_prefill_token_threshold", c.long_prefill_token_threshold, d.long_prefill_token_threshold);
-  i("block_size", c.block_size, d.block_size);
+  // Always written: left out, vLLM 0.33's auto choice for the backend would replace it.
+  out.push_back(fmt::format("block_size: {}", c.block_size));
   i("num_gpu_blocks", c.num_gpu_blocks, d.num_gpu_blocks);
   b("enable_prefix_caching", c.enable_prefix_caching, d.enable_prefix_caching);
   if (c.policy != d.policy) out.push_back(fmt::format("policy: {}", to_string(c.policy)));
@@ -92,12 +102,16 @@ std::string scheduler_section(const Scenario& s) {
   return flow(out);
 }
 
-std::string engine_section(const EngineConfig& e) {
-  std::vector<std::string> out{fmt::format("profile: {}", to_string(e.profile)),
-                               fmt::format("attention_backend: {}", to_string(e.attention_backend))};
+std::string engine_section(const Scenario& s) {
+  const EngineConfig& e = s.engine;
+  std::vector<std::string> out{fmt::format("profile: {}", to_string(e.profile))};
+  if (s.deployment.gpu_given) out.push_back(fmt::format("gpu: {}", gpu_info(s.deployment.gpu).name));
+  out.push_back(fmt::format("attention_backend: {}", to_string(e.attention_backend)));
   if (e.reorder_batch_threshold) out.push_back(fmt::format("reorder_batch_threshold: {}", *e.reorder_batch_threshold));
   if (e.query_len_support) out.push_back(fmt::format("query_len_support: {}", to_string(*e.query_len_support)));
-  if (e.model_runner != EngineConfig{}.model_runner) out.push_back(fmt::format("model_runner: {}", to_string(e.model_runner)));
+  // Always written for vLLM 0.33's profiles: left out, it would be auto (V2).
+  if (e.profile == EngineProfile::kVllm033 || e.profile == EngineProfile::kStrict || e.model_runner != ModelRunner::kV1)
+    out.push_back(fmt::format("model_runner: {}", to_string(e.model_runner)));
   if (e.sglang_chunked_prefix_cache_threshold != EngineConfig{}.sglang_chunked_prefix_cache_threshold)
     out.push_back(fmt::format("sglang_chunked_prefix_cache_threshold: {}", e.sglang_chunked_prefix_cache_threshold));
   return flow(out);
@@ -140,7 +154,9 @@ std::string scenario_to_yaml(const Scenario& s, const std::string& comment) {
   if (!s.description.empty()) y += "description: " + quoted(s.description) + "\n";
   y += "model: " + model_section(s.model) + "\n";
   if (std::string sc = scheduler_section(s); !sc.empty()) y += "scheduler: " + sc + "\n";
-  y += "engine: " + engine_section(s.engine) + "\n";
+  y += "engine: " + engine_section(s) + "\n";
+  if (s.deployment.kv_cache_dtype != KvCacheDtype::kAuto)
+    y += fmt::format("cache: {{kv_cache_dtype: {}}}\n", to_string(s.deployment.kv_cache_dtype));
   if (s.parallel.tensor_parallel_size != 1)
     y += fmt::format("parallel: {{tensor_parallel_size: {}}}\n", s.parallel.tensor_parallel_size);
   if (std::string t = timing_section(s.timing); !t.empty()) y += "timing: " + t + "\n";
