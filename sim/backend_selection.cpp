@@ -42,20 +42,39 @@ int preferred_block_size(K kind, const BackendQuery& q) {
   return kDefault;
 }
 
-// select_common_block_size for the MLA backend alone: the manager size when the kernel takes it
-// (an exact size must match, a MultipleOf divide it), else the largest exact size dividing it.
+// select_common_block_size over the group's backends (the MLA backend; a sparse model's indexer
+// too): the manager size when every kernel takes it (an exact size must match, a MultipleOf
+// divide it), else the largest exact size of any of them that divides it and all take.
 int kernel_block_size(K kind, const BackendQuery& q, int manager) {
-  const auto sizes = supported_kernel_block_sizes(kind, q, /*with_spec=*/true);
+  std::vector<std::vector<KernelBlockSize>> groups{supported_kernel_block_sizes(kind, q, /*with_spec=*/true)};
+  if (q.use_sparse) groups.push_back(indexer_kernel_block_sizes(q));
   auto supported = [&](int bs) {
-    for (const auto& s : sizes)
-      if (s.multiple_of ? bs % s.size == 0 : bs == s.size) return true;
-    return false;
+    for (const auto& sizes : groups) {
+      bool ok = false;
+      for (const auto& s : sizes) ok = ok || (s.multiple_of ? bs % s.size == 0 : bs == s.size);
+      if (!ok) return false;
+    }
+    return true;
   };
   if (supported(manager)) return manager;
   int best = 0;
-  for (const auto& s : sizes)
-    if (!s.multiple_of && manager % s.size == 0 && supported(s.size)) best = std::max(best, s.size);
+  for (const auto& sizes : groups)
+    for (const auto& s : sizes)
+      if (!s.multiple_of && manager % s.size == 0 && supported(s.size)) best = std::max(best, s.size);
   return best > 0 ? best : manager;
+}
+
+// AttentionSelectorConfig.__repr__ (v1/attention/selector.py ~45-65) for an MLA decoder layer.
+std::string selector_config_repr(const BackendQuery& q) {
+  auto b = [](bool v) { return v ? "True" : "False"; };
+  const char* dtype = q.dtype_is_fp32 ? "torch.float32" : q.dtype_is_bf16 ? "torch.bfloat16" : "torch.float16";
+  return "AttentionSelectorConfig(head_size=" + std::to_string(q.head_size) + ", dtype=" + dtype +
+         ", kv_cache_dtype=" + to_string(q.kv_cache_dtype) +
+         ", block_size=" + (q.block_size ? std::to_string(*q.block_size) : std::string("None")) +
+         ", use_mla=True, has_sink=False, use_sparse=" + b(q.use_sparse) +
+         ", use_mm_prefix=False, use_per_head_quant_scales=False, attn_type=AttentionType.DECODER, has_sliding_window=False, "
+         "use_non_causal=False, use_batch_invariant=False, use_kv_connector=False, "
+         "use_adaptive_verification=False, use_pcp=False, use_dcp=False, use_rswa=False)";
 }
 
 }  // namespace
@@ -123,7 +142,8 @@ BackendSelection select_backend(const SelectionRequest& request) {
       for (const auto& c : sel.candidates)
         reasons += std::string(reasons.empty() ? "" : ", ") + vllm_backend_name(c.kind) + ": [" + join(c.reasons) + "]";
       sel.error = "No valid attention backend found for " +
-                  std::string(q.vendor == GpuVendor::kAmd ? "rocm" : "cuda") + ". Reasons: {" + reasons + "}.";
+                  std::string(q.vendor == GpuVendor::kAmd ? "rocm" : "cuda") + " with " + selector_config_repr(q) +
+                  ". Reasons: {" + reasons + "}.";
       return sel;
     }
     sel.backend = order[chosen];
