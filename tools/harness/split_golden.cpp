@@ -85,6 +85,16 @@ std::string scenario_fingerprint(const Scenario& s) {
     if (auto pos = canon.find(s.requests_file); pos != std::string::npos) canon.erase(pos, s.requests_file.size());
     canon += "requests_file " + file_fingerprint(s.requests_file) + "\n";
   }
+  // Nor on how the deployment was resolved (auto or given, the GPU): only on what the replay runs
+  // with, which the scheduler and engine lines hold.
+  if (auto pos = canon.find("\ndeployment: "); pos != std::string::npos) canon.erase(pos + 1, canon.find('\n', pos + 1) - pos);
+  for (const std::string marker : {" (auto)", " (default)"})
+    for (auto pos = canon.find(marker); pos != std::string::npos; pos = canon.find(marker)) canon.erase(pos, marker.size());
+  // The same for the model's config.json: its bytes, not its path.
+  if (!s.model.hf_config.empty()) {
+    if (auto pos = canon.find(s.model.hf_config); pos != std::string::npos) canon.erase(pos, s.model.hf_config.size());
+    canon += "hf_config " + file_fingerprint(s.model.hf_config) + "\n";
+  }
   return fmt::format("{:016x}", stable_hash(canon));
 }
 
