@@ -166,7 +166,9 @@ std::string AttentionMetadata::validate() const {
   for (std::size_t i = mqa_rows; i < n; ++i)
     if (paths[i] == MlaPath::kMqa) return "decode-path row " + num(static_cast<long long>(i)) + " after a prefill-path row";
   if (query_start_loc[mqa_rows] != counts.num_mqa_tokens) return "num_mqa_tokens != tokens of the decode-path rows";
-  if (sparse_mla && counts.num_mha_tokens != 0) return "sparse MLA with tokens on the prefill path";
+  // Sparse MLA: every token on the decode path, or (vLLM 0.33's dense MHA prefill) the split's.
+  if (sparse_mla && counts.num_mha_tokens != 0 && counts.num_mqa_tokens != counts.num_decode_tokens)
+    return "sparse MLA with prefill-path tokens other than the split's prefills";
   if (profile != EngineProfile::kSglang && !sparse_mla && counts.num_mqa_tokens != counts.num_decode_tokens)
     return "num_mqa_tokens != num_decode_tokens";
 

@@ -2,6 +2,8 @@
 // route them as vLLM (the split) or SGLang (the per-batch dispatch) does.
 #include "attention/route.h"
 
+#include <algorithm>
+
 #include <cstddef>
 #include <utility>
 
@@ -86,13 +88,27 @@ SplitResult split_rows(std::span<const RowInput> rows, const RoutingConfig& conf
 // vLLM (§2, §4): rows [0, num_decodes) of the split take the decode path, the rest the prefill path.
 void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, BatchRoute& route) {
   const SplitResult split = split_rows(rows, config);
-  route.counts = config.sparse_mla ? all_on_decode_path(split.counts) : split.counts;
+  // Sparse MLA: every token on the decode path, except that vLLM 0.33's sparse backends send the
+  // prefill rows through dense MHA when the longest prefill sequence fits index_topk
+  // (MLAAttention.forward_impl ~986-994, _use_sparse_mha ~1215-1240; _use_dense_mha_prefill,
+  // sparse_mla_attention.py ~136-144).
+  bool sparse_all_mqa = config.sparse_mla;
+  if (config.sparse_mla && config.sparse_dense_mha_prefill && config.index_topk > 0) {
+    long long prefill_max_seq_len = 0;
+    for (int pos = split.counts.num_decodes; pos < static_cast<int>(route.rows.size()); ++pos)
+      prefill_max_seq_len = std::max<long long>(prefill_max_seq_len, 1LL * route.rows[sz(pos)].nct + route.rows[sz(pos)].q);
+    sparse_all_mqa = prefill_max_seq_len > config.index_topk;
+  }
+  route.counts = sparse_all_mqa ? all_on_decode_path(split.counts) : split.counts;
   route.split_rule = split.rule;
   route.batch_reason = explain_split(split);
+  if (config.sparse_mla)
+    route.batch_reason += sparse_all_mqa ? "; sparse MLA: every token on the decode path (top-k MQA)"
+                                         : "; sparse MLA: prefill rows fit index_topk, dense MHA prefill";
   for (int pos = 0; pos < static_cast<int>(route.rows.size()); ++pos) {
     RowRoute& row = route.rows[sz(pos)];
     const bool is_decode = pos < split.counts.num_decodes;
-    const MlaPath path = config.sparse_mla || is_decode ? MlaPath::kMqa : MlaPath::kMha;
+    const MlaPath path = sparse_all_mqa || is_decode ? MlaPath::kMqa : MlaPath::kMha;
     decide_row(row, is_decode, path, config.row_reasons, [&] { return explain_vllm_row(row, pos, split, config); });
   }
 }

@@ -10,7 +10,13 @@ constexpr const char* kSparseMlaNote = "; sparse MLA (index_topk): every token o
 
 std::string num(long long v) { return std::to_string(v); }
 
-std::string sparse_note(const RoutingConfig& config) { return config.sparse_mla ? kSparseMlaNote : ""; }
+std::string sparse_note(const RoutingConfig& config) {
+  if (!config.sparse_mla) return "";
+  return config.sparse_dense_mha_prefill
+             ? "; sparse MLA (index_topk): prefill rows take dense MHA while the longest fits index_topk, else "
+               "every token the decode path"
+             : kSparseMlaNote;
+}
 
 std::string query_vs_threshold(const RowRoute& row, int decode_threshold) {
   return "q=" + num(row.q) + (row.q <= decode_threshold ? " <= " : " > ") + "T=" + num(decode_threshold);

@@ -41,6 +41,8 @@ RoutingConfig make_routing_config(const RoutingOptions& o) {
     // needs uniform decodes only where the builder says so (require_uniform_decodes).
     c.decode_threshold = t;
     c.require_uniform = o.query_len_support ? requires_uniform_query_len(backend.query_len_support) : backend.require_uniform;
+    c.sparse_dense_mha_prefill = o.backend != AttentionBackendKind::kFlashInferMlaSparseSm120 && o.index_topk > 0;
+    c.index_topk = o.index_topk;
     return c;
   }
   if (o.sparse_mla) {
@@ -74,6 +76,7 @@ RoutingConfig make_routing_config(const Scenario& s) {
   o.query_len_support = s.engine.query_len_support;
   o.num_speculative_tokens = s.scheduler.num_speculative_tokens;
   o.sparse_mla = s.model.index_topk.has_value();
+  o.index_topk = s.model.index_topk.value_or(0);
   o.sglang_chunked_prefix_cache_threshold = s.engine.sglang_chunked_prefix_cache_threshold;
   o.block_size = s.scheduler.block_size;
   o.max_model_len = s.scheduler.max_model_len > 0 ? s.scheduler.max_model_len : s.model.max_position_embeddings;

@@ -19,6 +19,10 @@ struct RoutingConfig {
   bool require_uniform = false;         // split_decodes_and_prefills(require_uniform=...)
   int num_speculative_tokens = 0;       // k
   bool sparse_mla = false;              // model.index_topk present: every token on the decode path
+  // vLLM 0.33's sparse backends: prefill rows take dense MHA when their longest sequence fits
+  // index_topk (not SM120's, which has no dense prefill: flashinfer_mla_sparse_sm120.py ~37).
+  bool sparse_dense_mha_prefill = false;
+  int index_topk = 0;
   int sglang_chunked_prefix_cache_threshold = 8192;
   int block_size = 16;                  // B
   int max_model_len = 163840;
@@ -39,6 +43,7 @@ struct RoutingOptions {
   int num_speculative_tokens = 0;
   bool parallel_drafting = false;                       // spec term 1 + 2k instead of 1 + k
   bool sparse_mla = false;
+  int index_topk = 0;                                   // with sparse_mla: model.index_topk
   int sglang_chunked_prefix_cache_threshold = 8192;     // SGLang default
   int block_size = 16;                                  // vLLM default
   int max_model_len = 163840;                           // DeepSeek-V3 max_position_embeddings

@@ -207,6 +207,42 @@ TEST_CASE("routing sparse MLA: every token on the decode path", "[routing]") {
   CHECK(make_routing_config(o).decode_threshold == 3);
 }
 
+TEST_CASE("routing sparse MLA on vLLM 0.33's sparse backends: dense MHA prefill within index_topk", "[routing]") {
+  RoutingOptions o;
+  o.backend = K::kFlashAttnMlaSparse;
+  o.sparse_mla = true;
+  o.index_topk = 300;
+  BackendQuery h200_tp8;
+  h200_tp8.use_sparse = true;
+  h200_tp8.num_heads_per_rank = 8;
+  h200_tp8.index_topk = 300;
+  o.backend_query = h200_tp8;
+  const RoutingConfig c = make_routing_config(o);
+  CHECK(c.decode_threshold == 256);  // the sparse builder's, not the indexer's 1 + k (it opts out)
+  CHECK_FALSE(c.require_uniform);
+  CHECK(c.sparse_dense_mha_prefill);
+  // A decode (q 1) and a 280-token prompt: the prompt is a prefill (280 > 256) that fits
+  // index_topk, so it takes dense MHA.
+  const std::vector<RowInput> fits{{1, 50, 40}, {280, 0, 280}};
+  const BatchRoute a = route_batch(fits, c);
+  CHECK(a.counts.num_mqa_tokens == 1);
+  CHECK(a.counts.num_mha_tokens == 280);
+  CHECK(paths_of(a) == "mqa,mha");
+  // Past index_topk (seq 400 > 300): every token on the top-k MQA path.
+  const std::vector<RowInput> past{{1, 50, 40}, {400, 0, 400}};
+  const BatchRoute b = route_batch(past, c);
+  CHECK(b.counts.num_mqa_tokens == 401);
+  CHECK(b.counts.num_mha_tokens == 0);
+  CHECK(b.counts.num_prefills == 1);  // the split is still the builder's
+  CHECK(paths_of(b) == "mqa,mqa");
+  // With context the prefill's sequence is nct + q: 30 + 280 = 310 > 300.
+  const std::vector<RowInput> ctx{{280, 30, 600}};
+  CHECK(route_batch(ctx, c).counts.num_mha_tokens == 0);
+  // SM120's sparse backend has no dense prefill: every token on the decode path.
+  o.backend = K::kFlashInferMlaSparseSm120;
+  CHECK(route_batch(fits, make_routing_config(o)).counts.num_mha_tokens == 0);
+}
+
 TEST_CASE("routing config: backend thresholds, spec tokens, overrides (§3)", "[routing]") {
   CHECK(current(K::kFlashMla, 3).decode_threshold == 128);
   CHECK(current(K::kFlashMla, 200).decode_threshold == 201);
