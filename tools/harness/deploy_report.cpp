@@ -41,7 +41,6 @@ std::string deployment_scenario_yaml(const DeployOptions& o, const std::string& 
   y += "# Its requests are the misrouting report's probes. The model keeps the config's attention\n"
        "# geometry (what routing reads) and runs one layer with a shrunk vocabulary and MLP on the CPU.\n";
   y += "version: 1\n";
-  y += "name: deploy_probes\n";
   y += "model: {hf_config: \"" + hf_config_ref + "\", num_layers: 1, vocab_size: 4096, intermediate_size: 2048, "
        "eos_token_id: 1}\n";
   y += "scheduler: {max_num_batched_tokens: 2048, max_num_seqs: 16, max_model_len: 4096, num_gpu_blocks: 512";
@@ -90,6 +89,14 @@ Result<DeployReport> evaluate_deployment(const DeployOptions& o, const std::stri
     }
   }
   return report;
+}
+
+std::string probe_expectations_yaml(const DeployReport& r) {
+  std::string y = "expect:\n  steps:  # the probes as vLLM 0.33 would log them\n";
+  for (const DeployProbe& p : r.probes)
+    y += fmt::format("    - {{step: {}, num_mqa_tokens: {}, num_mha_tokens: {}}}  # {}: {} path\n", p.step, p.num_mqa,
+                     p.num_mha, p.name, p.decode_path ? "decode" : "prefill");
+  return y;
 }
 
 std::string deploy_report_text(const DeployReport& r) {

@@ -50,6 +50,8 @@ std::string deployment_scenario_yaml(const DeployOptions& o, const std::string& 
 Result<DeployReport> evaluate_deployment(const DeployOptions& o, const std::string& yaml,
                                          const std::string& display_name);
 
+// The probes' steps as an `expect:` block for the scenario `-o` writes.
+std::string probe_expectations_yaml(const DeployReport& r);
 std::string deploy_report_text(const DeployReport& r);
 std::string deploy_report_json(const DeployReport& r);
 

@@ -31,8 +31,12 @@ int run_deploy(DeployCliOptions& o) {
   if (!o.scenario_path.empty()) {
     display = o.scenario_path;
     const fs::path dir = fs::absolute(o.scenario_path, ec).parent_path();
+    // Relative to the scenario when the two are close (a shipped config beside scenarios/),
+    // else absolute.
     const fs::path rel = fs::relative(config, dir, ec);
-    if (!ec && !rel.empty()) ref = rel.string();
+    int climbs = 0;
+    for (const auto& part : rel) climbs += part == "..";
+    if (!ec && !rel.empty() && climbs <= 2) ref = rel.string();
   } else {
     display = (config.parent_path() / "<mlasim deploy>.yaml").string();
     ref = config.filename().string();
@@ -45,7 +49,9 @@ int run_deploy(DeployCliOptions& o) {
     if (Status st = write_file_atomically(o.json_path, deploy_report_json(report.value())); !st)
       return report_error(st.error());
   if (!o.scenario_path.empty()) {
-    if (Status st = write_file_atomically(o.scenario_path, yaml); !st) return report_error(st.error());
+    // With the probes' expectations: `mlasim check` holds the scenario to what was printed.
+    if (Status st = write_file_atomically(o.scenario_path, yaml + probe_expectations_yaml(report.value())); !st)
+      return report_error(st.error());
     std::cout << "wrote " << o.scenario_path << " (mlasim run / golden update / check take it as it is)\n";
   }
   return kExitOk;

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# `mlasim deploy` as a user meets it: the report's chain from the shipped configs (sparse GLM-5 on
+# H200; its GGUF-converted dense form on B200 and H200), vLLM's refusals (exit 2, nothing written),
+# --json's keys, and a `-o` scenario that `golden update`, `check` and `run --explain` take as is.
+set -u
+mlasim=$1
+root=$2
+configs=$root/scenarios/hf_configs
+source "$(dirname "$0")/check_lib.sh"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+check "help lists deploy" 0 "$mlasim" --help
+contains "help lists deploy" "deploy"
+check "help deploy" 0 "$mlasim" deploy --help
+contains "help deploy" "Example: mlasim deploy --hf-config"
+
+check "glm-5 on h200" 0 "$mlasim" deploy --hf-config "$configs/glm-5.json" --gpu h200 --tp 8
+contains "glm-5 on h200" "sparse: yes: index_topk = 2048"
+contains "glm-5 on h200" "  FLASH_ATTN_MLA: invalid: sparse not supported"
+contains "glm-5 on h200" "backend: FLASH_ATTN_MLA_SPARSE"
+contains "glm-5 on h200" "reorder_batch_threshold 256"
+contains "glm-5 on h200" "block size: 64 (auto"
+contains "glm-5 on h200" "model runner: v2"
+contains "glm-5 on h200" "lone 5-token prompt                  step 1: q=5 nct=0 → decode path (MQA, absorbed), a fresh prefill on the decode path  num_mqa=5 num_mha=0"
+
+check "gguf dense on b200" 0 "$mlasim" deploy --hf-config "$configs/glm-5-gguf-as-deepseek-v3.json" --gpu b200 --tp 8
+contains "gguf dense on b200" "sparse: no"
+contains "gguf dense on b200" "backend: FLASHINFER_MLA"
+contains "gguf dense on b200" "lone 1-token prompt                  step 0: q=1 nct=0 → decode path (MQA, absorbed), a fresh prefill on the decode path  num_mqa=1 num_mha=0"
+contains "gguf dense on b200" "lone 5-token prompt                  step 1: q=5 nct=0 → prefill path (MHA)  num_mqa=0 num_mha=5"
+check "gguf dense on h200" 0 "$mlasim" deploy --hf-config "$configs/glm-5-gguf-as-deepseek-v3.json" --gpu h200 --tp 8
+contains "gguf dense on h200" "backend: FLASH_ATTN_MLA (flashattn_mla.py"
+contains "gguf dense on h200" "num_mqa=5 num_mha=0"
+
+# vLLM's refusals: exit 2 with vLLM's reason, and no output written.
+check "v3.2 without index_topk" 2 "$mlasim" deploy --hf-config "$root/tests/data/hf_configs/deepseek-v3.2-no-index-topk.json" \
+  --gpu h200 --json "$scratch/refused.json" -o "$scratch/refused.yaml"
+contains "v3.2 without index_topk" "\`assert is_v32\`"
+check "glm-5 without index_topk" 2 "$mlasim" deploy --hf-config "$root/tests/data/hf_configs/glm-5-no-index-topk.json" --gpu b200
+contains "glm-5 without index_topk" "GlmMoeDsaForCausalLM without index_topk"
+check "sparse on a100" 2 "$mlasim" deploy --hf-config "$configs/glm-5.json" --gpu a100 --tp 8 --json "$scratch/refused.json"
+contains "sparse on a100" "No valid attention backend found for cuda with AttentionSelectorConfig(head_size=576"
+check "explicit backend refused" 2 "$mlasim" deploy --hf-config "$configs/deepseek-v3.json" --gpu h200 --attention-backend cutlass-mla
+contains "explicit backend refused" "Selected backend AttentionBackendEnum.CUTLASS_MLA is not valid for this configuration. Reason: ['compute capability not supported']"
+[[ -e "$scratch/refused.json" || -e "$scratch/refused.yaml" ]] && { echo "FAIL refusals wrote an output"; fail=1; }
+check "block size precludes flashmla" 0 "$mlasim" deploy --hf-config "$configs/deepseek-v3.json" --gpu h200 --kv-cache-dtype fp8 --block-size 16
+contains "block size precludes flashmla" "warning: --block-size 16 precluded higher-priority backend(s) FLASHMLA. Using TRITON_MLA instead"
+check "unknown gpu" 2 "$mlasim" deploy --hf-config "$configs/deepseek-v3.json" --gpu h300
+check "tp out of range" 2 "$mlasim" deploy --hf-config "$configs/deepseek-v3.json" --tp 9
+check "missing config" 2 "$mlasim" deploy --hf-config "$scratch/none.json"
+contains "missing config" "cannot read model config"
+check "json dir missing" 2 "$mlasim" deploy --hf-config "$configs/deepseek-v3.json" --json "$scratch/no/dir.json"
+
+# --json holds the chain as data.
+check "json" 0 "$mlasim" deploy --hf-config "$configs/kimi-k2.json" --gpu b200 --kv-cache-dtype fp8 --tp 8 --spec-tokens 2 \
+  --json "$scratch/kimi.json"
+for key in architecture use_mla sparse candidates backend block_size kernel_block_size reorder_threshold \
+  query_len_support model_runner probes; do
+  grep -q "\"$key\":" "$scratch/kimi.json" || { echo "FAIL json: no key $key"; fail=1; }
+done
+grep -q '"backend": "FLASHINFER_MLA"' "$scratch/kimi.json" || { echo "FAIL json: backend"; fail=1; }
+grep -q '"reorder_threshold": 3' "$scratch/kimi.json" || { echo "FAIL json: threshold 1 + k"; fail=1; }
+grep -q '"name": "short fresh prompt (1 + k tokens)"' "$scratch/kimi.json" || { echo "FAIL json: the k > 0 probe"; fail=1; }
+
+# -o: a scenario the other commands take as it is, its probes as expectations.
+mkdir "$scratch/mine"
+check "deploy -o" 0 "$mlasim" deploy --hf-config "$configs/glm-5-gguf-as-deepseek-v3.json" --gpu b200 --tp 8 -o "$scratch/mine/b200.yaml"
+contains "deploy -o" "wrote $scratch/mine/b200.yaml"
+grep -q "num_mqa_tokens: 0, num_mha_tokens: 5" "$scratch/mine/b200.yaml" || { echo "FAIL -o: no probe expectation"; fail=1; }
+check "golden update of -o" 0 "$mlasim" golden update "$scratch/mine/b200.yaml" --golden-dir "$scratch/golden"
+check "check of -o" 0 "$mlasim" check "$scratch/mine/b200.yaml" --golden-dir "$scratch/golden"
+contains "check of -o" "1 passed, 0 failed"
+check "run --explain" 0 "$mlasim" run "$root/scenarios/deploy/glm5_dsa_h200_tp8.yaml" --dry-run --explain
+contains "run --explain" "deployment chain (vLLM 0.33.0):"
+contains "run --explain" "model: "
+contains "run --explain" "sparse: yes: index_topk = 2048"
+contains "run --explain" "  FLASHMLA_SPARSE: valid"
+contains "run --explain" "backend: FLASH_ATTN_MLA_SPARSE"
+contains "run --explain" "block size: 64"
+contains "run --explain" "model runner: v2"
+exit $fail
