@@ -132,6 +132,17 @@ std::string explain_deployment(const Scenario& s) {
        "; kernel block size " + std::to_string(sel.kernel_block_size) +
        (sel.kernel_block_size != sel.block_size ? " (select_common_block_size, v1/worker/utils.py ~515)" : ""));
   line(std::string("model runner: ") + to_string(sel.model_runner) + " (" + sel.model_runner_reason + ")");
+  const std::string t = std::to_string(b.reorder_batch_threshold);
+  if (m.index_topk && is_sparse_backend(sel.backend))
+    line("paths: the split's decodes (q <= " + t + ") on the decode path; its prefills take dense MHA while the "
+         "longest prefill sequence fits index_topk " + std::to_string(*m.index_topk) +
+         (sel.backend == AttentionBackendKind::kFlashInferMlaSparseSm120 ? " (not on this backend: no dense prefill)" : "") +
+         ", else every token the decode path (sparse_mla_attention.py ~136-144, mla_attention.py ~986-994)");
+  else if (m.index_topk)
+    line("paths: every token on the decode path (sparse MLA)");
+  else
+    line("paths: rows with q <= " + t + (b.require_uniform ? " (uniform)" : "") +
+         " at the front of the batch are decodes on the decode path (MQA); the rest take the prefill path (MHA)");
   return out;
 }
 

@@ -79,4 +79,10 @@ contains "run --explain" "  FLASHMLA_SPARSE: valid"
 contains "run --explain" "backend: FLASH_ATTN_MLA_SPARSE"
 contains "run --explain" "block size: 64"
 contains "run --explain" "model runner: v2"
+check "check --explain" 0 "$mlasim" check "$root/scenarios/deploy/glm5_gguf_as_deepseek_v3_b200_tp8.yaml" \
+  --golden-dir "$root/golden" --dry-run --explain
+contains "check --explain" "PASS glm5_gguf_as_deepseek_v3_b200_tp8"
+contains "check --explain" "    sparse: no"
+contains "check --explain" "    backend: FLASHINFER_MLA"
+contains "check --explain" "    paths: rows with q <= 1 at the front of the batch are decodes"
 exit $fail

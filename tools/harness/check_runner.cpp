@@ -1,6 +1,8 @@
 // Scenario discovery, per-scenario checking and the check reports.
 #include "tools/harness/check_runner.h"
 
+#include "sim/scenario_deployment.h"
+
 #include <fmt/format.h>
 
 #include <fcntl.h>
@@ -219,6 +221,7 @@ ScenarioCheck check_scenario(const Scenario& s, const std::string& path, const C
   ScenarioCheck c;
   c.path = path;
   c.name = s.name;
+  if (options.explain) c.deployment_chain = explain_deployment(s);
   if (options.replay.with_model && !options.replay.weights) {
     if (Status st = model_memory_check(s, options.replay.precision); !st) {
       c.status = CheckStatus::kBadInput;

@@ -29,6 +29,7 @@ struct ScenarioCheck {
   GoldenComparison split;
   LogitsCheck logits;
   std::string timeline_svg;
+  std::string deployment_chain;  // with CheckOptions::explain: the deployment chain, one link a line
 };
 
 struct CheckOptions {
@@ -38,6 +39,7 @@ struct CheckOptions {
   // input error for that scenario).
   std::function<std::string(const Scenario&, const FaultSet&)> backend_support_error;
   bool timelines = false;  // record each replay's timeline and keep it for a scenario that fails
+  bool explain = false;    // keep each scenario's deployment chain (explain_deployment)
 };
 
 // `mlasim golden update`: replays the scenario file and writes golden/<name>/split.txt, and

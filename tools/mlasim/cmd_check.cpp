@@ -4,6 +4,7 @@
 #include <iostream>
 #include <numeric>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "tools/harness/atomic_file.h"
@@ -26,6 +27,7 @@ struct CheckOptions {
   std::string html_path;
   std::vector<std::string> injects;
   bool dry_run = false;
+  bool explain = false;
   std::string jobs = "1";
   std::string shard;         // "I/N"; read only when shard_given
   bool shard_given = false;
@@ -77,6 +79,7 @@ int run_check(const CheckOptions& o) {
   mlasim::CheckOptions options;
   options.golden_dir = o.golden_dir;
   options.replay.with_model = !o.dry_run;
+  options.explain = o.explain;
   options.timelines = !o.html_path.empty();
   if (!parse_faults(o.injects, options.replay.faults)) return kExitBadInput;
   if (o.device == "cuda" && !o.dry_run) {
@@ -105,6 +108,10 @@ int run_check(const CheckOptions& o) {
       [&](std::size_t k) {
         const ScenarioCheck& c = checks[k];
         std::cout << format_check_line(c) << std::endl;
+        if (!c.deployment_chain.empty()) {  // --explain: each link, indented under the scenario's line
+          std::istringstream links(c.deployment_chain);
+          for (std::string link; std::getline(links, link);) std::cout << "    " << link << "\n";
+        }
         (c.status == CheckStatus::kPass ? passed : failed)++;
         bad += c.status == CheckStatus::kBadInput;
       });
@@ -154,6 +161,9 @@ void add_check_command(CLI::App& app, int& exit_code) {
                   "Write a self-contained HTML report to FILE: the scenarios with status and checks, and for each\n"
                   "failure its first differing split step side by side, the logits comparison and its timeline");
   cmd->add_option("--inject", o->injects, "Inject a fault into the backend under test (repeatable); see `mlasim run --help`");
+  cmd->add_flag("--explain", o->explain,
+                "Under each scenario's line, its deployment chain: model, sparse or not, the backend candidates, "
+                "the backend, block size and runner vLLM 0.33 would use");
   cmd->add_flag("--dry-run", o->dry_run, "Compare splits and expect: blocks only, without the model and logits");
   cmd->add_option("-j,--jobs", o->jobs, "Scenarios checked at once (default 1; 0: one per hardware thread; cpu only)")
       ->type_name("N");
