@@ -160,6 +160,15 @@ def check(mlasim: Path, scenario: Path, golden_dir: Path, fp64: bool, chunk: int
         model = AutoModelForCausalLM.from_pretrained(f"{tmp}/model", dtype=torch.float64,
                                                      attn_implementation="sdpa" if fp64 else "eager")
         model.eval()
+        # transformers' DeepseekV3Attention builds q_a_layernorm and kv_a_layernorm with the default
+        # eps 1e-6 (modeling_deepseek_v3.py ~381, ~393); vLLM uses config.rms_norm_eps for them
+        # (model_executor/models/deepseek_v2.py ~501, ~525), and so does mlasim. Configs with another
+        # eps (GLM-5: 1e-5) take vLLM's.
+        eps = model.config.rms_norm_eps
+        for layer in model.model.layers:
+            for norm in (getattr(layer.self_attn, "q_a_layernorm", None), layer.self_attn.kv_a_layernorm):
+                if norm is not None:
+                    norm.variance_epsilon = eps
         if fp64:
             float64_throughout(model)
         rows = index["rows"] if isinstance(index, dict) else index
