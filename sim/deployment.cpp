@@ -24,7 +24,7 @@ constexpr std::array<GpuInfo, 14> kGpus{{
     {GpuKind::kMi355x, "mi355x", "AMD Instinct MI355X", GpuVendor::kAmd, 9, 5, "gfx950"},
 }};
 
-constexpr std::array<std::pair<KvCacheDtype, const char*>, 8> kKvDtypes{{
+constexpr std::array<std::pair<KvCacheDtype, const char*>, 9> kKvDtypes{{
     {KvCacheDtype::kAuto, "auto"},
     {KvCacheDtype::kBfloat16, "bfloat16"},
     {KvCacheDtype::kFloat16, "float16"},
@@ -33,6 +33,7 @@ constexpr std::array<std::pair<KvCacheDtype, const char*>, 8> kKvDtypes{{
     {KvCacheDtype::kFp8E5m2, "fp8_e5m2"},
     {KvCacheDtype::kFp8DsMla, "fp8_ds_mla"},
     {KvCacheDtype::kNvfp4DsMla, "nvfp4_ds_mla"},
+    {KvCacheDtype::kNvfp4, "nvfp4"},
 }};
 
 }  // namespace

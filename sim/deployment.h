@@ -27,7 +27,7 @@ std::optional<GpuKind> parse_gpu(const std::string& name);
 std::vector<std::string> gpu_names();
 
 // vLLM's CacheDType values that serve MLA (vllm/config/cache.py).
-enum class KvCacheDtype { kAuto, kBfloat16, kFloat16, kFp8, kFp8E4m3, kFp8E5m2, kFp8DsMla, kNvfp4DsMla };
+enum class KvCacheDtype { kAuto, kBfloat16, kFloat16, kFp8, kFp8E4m3, kFp8E5m2, kFp8DsMla, kNvfp4DsMla, kNvfp4 };
 
 const char* to_string(KvCacheDtype d);
 std::optional<KvCacheDtype> parse_kv_cache_dtype(const std::string& s);

@@ -2,6 +2,7 @@
 #include "sim/hf_config.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "sim/file_read.h"
 #include "sim/yaml_reader.h"
@@ -100,8 +101,36 @@ void read_config(const YamlReader& r, const YamlNode& root, ModelConfig& out) {
     out.eos_token_id = eos.IsSequence() ? r.read_int(eos[0], "eos_token_id[0]", 0) : r.read_int(eos, "eos_token_id", 0);
   if (const YamlNode dt = root["torch_dtype"] ? root["torch_dtype"] : root["dtype"]; dt && !dt.IsNull())
     out.torch_dtype = r.read_string(dt, root["torch_dtype"] ? "torch_dtype" : "dtype");
-  if (const YamlNode q = root["quantization_config"]; q && q.IsMap() && q["quant_method"])
+  out.quant_method.clear();
+  out.quant_kv_cache_dtype.clear();
+  if (const YamlNode q = root["quantization_config"]; q && q.IsMap() && q["quant_method"]) {
     out.quant_method = r.read_string(q["quant_method"], "quantization_config.quant_method");
+    // resolve_kv_cache_dtype_string / get_kv_cache_quant_algo_string (utils/torch_utils.py
+    // ~443-516): only modelopt checkpoints name their KV cache's dtype.
+    if (out.quant_method.rfind("modelopt", 0) == 0) {
+      const YamlNode inner = q["quantization"] && q["quantization"].IsMap() ? q["quantization"] : q;
+      YamlNode algo;
+      for (const YamlNode& n : {inner["kv_cache_scheme"], q["kv_cache_scheme"], inner["kv_cache_quant_algo"],
+                                q["kv_cache_quant_algo"]})
+        if (!algo && n && !n.IsNull()) algo = n;
+      if (algo) {
+        std::string name = "auto";  // unknown: vLLM falls back to auto
+        if (algo.IsMap()) {
+          const bool dynamic = algo["dynamic"] && algo["dynamic"].Scalar() == "true";
+          const std::string bits = algo["num_bits"] ? algo["num_bits"].Scalar() : "";
+          const std::string type = algo["type"] ? algo["type"].Scalar() : "";
+          name = algo["dynamic"] && !dynamic && bits == "8" && type == "float" ? "fp8_e4m3"
+                 : bits == "4" && type == "float"                              ? "nvfp4"
+                                                                               : "auto";
+        } else if (algo.IsScalar()) {
+          std::string v = algo.Scalar();
+          for (char& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+          name = v == "fp8" ? "fp8_e4m3" : v == "nvfp4" ? "nvfp4" : "auto";
+        }
+        out.quant_kv_cache_dtype = name;
+      }
+    }
+  }
   // The sparse flag: hasattr(config, "index_topk") (deepseek_v2.py ~1138, ~1439).
   out.index_topk.reset();
   if (root["index_topk"] && !root["index_topk"].IsNull())

@@ -45,6 +45,9 @@ struct ModelConfig {
   std::string model_type = "deepseek_v3";
   std::string torch_dtype = "bfloat16";
   std::string quant_method;           // quantization_config.quant_method, "" without one
+  // The KV-cache dtype a modelopt quantization_config declares (kv_cache_quant_algo /
+  // kv_cache_scheme), as vLLM resolves `--kv-cache-dtype auto` from it; "" when none.
+  std::string quant_kv_cache_dtype;
   int config_num_hidden_layers = 0;   // the config's layer count when model.num_layers ran fewer
 };
 

@@ -35,13 +35,20 @@ std::string resolve_deployment(Scenario& s) {
   DeploymentConfig& d = s.deployment;
   d.effective_kv_cache_dtype = d.kv_cache_dtype;
   d.kv_cache_dtype_note.clear();
+  // `auto` resolved from a modelopt quantization_config (engine/arg_utils.py ~2297).
+  if (d.kv_cache_dtype == KvCacheDtype::kAuto && !s.model.quant_kv_cache_dtype.empty())
+    if (auto from_quant = parse_kv_cache_dtype(s.model.quant_kv_cache_dtype); from_quant && *from_quant != KvCacheDtype::kAuto) {
+      d.effective_kv_cache_dtype = *from_quant;
+      d.kv_cache_dtype_note = "the config's quantization_config (" + s.model.quant_method + ") names the KV cache's dtype: " +
+                              s.model.quant_kv_cache_dtype + " (utils/torch_utils.py ~443-516)";
+    }
   // verify_and_update_config (model_executor/models/config.py ~74-110).
-  if (s.model.architecture == "DeepseekV32ForCausalLM" && d.kv_cache_dtype == KvCacheDtype::kBfloat16) {
+  if (s.model.architecture == "DeepseekV32ForCausalLM" && d.effective_kv_cache_dtype == KvCacheDtype::kBfloat16) {
     d.effective_kv_cache_dtype = KvCacheDtype::kAuto;
     d.kv_cache_dtype_note = "DeepseekV32ForCausalLM.verify_and_update_config: bfloat16 → auto (models/config.py ~84-86)";
   }
   const GpuInfo& gpu = gpu_info(d.gpu);
-  if (s.model.architecture == "GlmMoeDsaForCausalLM" && d.kv_cache_dtype == KvCacheDtype::kAuto &&
+  if (s.model.architecture == "GlmMoeDsaForCausalLM" && d.effective_kv_cache_dtype == KvCacheDtype::kAuto &&
       gpu.vendor == GpuVendor::kNvidia && gpu.major == 10) {
     d.effective_kv_cache_dtype = KvCacheDtype::kFp8E4m3;
     d.kv_cache_dtype_note = "GlmMoeDsaForCausalLM.verify_and_update_config: auto → fp8_e4m3 on SM10x (models/config.py ~89-101)";

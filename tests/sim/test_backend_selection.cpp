@@ -246,3 +246,44 @@ TEST_CASE("model.hf_config errors name the scenario's key or the config's line",
   CHECK(capped.value().model.vocab_size == 4096);
   CHECK(capped.value().engine.attention_backend == K::kFlashAttnMla);  // H200 default, 16 heads
 }
+
+TEST_CASE("a modelopt quantization_config resolves kv_cache_dtype auto, as vLLM does", "[selection][hf_config]") {
+  // DeepSeek-V3's config with an NVFP4 checkpoint's quantization_config (kv_cache_quant_algo FP8):
+  // `auto` becomes fp8_e4m3 (utils/torch_utils.py ~443-516), which FLASH_ATTN_MLA cannot hold, so
+  // an H200 serves it with FLASHMLA (T 128, block 64).
+  const std::string dir = std::string(MLASIM_SOURCE_DIR) + "/tests/data/";
+  ModelConfig m;
+  REQUIRE(read_hf_config(dir + "hf_configs/deepseek-r1-modelopt-fp8-kv.json", m).ok());
+  CHECK(m.quant_method == "modelopt");
+  CHECK(m.quant_kv_cache_dtype == "fp8_e4m3");
+  Result<Scenario> s = load_scenario_text(
+      "version: 1\nmodel: {hf_config: hf_configs/deepseek-r1-modelopt-fp8-kv.json, num_layers: 1, vocab_size: 4096}\n"
+      "engine: {gpu: h200}\nparallel: {tensor_parallel_size: 8}\nrequests:\n  - {id: a, prompt: [5]}\n",
+      dir + "t.yaml");
+  REQUIRE(s.ok());
+  CHECK(s.value().deployment.effective_kv_cache_dtype == KvCacheDtype::kFp8E4m3);
+  CHECK(s.value().engine.attention_backend == K::kFlashMla);
+  CHECK(s.value().scheduler.block_size == 64);
+  // An explicit --kv-cache-dtype wins over the checkpoint's.
+  Result<Scenario> given = load_scenario_text(
+      "version: 1\nmodel: {hf_config: hf_configs/deepseek-r1-modelopt-fp8-kv.json, num_layers: 1, vocab_size: 4096}\n"
+      "engine: {gpu: h200}\ncache: {kv_cache_dtype: bfloat16}\nparallel: {tensor_parallel_size: 8}\n"
+      "requests:\n  - {id: a, prompt: [5]}\n",
+      dir + "t.yaml");
+  REQUIRE(given.ok());
+  CHECK(given.value().engine.attention_backend == K::kFlashAttnMla);
+  // DeepSeek's own fp8 block quantization names no KV dtype.
+  ModelConfig v3;
+  REQUIRE(read_hf_config(std::string(MLASIM_SOURCE_DIR) + "/scenarios/hf_configs/deepseek-v3.json", v3).ok());
+  CHECK(v3.quant_kv_cache_dtype.empty());
+}
+
+TEST_CASE("config.json of a model that is not MLA, or not known, is refused naming it", "[selection][hf_config]") {
+  const std::string dir = std::string(MLASIM_SOURCE_DIR) + "/tests/data/hf_configs/";
+  ModelConfig m;
+  const Status llama = read_hf_config(dir + "llama-3-8b.json", m);
+  REQUIRE_FALSE(llama.ok());
+  CHECK(llama.error().message == "architecture LlamaForCausalLM does not use MLA (vLLM serves it with standard attention)");
+  CHECK(llama.error().line == 2);
+  CHECK(llama.error().key_path == "architectures[0]");
+}
