@@ -1,6 +1,8 @@
 // Building and checking AttentionMetadata (docs/spec/routing.md §4).
 #include "attention/attention_metadata.h"
 
+#include "attention/slot_mapping.h"
+
 #include <algorithm>
 #include <cstddef>
 
@@ -10,10 +12,10 @@ namespace {
 std::size_t sz(int i) { return static_cast<std::size_t>(i); }
 std::string num(long long v) { return std::to_string(v); }
 
-int slot_of(const std::vector<int>& blocks, int pos, int b) {
-  const int idx = pos / b;
-  if (idx < 0 || sz(idx) >= blocks.size()) return -1;
-  return blocks[sz(idx)] * b + pos % b;
+// -1 outside the block table (the metadata check reports it).
+int slot_or_minus_one(const std::vector<int>& blocks, int pos, int b) {
+  const auto slot = slot_of(blocks, pos, b);
+  return slot ? static_cast<int>(*slot) : -1;
 }
 
 }  // namespace
@@ -71,7 +73,7 @@ void build_attention_metadata(AttentionMetadata& out, const BatchRoute& route, c
     out.block_table[sz(i)].assign(ids.begin(), ids.end());
     for (int j = 0; j < r.q; ++j) {
       out.positions.push_back(r.nct + j);
-      out.slot_mapping.push_back(slot_of(out.block_table[sz(i)], r.nct + j, config.block_size));
+      out.slot_mapping.push_back(slot_or_minus_one(out.block_table[sz(i)], r.nct + j, config.block_size));
     }
   }
   out.num_actual_tokens = out.query_start_loc.back();
@@ -141,7 +143,7 @@ std::string AttentionMetadata::validate() const {
     for (int t = query_start_loc[i]; t < query_start_loc[i + 1]; ++t) {
       const int pos = context_lens[i] + (t - query_start_loc[i]);
       if (positions[sz(t)] != pos) return "positions[" + num(t) + "] != nct + j";
-      const int slot = slot_of(block_table[i], pos, block_size);
+      const int slot = slot_or_minus_one(block_table[i], pos, block_size);
       if (slot < 0) return "token " + num(t) + " (row " + num(static_cast<long long>(i)) + ", position " + num(pos) + ") is outside the row's block table";
       if (slot_mapping[sz(t)] != slot) return "slot_mapping[" + num(t) + "] = " + num(slot_mapping[sz(t)]) + ", want " + num(slot);
     }

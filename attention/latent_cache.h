@@ -4,9 +4,11 @@
 // of a block never written reads as the fill value (NaN poisons it in tests).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "attention/slot_mapping.h"
 #include "sim/check.h"
 
 namespace mlasim {
@@ -40,11 +42,11 @@ class LatentCache {
 
   // The slot of `position` of a sequence with this block table (block_table[pos / B] * B + pos % B).
   int slot_of(const std::vector<int>& block_table, int position) const {
-    const size_t b = static_cast<size_t>(position / block_size_);
-    MLASIM_CHECK(position >= 0 && b < block_table.size(), "position " + std::to_string(position) + " outside the block table");
-    const long long slot = static_cast<long long>(block_table[b]) * block_size_ + position % block_size_;
-    MLASIM_CHECK(slot >= 0 && slot < num_slots(), "block id " + std::to_string(block_table[b]) + " outside the cache");
-    return static_cast<int>(slot);
+    const std::optional<long long> slot = mlasim::slot_of(block_table, position, block_size_);
+    MLASIM_CHECK(slot.has_value(), "position " + std::to_string(position) + " outside the block table");
+    MLASIM_CHECK(*slot >= 0 && *slot < num_slots(),
+                 "block id " + std::to_string(block_table[static_cast<size_t>(position / block_size_)]) + " outside the cache");
+    return static_cast<int>(*slot);
   }
 
  private:

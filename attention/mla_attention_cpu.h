@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "attention/context_chunk.h"
 #include "attention/faults.h"
 #include "attention/latent_cache.h"
 #include "attention/mla_dims.h"
@@ -23,12 +24,6 @@ struct MlaAttentionParams {
   double scale = 0.0;                // the model's softmax scale (softmax_scale(config))
   FaultSet faults;                   // decode form: decode_scale_1_over_sqrt_576, w_uk_transposed;
                                      // prefill form: chunk_lse_merge_wrong
-};
-
-// Context positions [start, start + len) of one row, attended non-causally as one chunk.
-struct ContextChunk {
-  int start = 0;
-  int len = 0;
 };
 
 // Shared layouts (N = metadata.num_actual_tokens, tokens in reordered order):

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attention/reorder.h"
+#include "attention/row_route.h"
 #include "attention/routing_config.h"
 #include "attention/split.h"
 #include "attention/split_counts.h"
@@ -14,20 +15,6 @@
 namespace mlasim {
 
 class InputBatch;
-
-// MLA's two paths: the decode path (absorbed MQA, forward_mqa) and the prefill path (MHA, forward_mha).
-enum class MlaPath { kMqa, kMha };
-const char* to_string(MlaPath p);  // "mqa" | "mha"
-
-struct RowRoute {
-  int input_index = 0;      // index of the row in the batch before the reorder
-  int q = 0, nct = 0, prompt_len = 0;
-  Region region = Region::kPrefill;  // under the profile's reorder version
-  bool is_decode = false;            // the split's (or SGLang's row classification) verdict
-  MlaPath path = MlaPath::kMha;
-  bool fresh_on_decode_path = false; // nct == 0 and path == mqa
-  std::string reason;                // region, threshold, the rule that decided
-};
 
 struct BatchRoute {
   std::vector<int> order;   // order[pos] = input index of the row at pos after the reorder

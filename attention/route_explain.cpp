@@ -1,7 +1,7 @@
 // Routing reasons in words, from the reorder region, the split and SGLang's dispatch.
 #include "attention/route_explain.h"
 
-#include "attention/route.h"
+#include "attention/row_route.h"
 
 namespace mlasim {
 namespace {

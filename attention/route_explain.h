@@ -4,13 +4,13 @@
 
 #include <string>
 
+#include "attention/row_route.h"
 #include "attention/routing_config.h"
 #include "attention/sglang_dispatch.h"
 #include "attention/split.h"
 
 namespace mlasim {
 
-struct RowRoute;
 
 // vLLM: the split's rule for the whole batch.
 std::string explain_split(const SplitResult& split);

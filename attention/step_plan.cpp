@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "attention/attention_metadata.h"
+#include "attention/mla_attention_cpu.h"  // context_chunks_from_metadata, single_context_chunks
 #include "sim/check.h"
 
 namespace mlasim {

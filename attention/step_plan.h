@@ -9,7 +9,7 @@
 
 #include "attention/backend.h"
 #include "attention/faults.h"
-#include "attention/mla_attention_cpu.h"
+#include "attention/context_chunk.h"
 
 namespace mlasim {
 

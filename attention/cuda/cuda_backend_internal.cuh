@@ -20,7 +20,7 @@
 #include "attention/cuda/merge_attn_states.h"
 #include "attention/cuda/mla_decode.h"
 #include "attention/cuda/mla_prefill.h"
-#include "attention/mla_attention_cpu.h"
+#include "attention/context_chunk.h"
 #include "attention/mla_dims.h"
 #include "attention/rope.h"
 #include "attention/step_plan.h"

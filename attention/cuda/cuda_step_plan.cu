@@ -2,16 +2,19 @@
 // tokens and RoPE tables of one StepPlan, laid out as the kernels read them.
 #include "attention/cuda/cuda_backend_internal.cuh"
 
+#include <optional>
+
+#include "attention/slot_mapping.h"
+
 namespace mlasim {
 namespace cuda_detail {
 namespace {
 
-int slot_of(const std::vector<int>& blocks, int pos, int block_size, int num_blocks) {
-  const std::size_t b = static_cast<std::size_t>(pos / block_size);
-  MLASIM_CHECK(b < blocks.size(), "a context position past the row's block table");
-  const int id = blocks[b];
-  MLASIM_CHECK(id >= 0 && id < num_blocks, "a block id outside the cache");
-  return id * block_size + pos % block_size;
+int context_slot(const std::vector<int>& blocks, int pos, int block_size, int num_blocks) {
+  const std::optional<long long> slot = slot_of(blocks, pos, block_size);
+  MLASIM_CHECK(slot.has_value(), "a context position past the row's block table");
+  MLASIM_CHECK(*slot >= 0 && *slot < static_cast<long long>(num_blocks) * block_size, "a block id outside the cache");
+  return static_cast<int>(*slot);
 }
 
 // Slots of the cache write; -1 where the plan drops the write (the kernel skips it).
@@ -63,7 +66,7 @@ void pack_prefill(DevicePlan& p, const CudaBackendOptions& o) {
       const std::vector<ContextChunk>& list = p.context_chunks[static_cast<std::size_t>(k)];
       const ContextChunk ch = round < list.size() ? list[round] : ContextChunk{};
       const std::vector<int>& blocks = p.md->block_table[static_cast<std::size_t>(p.num_decodes + k)];
-      for (int j = 0; j < ch.len; ++j) ctx_slots.push_back(slot_of(blocks, ch.start + j, o.block_size, o.num_blocks));
+      for (int j = 0; j < ch.len; ++j) ctx_slots.push_back(context_slot(blocks, ch.start + j, o.block_size, o.num_blocks));
       cu_k.push_back(cu_k.back() + std::max(ch.len, 0));
       rd.max_len = std::max(rd.max_len, ch.len);
     }
