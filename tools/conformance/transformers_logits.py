@@ -33,8 +33,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from venv_reexec import DEFAULT_VENV, reexec_in_venv
+
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_VENV = Path.home() / "vllm-venv"
 # transformers' float32 parts (RoPE, RMSNorm, softmax): ~6e-8 relative per operation, a few 1e-7
 # in O(1) logits; 1e-5 leaves room for positions up to a few thousand.
 TOLERANCE_AS_SHIPPED = 1e-5
@@ -89,21 +90,6 @@ def rope_in_float64(model) -> None:
         return (emb.cos() * rotary.attention_scaling).to(x.dtype), (emb.sin() * rotary.attention_scaling).to(x.dtype)
 
     rotary.forward = forward
-
-
-def reexec_in_venv(venv: Path) -> None:
-    try:
-        import torch  # noqa: F401
-        import transformers  # noqa: F401
-
-        return
-    except ImportError:
-        py = venv / "bin" / "python"
-        if py.exists() and Path(sys.prefix).resolve() != venv.resolve() and not os.environ.get("MLASIM_TRANSFORMERS_REEXEC"):
-            os.environ["MLASIM_TRANSFORMERS_REEXEC"] = "1"
-            os.execv(str(py), [str(py), *sys.argv])
-        print(f"torch/transformers are not importable here ({sys.executable}); use a venv that has them", file=sys.stderr)
-        sys.exit(2)
 
 
 def find_mlasim(given: str | None) -> Path:
@@ -211,7 +197,7 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     if args.chunk < 1:
         ap.error("--chunk must be at least 1")
-    reexec_in_venv(Path(args.venv))
+    reexec_in_venv(Path(args.venv), ("torch", "transformers"), "use a venv that has them")
     mlasim = find_mlasim(args.mlasim)
     paths: list[Path] = []
     for p in [Path(s) for s in args.scenarios] or [ROOT / "scenarios"]:

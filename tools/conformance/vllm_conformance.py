@@ -33,8 +33,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from venv_reexec import DEFAULT_VENV, reexec_in_venv
+
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_VENV = Path.home() / "vllm-venv"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_MLASIM = [REPO_ROOT / "build-cpu/tools/mlasim/mlasim", REPO_ROOT / "build/tools/mlasim/mlasim"]
 MAX_IDLE_STEPS = 1000  # tools/harness/engine.cpp kMaxIdleSteps
@@ -1599,25 +1600,6 @@ def keep_scenario(path: Path, keep: Path) -> None:
             shutil.copy(f, keep / f.name)
 
 
-def reexec_in_venv(venv: Path) -> None:
-    try:
-        import vllm  # noqa: F401
-
-        return
-    except ImportError:
-        pass
-    py = venv / "bin" / "python"
-    if py.exists() and Path(sys.prefix).resolve() != venv.resolve() and not os.environ.get("MLASIM_CONFORMANCE_REEXEC"):
-        os.environ["MLASIM_CONFORMANCE_REEXEC"] = "1"
-        os.execv(str(py), [str(py), *sys.argv])
-    print(
-        f"vllm is not importable here ({sys.executable}); set up the venv: python3 -m venv {venv} && "
-        f"{venv}/bin/pip install vllm==0.33.0  (see tools/conformance/README.md)",
-        file=sys.stderr,
-    )
-    sys.exit(2)
-
-
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         prog="vllm_conformance.py",
@@ -1673,7 +1655,12 @@ def main(argv: list[str]) -> int:
     if not files and not args.random:
         ap.error("nothing to check: give --scenarios PATH... and/or --random N")
 
-    reexec_in_venv(Path(args.venv))
+    reexec_in_venv(
+        Path(args.venv),
+        ("vllm",),
+        f"set up the venv: python3 -m venv {args.venv} && {args.venv}/bin/pip install vllm==0.33.0  "
+        "(see tools/conformance/README.md)",
+    )
     mlasim = find_mlasim(args.mlasim)
     if not (mlasim.is_file() and os.access(mlasim, os.X_OK)):
         print(f"mlasim binary not found: {mlasim} (build it, or pass --mlasim PATH)", file=sys.stderr)

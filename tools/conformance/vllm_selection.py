@@ -106,8 +106,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from venv_reexec import DEFAULT_VENV, reexec_in_venv
+
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_VENV = Path.home() / "vllm-venv"
 DEFAULT_MLASIM = REPO / "build/tools/mlasim/mlasim"
 DEFAULT_CONFIGS = REPO / "scenarios/hf_configs"
 
@@ -755,25 +756,6 @@ def table_line(v: dict[str, Any]) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def reexec_in_venv(venv: Path) -> None:
-    try:
-        import vllm  # noqa: F401
-
-        return
-    except ImportError:
-        pass
-    py = venv / "bin" / "python"
-    if py.exists() and Path(sys.prefix).resolve() != venv.resolve() and not os.environ.get("MLASIM_CONFORMANCE_REEXEC"):
-        os.environ["MLASIM_CONFORMANCE_REEXEC"] = "1"
-        os.execv(str(py), [str(py), *sys.argv])
-    print(
-        f"vllm is not importable here ({sys.executable}); set up the venv: python3 -m venv {venv} && "
-        f"{venv}/bin/pip install vllm==0.33.0  (see tools/conformance/README.md)",
-        file=sys.stderr,
-    )
-    sys.exit(2)
-
-
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         prog="vllm_selection.py",
@@ -816,7 +798,12 @@ def main(argv: list[str]) -> int:
         gpus = FULL_GPUS if args.full else ACCEPTANCE_GPUS
     cells = make_grid([c.resolve() for c in configs], gpus, args.quick)
 
-    reexec_in_venv(Path(args.venv))
+    reexec_in_venv(
+        Path(args.venv),
+        ("vllm",),
+        f"set up the venv: python3 -m venv {args.venv} && {args.venv}/bin/pip install vllm==0.33.0  "
+        "(see tools/conformance/README.md)",
+    )
     mlasim = Path(args.mlasim)
     if not args.vllm_only:
         if not (mlasim.is_file() and os.access(mlasim, os.X_OK)):
