@@ -41,7 +41,7 @@ RoutingConfig make_routing_config(const RoutingOptions& o) {
     // needs uniform decodes only where the builder says so (require_uniform_decodes).
     c.decode_threshold = t;
     c.require_uniform = o.query_len_support ? requires_uniform_query_len(backend.query_len_support) : backend.require_uniform;
-    c.sparse_dense_mha_prefill = o.backend != AttentionBackendKind::kFlashInferMlaSparseSm120 && o.index_topk > 0;
+    c.sparse_dense_mha_prefill = supports_dense_mha_prefill(o.backend) && o.index_topk > 0;
     c.index_topk = o.index_topk;
     return c;
   }

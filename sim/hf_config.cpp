@@ -166,13 +166,7 @@ Status read_hf_config(const std::string& path, ModelConfig& out) {
     try {
       root = tree.parse(text.value());
     } catch (const YamlSyntaxError& ex) {
-      Error e;
-      e.file = path;
-      e.line = std::max(ex.mark.line, 0) + 1;
-      e.column = std::max(ex.mark.column, 0) + 1;
-      e.message = "JSON syntax error: " + ex.msg;
-      e.hint = "a Hugging Face config.json is one JSON object";
-      return e;
+      return syntax_error_at(path, ex, "JSON syntax error: " + ex.msg, "a Hugging Face config.json is one JSON object");
     }
     read_config(reader, root, out);
   } catch (const LoadError& e) {

@@ -180,6 +180,9 @@ bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.
 const char* vllm_backend_name(AttentionBackendKind kind) { return cls(kind).vllm_name; }
 const char* backend_source(AttentionBackendKind kind) { return cls(kind).source; }
 bool is_sparse_backend(AttentionBackendKind kind) { return cls(kind).sparse; }
+bool supports_dense_mha_prefill(AttentionBackendKind kind) {
+  return is_sparse_backend(kind) && kind != K::kFlashInferMlaSparseSm120;
+}
 
 std::optional<AttentionBackendKind> parse_vllm_backend_name(const std::string& name) {
   for (const auto& c : classes())

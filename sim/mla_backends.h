@@ -26,8 +26,8 @@ struct BackendQuery {
   GpuVendor vendor = GpuVendor::kNvidia;
   int major = 9, minor = 0;           // DeviceCapability
   int head_size = 576;                // kv_lora_rank + qk_rope_head_dim
-  bool dtype_supported_half = true;   // model dtype bfloat16 (true) ...
-  bool dtype_is_bf16 = true;          // ... or float16 (false); float32 serves on no MLA backend
+  bool dtype_is_bf16 = true;          // model dtype bfloat16 (true) or float16 (false); float32 serves
+                                      // on no MLA backend
   bool dtype_is_fp32 = false;
   KvCacheDtype kv_cache_dtype = KvCacheDtype::kAuto;
   std::optional<int> block_size;      // set only when the user gave --block-size
@@ -54,6 +54,10 @@ const char* vllm_backend_name(AttentionBackendKind kind);
 const char* backend_source(AttentionBackendKind kind);
 std::optional<AttentionBackendKind> parse_vllm_backend_name(const std::string& name);
 bool is_sparse_backend(AttentionBackendKind kind);
+// A sparse backend whose prefill rows may take dense MHA (vLLM 0.33's MLAAttention builds a
+// prefill backend for it): every sparse one but FLASHINFER_MLA_SPARSE_SM120
+// (flashinfer_mla_sparse_sm120.py ~37, supports_dense_mha_prefill = False).
+bool supports_dense_mha_prefill(AttentionBackendKind kind);
 
 // validate_configuration's reasons, in vLLM's order and words; empty = valid.
 std::vector<std::string> validate_configuration(AttentionBackendKind kind, const BackendQuery& q);

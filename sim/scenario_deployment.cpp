@@ -143,7 +143,7 @@ std::string explain_deployment(const Scenario& s) {
   if (m.index_topk && is_sparse_backend(sel.backend))
     line("paths: the split's decodes (q <= " + t + ") on the decode path; its prefills take dense MHA while the "
          "longest prefill sequence fits index_topk " + std::to_string(*m.index_topk) +
-         (sel.backend == AttentionBackendKind::kFlashInferMlaSparseSm120 ? " (not on this backend: no dense prefill)" : "") +
+         (supports_dense_mha_prefill(sel.backend) ? "" : " (not on this backend: no dense prefill)") +
          ", else every token the decode path (sparse_mla_attention.py ~136-144, mla_attention.py ~986-994)");
   else if (m.index_topk)
     line("paths: every token on the decode path (sparse MLA)");

@@ -336,13 +336,8 @@ Result<Scenario> load_scenario_text(const std::string& text, const std::string& 
         return e;
       }
     } catch (const YamlSyntaxError& ex) {
-      Error e;
-      e.file = display_name;
-      e.line = std::max(ex.mark.line, 0) + 1;
-      e.column = std::max(ex.mark.column, 0) + 1;
-      e.message = "YAML syntax error: " + ex.msg;
-      e.hint = "check indentation, colons and brackets near this position";
-      return e;
+      return syntax_error_at(display_name, ex, "YAML syntax error: " + ex.msg,
+                             "check indentation, colons and brackets near this position");
     }
     if (!root.IsDefined() || root.IsNull()) {
       Error e;

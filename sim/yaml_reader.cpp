@@ -227,4 +227,14 @@ std::vector<std::string> YamlReader::read_string_list(const YamlNode& node, cons
   return out;
 }
 
+Error syntax_error_at(const std::string& file, const YamlSyntaxError& ex, std::string message, std::string hint) {
+  Error e;
+  e.file = file;
+  e.line = std::max(ex.mark.line, 0) + 1;
+  e.column = std::max(ex.mark.column, 0) + 1;
+  e.message = std::move(message);
+  e.hint = std::move(hint);
+  return e;
+}
+
 }  // namespace mlasim

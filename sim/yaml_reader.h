@@ -53,6 +53,9 @@ class YamlReader {
   std::map<std::string, OverrideOrigin> overrides_;
 };
 
+// An Error at a parse failure's mark (1-based line and column; the start when it has none).
+Error syntax_error_at(const std::string& file, const YamlSyntaxError& ex, std::string message, std::string hint = {});
+
 std::string join_key(const std::string& parent, const std::string& key);
 std::string index_key(const std::string& parent, std::size_t index);
 

@@ -103,7 +103,6 @@ std::string deploy_report_text(const DeployReport& r) {
   std::string out = explain_deployment(r.scenario);
   out += "probes (a dry replay of the deployment's scenario; the step's totals as vLLM logs them):\n";
   for (const DeployProbe& p : r.probes) {
-    std::string rows;
     out += fmt::format("  {:<36} step {}: q={} nct={} → {} path ({}){}  num_mqa={} num_mha={}\n", p.name, p.step, p.q,
                        p.nct, p.decode_path ? "decode" : "prefill", p.decode_path ? "MQA, absorbed" : "MHA",
                        p.fresh_on_decode_path ? ", a fresh prefill on the decode path" : "", p.num_mqa, p.num_mha);

@@ -10,6 +10,7 @@
 
 #include "sim/file_read.h"
 #include "sim/seeded_tokens.h"
+#include "sim/yaml_reader.h"
 #include "sim/yaml_tree.h"
 #include "tools/harness/atomic_file.h"
 #include "tools/harness/json_value.h"
@@ -25,12 +26,14 @@ std::string npy_fingerprint(const std::string& bytes) {
   return fmt::format("{:016x}", stable_hash(bytes));
 }
 
+constexpr const char* kRegenerateHint = "regenerate goldens with `mlasim golden update`; never edit them by hand";
+
 Error file_error(const std::string& path, const std::string& key, const std::string& message) {
   Error e;
   e.file = path;
   e.key_path = key;
   e.message = message;
-  e.hint = "regenerate goldens with `mlasim golden update`; never edit them by hand";
+  e.hint = kRegenerateHint;
   return e;
 }
 
@@ -175,10 +178,7 @@ Result<LogitsGolden> read_logits_golden(const std::string& dir, const Scenario& 
   try {
     root = tree.parse(text.value());
   } catch (const YamlSyntaxError& e) {
-    Error err = file_error(path, "", "not YAML: " + e.msg);
-    err.line = std::max(e.mark.line, 0) + 1;
-    err.column = std::max(e.mark.column, 0) + 1;
-    return err;
+    return syntax_error_at(path, e, "not YAML: " + e.msg, kRegenerateHint);
   }
   if (!root.IsMap()) return file_error(path, "", "expected the mapping `golden update` writes");
   // Scalars compared as text, as written.

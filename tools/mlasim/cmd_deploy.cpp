@@ -26,7 +26,7 @@ int run_deploy(DeployCliOptions& o) {
   std::error_code ec;
   const fs::path config = fs::absolute(o.deploy.hf_config, ec);
   // Evaluated as the scenario `-o` writes (its config path relative to it), or in memory.
-  std::string display = "<mlasim deploy>";
+  std::string display;
   std::string ref = config.string();
   if (!o.scenario_path.empty()) {
     display = o.scenario_path;
