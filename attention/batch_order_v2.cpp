@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <tuple>
 
-#include "sim/check.h"
+#include "base/check.h"
 
 namespace mlasim {
 

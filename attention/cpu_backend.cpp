@@ -6,7 +6,7 @@
 #include <type_traits>
 
 #include "attention/tp_shard.h"
-#include "sim/check.h"
+#include "base/check.h"
 
 namespace mlasim {
 namespace {

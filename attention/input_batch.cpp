@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "sim/check.h"
+#include "base/check.h"
 
 namespace mlasim {
 
@@ -23,6 +23,23 @@ std::optional<int> InputBatch::row_of(ReqId id) const {
   const int row = req_id_to_index_.find(key(id));
   if (row < 0) return std::nullopt;
   return row;
+}
+
+const CachedRequestState& InputBatch::state(int row) const {
+  MLASIM_CHECK(row >= 0 && row < num_reqs(), "InputBatch row out of range");
+  auto it = requests_.find(rows_[static_cast<std::size_t>(row)].req_id);
+  MLASIM_CHECK(it != requests_.end(), "a batch row without its request's state");
+  return it->second;
+}
+
+void InputBatch::add_sampled_tokens(const ModelRunnerOutput& output) {
+  if (!track_token_ids_) return;
+  for (int i = 0; i < output.num_reqs(); ++i) {
+    auto it = requests_.find(output.req_ids[static_cast<std::size_t>(i)]);
+    MLASIM_CHECK(it != requests_.end(), "sampled tokens of a request the batch does not hold");
+    const std::vector<int>& sampled = output.sampled_token_ids[static_cast<std::size_t>(i)];
+    it->second.token_ids.insert(it->second.token_ids.end(), sampled.begin(), sampled.end());
+  }
 }
 
 void InputBatch::swap_rows(int i, int j) {
@@ -95,7 +112,7 @@ void InputBatch::update(const SchedulerOutput& out) {
   // 1. Finished requests leave the batch and the runner's state.
   for (ReqId id : out.finished_req_ids) {
     remove_request(id);
-    num_prompt_tokens_.erase(id);
+    requests_.erase(id);
   }
   // Mark the rows scheduled this step; every other live row is an unscheduled cached request.
   for (const auto& [id, q] : out.num_scheduled_tokens) {
@@ -111,16 +128,25 @@ void InputBatch::update(const SchedulerOutput& out) {
   // 2. New requests, then scheduled cached requests that are not in the batch.
   for (const NewRequestData& d : out.scheduled_new_reqs) {
     const int p = static_cast<int>(d.prompt_token_ids.size());
-    num_prompt_tokens_[d.req_id] = p;
+    CachedRequestState& st = requests_[d.req_id];
+    st.num_prompt_tokens = p;
+    st.block_ids = d.block_ids;
+    if (track_token_ids_) st.token_ids = d.prompt_token_ids;
     add_request(d.req_id, p);
   }
   const CachedRequestData& c = out.scheduled_cached_reqs;
   for (int i = 0; i < c.num_reqs(); ++i) {
     const ReqId id = c.req_ids[static_cast<std::size_t>(i)];
+    auto p = requests_.find(id);
+    MLASIM_CHECK(p != requests_.end(), "a cached request the batch has never seen");
+    // The block table: a resumed request's is the whole new one, a running one's grows.
+    const std::vector<int>& new_blocks = c.new_block_ids[static_cast<std::size_t>(i)];
+    if (c.resumed_from_preemption[static_cast<std::size_t>(i)])
+      p->second.block_ids = new_blocks;
+    else
+      p->second.block_ids.insert(p->second.block_ids.end(), new_blocks.begin(), new_blocks.end());
     if (req_id_to_index_.find(key(id)) >= 0) continue;
-    auto p = num_prompt_tokens_.find(id);
-    MLASIM_CHECK(p != num_prompt_tokens_.end(), "a cached request the batch has never seen");
-    add_request(id, p->second);
+    add_request(id, p->second.num_prompt_tokens);
     if (added_cached_.size() <= num_added_cached_) added_cached_.resize(num_added_cached_ + 1);
     added_cached_[num_added_cached_++] = id;
   }

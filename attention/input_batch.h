@@ -9,10 +9,20 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/flat_index_map.h"
+#include "base/flat_index_map.h"
 #include "sim/scheduler_output.h"
 
 namespace mlasim {
+
+// The model runner's state of one request (vLLM CachedRequestState, gpu_model_runner.py
+// _update_states), kept from the scheduler's outputs alone: its block table (vLLM's BlockTable
+// row: NewRequestData.block_ids, extended by each step's new_block_ids, replaced on resumption)
+// and, when the batch tracks them, its known token ids (the prompt, then every sampled token).
+struct CachedRequestState {
+  int num_prompt_tokens = 0;
+  std::vector<int> block_ids;
+  std::vector<int> token_ids;  // empty unless the batch tracks token ids
+};
 
 struct BatchRow {
   ReqId req_id = 0;
@@ -23,6 +33,10 @@ struct BatchRow {
 
 class InputBatch {
  public:
+  // track_token_ids: keep each request's prompt and sampled tokens (a model run feeds them to the
+  // model; a dry run needs none).
+  explicit InputBatch(bool track_token_ids = false) : track_token_ids_(track_token_ids) {}
+
   // Steps 1-3 of §8 for one SchedulerOutput: remove finished, then unscheduled cached requests;
   // add new requests, then scheduled requests not in the batch (resumed ones, and running ones
   // that were unscheduled earlier: vLLM re-adds those too, in scheduled_cached_reqs order);
@@ -33,6 +47,12 @@ class InputBatch {
   std::span<const BatchRow> rows() const { return rows_; }
   std::vector<ReqId> req_ids() const;          // ReqId per row, in row order
   std::optional<int> row_of(ReqId id) const;   // row index, if in the batch
+  // Row `row`'s block table and (with track_token_ids) its request's known token ids.
+  std::span<const int> block_ids(int row) const { return state(row).block_ids; }
+  std::span<const int> token_ids(int row) const { return state(row).token_ids; }
+  // After the model ran: appends each request's sampled tokens to its known token ids (vLLM:
+  // req_state.output_token_ids.extend). Nothing without track_token_ids.
+  void add_sampled_tokens(const ModelRunnerOutput& output);
   // Swaps two rows (the reorder of docs/spec/routing.md); persists to later steps.
   void swap_rows(int i, int j);
 
@@ -40,12 +60,14 @@ class InputBatch {
   void remove_request(ReqId id);
   void add_request(ReqId id, int num_prompt_tokens);
   void condense();
+  const CachedRequestState& state(int row) const;
 
   std::vector<BatchRow> rows_;
   std::vector<char> live_;           // per row; false = hole
   std::vector<int> holes_;           // hole indices (unsorted until used)
   FlatIndexMap req_id_to_index_;  // key: ReqId as uint32
-  std::unordered_map<ReqId, int> num_prompt_tokens_;  // every request seen and not finished
+  std::unordered_map<ReqId, CachedRequestState> requests_;  // every request seen and not finished
+  bool track_token_ids_ = false;
   std::vector<unsigned> stamp_;      // per row: last update() that scheduled it
   unsigned epoch_ = 0;
   std::vector<ReqId> added_cached_;  // cached requests (re-)added this update (scratch)

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "attention/slot_mapping.h"
-#include "sim/check.h"
+#include "base/check.h"
 
 namespace mlasim {
 

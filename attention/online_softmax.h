@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "attention/softmax_exp.h"
-#include "sim/check.h"
+#include "base/check.h"
 
 namespace mlasim {
 

@@ -5,7 +5,7 @@
 #include <cstddef>
 
 #include "attention/input_batch.h"
-#include "sim/check.h"
+#include "base/check.h"
 
 namespace mlasim {
 namespace {

@@ -11,16 +11,7 @@ namespace mlasim {
 
 RoutingConfig make_routing_config(const RoutingOptions& o) {
   RoutingConfig c;
-  c.profile = o.profile;
-  c.backend = o.backend;
-  c.num_speculative_tokens = o.num_speculative_tokens;
-  c.sparse_mla = o.sparse_mla;
-  c.sglang_chunked_prefix_cache_threshold = o.sglang_chunked_prefix_cache_threshold;
-  c.block_size = o.block_size;
-  c.max_model_len = o.max_model_len;
-  c.max_num_seqs = o.max_num_seqs;
-  c.model_runner = o.model_runner;
-
+  static_cast<RoutingDeployment&>(c) = o;
   BackendProfile backend = o.backend_query ? backend_profile(o.backend, *o.backend_query) : backend_profile(o.backend);
   if (o.query_len_support) backend.query_len_support = *o.query_len_support;
   c.query_len_support = backend.query_len_support;
@@ -42,7 +33,6 @@ RoutingConfig make_routing_config(const RoutingOptions& o) {
     c.decode_threshold = t;
     c.require_uniform = o.query_len_support ? requires_uniform_query_len(backend.query_len_support) : backend.require_uniform;
     c.sparse_dense_mha_prefill = supports_dense_mha_prefill(o.backend) && o.index_topk > 0;
-    c.index_topk = o.index_topk;
     return c;
   }
   if (o.sparse_mla) {

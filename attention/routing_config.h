@@ -11,23 +11,27 @@
 
 namespace mlasim {
 
-struct RoutingConfig {
+// The deployment facts both the options and the resolved config carry, copied through unchanged.
+struct RoutingDeployment {
   EngineProfile profile = EngineProfile::kVllm033;
-  AttentionBackendKind backend = AttentionBackendKind::kFlashAttnMla;
+  AttentionBackendKind backend = AttentionBackendKind::kFlashAttnMla;  // vLLM's Hopper default
+  int num_speculative_tokens = 0;       // k
+  bool sparse_mla = false;              // model.index_topk present: every token on the decode path
+  int index_topk = 0;                   // with sparse_mla: model.index_topk
+  int sglang_chunked_prefix_cache_threshold = 8192;  // SGLang default
+  int block_size = 16;                  // B, vLLM default
+  int max_model_len = 163840;           // DeepSeek-V3 max_position_embeddings
+  int max_num_seqs = 128;               // vLLM default
+  ModelRunner model_runner = ModelRunner::kV1;  // V2: rows sorted afresh each step, no reorder
+};
+
+struct RoutingConfig : RoutingDeployment {
   QueryLenSupport query_len_support = QueryLenSupport::kVarlen;
   int decode_threshold = 512;           // T: the runner's reorder_batch_threshold
   bool require_uniform = false;         // split_decodes_and_prefills(require_uniform=...)
-  int num_speculative_tokens = 0;       // k
-  bool sparse_mla = false;              // model.index_topk present: every token on the decode path
   // vLLM 0.33's sparse backends: prefill rows take dense MHA when their longest sequence fits
   // index_topk (not SM120's, which has no dense prefill: flashinfer_mla_sparse_sm120.py ~37).
   bool sparse_dense_mha_prefill = false;
-  int index_topk = 0;
-  int sglang_chunked_prefix_cache_threshold = 8192;
-  int block_size = 16;                  // B
-  int max_model_len = 163840;
-  int max_num_seqs = 128;
-  ModelRunner model_runner = ModelRunner::kV1;  // V2: rows sorted afresh each step, no reorder
   // Build RowRoute::reason for every row (reports, --explain); when false only a fresh prefill on
   // the decode path gets its reason, which saves the string work on long traces.
   bool row_reasons = true;
@@ -35,20 +39,10 @@ struct RoutingConfig {
 
 // Inputs of make_routing_config; every field documents its default. Used by the `mlasim route`
 // CLI and by tests; make_routing_config(const Scenario&) fills it from a scenario.
-struct RoutingOptions {
-  EngineProfile profile = EngineProfile::kVllm033;
-  AttentionBackendKind backend = AttentionBackendKind::kFlashAttnMla;  // vLLM's Hopper default
+struct RoutingOptions : RoutingDeployment {
   std::optional<int> reorder_batch_threshold;           // overrides T (wins over the spec term)
   std::optional<QueryLenSupport> query_len_support;     // overrides the backend's support
-  int num_speculative_tokens = 0;
   bool parallel_drafting = false;                       // spec term 1 + 2k instead of 1 + k
-  bool sparse_mla = false;
-  int index_topk = 0;                                   // with sparse_mla: model.index_topk
-  int sglang_chunked_prefix_cache_threshold = 8192;     // SGLang default
-  int block_size = 16;                                  // vLLM default
-  int max_model_len = 163840;                           // DeepSeek-V3 max_position_embeddings
-  int max_num_seqs = 128;                               // vLLM default
-  ModelRunner model_runner = ModelRunner::kV1;          // VLLM_USE_V2_MODEL_RUNNER=0
   // The deployment the builder's threshold depends on (sparse backends: heads per rank, SM100);
   // nullopt: an H200 with 128 heads per rank.
   std::optional<BackendQuery> backend_query;

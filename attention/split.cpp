@@ -6,7 +6,7 @@
 #include <numeric>
 #include <utility>
 
-#include "sim/check.h"
+#include "base/check.h"
 
 namespace mlasim {
 namespace {

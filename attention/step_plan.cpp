@@ -6,7 +6,7 @@
 
 #include "attention/attention_metadata.h"
 #include "attention/mla_attention_cpu.h"  // context_chunks_from_metadata, single_context_chunks
-#include "sim/check.h"
+#include "base/check.h"
 
 namespace mlasim {
 namespace {

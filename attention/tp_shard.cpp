@@ -1,7 +1,7 @@
 // Even head and MLP sharding over tensor-parallel ranks.
 #include "attention/tp_shard.h"
 
-#include "sim/check.h"
+#include "base/check.h"
 
 namespace mlasim {
 

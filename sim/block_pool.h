@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "sim/flat_index_map.h"
+#include "base/flat_index_map.h"
 
 namespace mlasim {
 

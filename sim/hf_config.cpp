@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "sim/file_read.h"
+#include "base/file_read.h"
 #include "sim/yaml_reader.h"
 
 namespace mlasim {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "sim/model_config.h"
-#include "sim/status.h"
+#include "base/status.h"
 
 namespace mlasim {
 

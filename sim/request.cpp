@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "sim/check.h"
+#include "base/check.h"
 #include "sim/request_tokens.h"
 #include "sim/seeded_tokens.h"
 

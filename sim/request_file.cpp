@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "sim/file_read.h"
+#include "base/file_read.h"
 #include "sim/request.h"
 #include "sim/request_tokens.h"
 #include "sim/scheduler.h"

@@ -6,9 +6,9 @@
 #include <fstream>
 #include <string>
 
-#include "sim/json_line.h"
+#include "base/json_line.h"
 #include "sim/scenario.h"
-#include "sim/status.h"
+#include "base/status.h"
 
 namespace mlasim {
 

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "sim/check.h"
+#include "base/check.h"
 
 namespace mlasim {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "sim/check.h"
+#include "base/check.h"
 #include "sim/request_file.h"
 
 namespace mlasim {

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "sim/scenario.h"
-#include "sim/status.h"
+#include "base/status.h"
 
 namespace mlasim {
 

@@ -8,7 +8,7 @@
 #include <limits>
 #include <sstream>
 
-#include "sim/file_read.h"
+#include "base/file_read.h"
 #include "sim/request_file.h"
 #include "sim/scenario_deployment.h"
 #include "sim/scenario_sections.h"

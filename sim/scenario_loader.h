@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "sim/scenario.h"
-#include "sim/status.h"
+#include "base/status.h"
 
 namespace mlasim {
 

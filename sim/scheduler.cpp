@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "sim/block_hash.h"
-#include "sim/check.h"
+#include "base/check.h"
 
 namespace mlasim {
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "sim/block_hash.h"
-#include "sim/check.h"
+#include "base/check.h"
 #include "sim/scheduler.h"
 
 namespace mlasim {

@@ -5,13 +5,6 @@
 #include <string>
 
 namespace mlasim {
-std::uint64_t stable_hash(std::string_view s, std::uint64_t h) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 std::uint64_t output_token_stream(std::string_view request_id) {
   return stable_hash("output/" + std::string(request_id));

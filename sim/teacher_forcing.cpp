@@ -1,7 +1,7 @@
 // Teacher-forced ModelRunnerOutput.
 #include "sim/teacher_forcing.h"
 
-#include "sim/check.h"
+#include "base/check.h"
 
 namespace mlasim {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/status.h"
+#include "base/status.h"
 #include "sim/yaml_tree.h"
 
 namespace mlasim {

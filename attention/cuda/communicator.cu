@@ -10,7 +10,7 @@
 #include "attention/cuda/cuda_check.h"
 #include "attention/cuda/launch.cuh"
 #include "attention/tp_shard.h"
-#include "sim/check.h"
+#include "base/check.h"
 
 #if MLASIM_HAVE_NCCL
 #include <nccl.h>

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "attention/cuda/cuda_check.h"
-#include "sim/check.h"
+#include "base/check.h"
 
 namespace mlasim {
 

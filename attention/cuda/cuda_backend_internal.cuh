@@ -25,7 +25,7 @@
 #include "attention/rope.h"
 #include "attention/step_plan.h"
 #include "attention/tp_shard.h"
-#include "sim/check.h"
+#include "base/check.h"
 
 namespace mlasim {
 namespace cuda_detail {

@@ -9,7 +9,7 @@
 
 #include "attention/bf16.h"
 #include "attention/cuda/cuda_check.h"
-#include "sim/check.h"
+#include "base/check.h"
 
 namespace mlasim {
 

@@ -7,7 +7,7 @@
 
 #include "attention/cuda/cuda_check.h"
 #include "attention/cuda/launch.cuh"
-#include "sim/check.h"
+#include "base/check.h"
 
 namespace mlasim {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "attention/cuda/cuda_check.h"
 #include "attention/cuda/launch.cuh"
-#include "sim/check.h"
+#include "base/check.h"
 
 namespace mlasim {
 namespace merge_detail {

@@ -34,7 +34,7 @@
 #include "attention/cuda/mla_decode.h"
 #include "attention/cuda/launch.cuh"
 #include "attention/cuda/ptx.cuh"
-#include "sim/check.h"
+#include "base/check.h"
 
 namespace mlasim {
 namespace {

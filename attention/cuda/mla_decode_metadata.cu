@@ -6,7 +6,7 @@
 #include "attention/cuda/launch.cuh"
 #include "attention/cuda/mla_decode.h"
 #include "attention/cuda/mla_decode_schedule.cuh"
-#include "sim/check.h"
+#include "base/check.h"
 
 namespace mlasim {
 namespace {

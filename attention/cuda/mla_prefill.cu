@@ -35,7 +35,7 @@
 #include "attention/cuda/cuda_check.h"
 #include "attention/cuda/launch.cuh"
 #include "attention/cuda/ptx.cuh"
-#include "sim/check.h"
+#include "base/check.h"
 
 namespace mlasim {
 namespace prefill_detail {

@@ -32,9 +32,9 @@
 #include "sim/scenario_loader.h"
 #include "tests/attention/mla_test_util.h"
 #include "tests/cuda/gpu_checks.h"
-#include "tools/harness/logits_compare.h"
-#include "tools/harness/logits_golden.h"
-#include "tools/harness/replay.h"
+#include "report/logits_compare.h"
+#include "report/logits_golden.h"
+#include "engine/replay.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include "tools/fuzz/fuzzer.h"
 #include "tools/fuzz/shrinker.h"
 #include "sim/scenario_loader.h"
-#include "tools/harness/check_runner.h"
+#include "report/check_runner.h"
 
 namespace mlasim {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "tests/fuzz/fuzz_test_util.h"
 #include "tools/fuzz/fuzzer.h"
-#include "tools/harness/split_golden.h"
+#include "report/split_golden.h"
 
 namespace mlasim {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "tools/fuzz/finding.h"
 #include "tools/fuzz/matrix.h"
-#include "tools/harness/json_value.h"
+#include "report/json_value.h"
 
 namespace mlasim {
 namespace {

@@ -6,7 +6,7 @@
 #include "tests/fuzz/fuzz_test_util.h"
 #include "tools/fuzz/scenario_validity.h"
 #include "tools/fuzz/scenario_yaml.h"
-#include "tools/harness/replay.h"
+#include "engine/replay.h"
 
 namespace mlasim {
 namespace {

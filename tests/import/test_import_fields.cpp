@@ -5,7 +5,6 @@
 #include "tools/import/civil_time.h"
 #include "tools/import/csv_line.h"
 #include "tools/import/field_parse.h"
-#include "tools/import/json_line.h"
 
 using namespace mlasim;
 
@@ -140,46 +139,4 @@ TEST_CASE("CSV lines split into fields with their columns", "[import]") {
   CHECK(split_csv_line("1,ab\"c,3", f) == 5);    // a quote inside an unquoted field
   CHECK(split_csv_line("1,\"abc", f) == 3);      // unterminated
   CHECK(split_csv_line("1,\"ab\"c,3", f) == 6);  // text after the closing quote
-}
-
-TEST_CASE("the JSON-line scanner checks JSON's grammar and reports offsets", "[import]") {
-  std::string scratch;
-  JsonLineScanner sc(R"( {"a\"b\u00e9": -12.5e3, "x": [true, {"y": null}], "z": "w"} )");
-  sc.expect('{');
-  CHECK(sc.string(scratch) == "a\"b\xC3\xA9");
-  sc.expect(':');
-  CHECK(sc.number() == "-12.5e3");
-  CHECK(sc.consume(','));
-  CHECK(sc.string(scratch) == "x");
-  sc.expect(':');
-  sc.skip_value();
-  CHECK(sc.consume(','));
-  CHECK(sc.string(scratch) == "z");
-  sc.expect(':');
-  sc.skip_value();
-  sc.expect('}');
-  sc.skip_ws();
-  CHECK(sc.at_end());
-
-  auto error_at = [](const char* text, auto&& action) -> std::size_t {
-    JsonLineScanner s(text);
-    try {
-      action(s);
-    } catch (const JsonLineError& e) {
-      return e.offset;
-    }
-    return std::string::npos;
-  };
-  CHECK(error_at("  012", [](JsonLineScanner& s) { s.number(); }) == 2);  // leading zero
-  CHECK(error_at("1.e5", [](JsonLineScanner& s) { s.number(); }) == 2);
-  CHECK(error_at("\"abc", [](JsonLineScanner& s) {
-          std::string t;
-          s.string(t);
-        }) == 0);
-  CHECK(error_at("\"a\\qb\"", [](JsonLineScanner& s) {
-          std::string t;
-          s.string(t);
-        }) == 2);
-  CHECK(error_at("[1, 2", [](JsonLineScanner& s) { s.skip_value(); }) == 5);
-  CHECK(error_at("nul", [](JsonLineScanner& s) { s.skip_value(); }) == 0);
 }

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sim/json_line.h"
+#include "base/json_line.h"
 #include "sim/request.h"
 #include "sim/request_file.h"
 #include "sim/request_stream.h"

@@ -38,7 +38,7 @@ from venv_reexec import DEFAULT_VENV, reexec_in_venv
 REPO = Path(__file__).resolve().parents[2]
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_MLASIM = [REPO_ROOT / "build-cpu/tools/mlasim/mlasim", REPO_ROOT / "build/tools/mlasim/mlasim"]
-MAX_IDLE_STEPS = 1000  # tools/harness/engine.cpp kMaxIdleSteps
+MAX_IDLE_STEPS = 1000  # engine/engine.cpp kMaxIdleSteps
 MAX_STEPS = 20000
 
 # ---------------------------------------------------------------------------------------------
@@ -652,7 +652,7 @@ def run_mlasim(
 
 def admission_steps(trace: Trace, clock: dict[str, Any]) -> dict[str, int]:
     """The step at which mlasim admitted each timed request: the first step (by step number) that
-    starts at or after its arrival time (tools/harness/engine.cpp admit_arrivals). vLLM has no
+    starts at or after its arrival time (engine/engine.cpp admit_arrivals). vLLM has no
     clock, so its replay takes these as arrival steps: the clock is mlasim's model, the scheduler
     given the same admissions is what is compared."""
     steps = sorted(clock["steps"])
@@ -1081,7 +1081,7 @@ def split(rows: list[str], so, threshold: int, require_uniform: bool, batch) -> 
 def replay_vllm(
     trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] | None
 ) -> dict[str, Any]:
-    """The trace through vLLM's Scheduler, with mlasim's step loop (tools/harness/engine.cpp) and
+    """The trace through vLLM's Scheduler, with mlasim's step loop (engine/engine.cpp) and
     teacher forcing (sim/teacher_forcing.cpp). Returns a record shaped like `mlasim run --json`."""
     sched, vllm_config = make_scheduler(trace, tmp)
     k = int(trace.sched["num_speculative_tokens"])

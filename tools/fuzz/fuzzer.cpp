@@ -3,7 +3,7 @@
 
 #include <chrono>
 
-#include "sim/check.h"
+#include "base/check.h"
 #include "tools/fuzz/scenario_validity.h"
 
 namespace mlasim {

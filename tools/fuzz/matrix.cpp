@@ -7,7 +7,7 @@
 #include "tools/fuzz/finding.h"
 #include "tools/fuzz/fuzzer.h"
 #include "tools/fuzz/shrinker.h"
-#include "tools/harness/json_writer.h"
+#include "report/json_writer.h"
 
 namespace mlasim {
 namespace {

@@ -1,4 +1,4 @@
-// Checking the fuzz properties on one scenario with the harness's Engine (the replay every
+// Checking the fuzz properties on one scenario with engine/'s Engine (the replay every
 // command uses): a dry run stops at the first violation; same_logits_as_strict replays the model.
 #include "tools/fuzz/property.h"
 
@@ -9,12 +9,12 @@
 #include <map>
 #include <utility>
 
-#include "sim/check.h"
-#include "tools/harness/engine.h"
-#include "tools/harness/logits_compare.h"
-#include "tools/harness/replay.h"
-#include "tools/harness/split_golden.h"
-#include "tools/harness/split_golden_checker.h"
+#include "base/check.h"
+#include "engine/engine.h"
+#include "report/logits_compare.h"
+#include "engine/replay.h"
+#include "report/split_golden.h"
+#include "report/split_golden_checker.h"
 
 namespace mlasim {
 

@@ -9,7 +9,7 @@
 #include "sim/request_tokens.h"
 #include "sim/scheduler.h"
 #include "sim/scheduler_rules.h"
-#include "sim/rng.h"
+#include "base/rng.h"
 
 namespace mlasim {
 

@@ -7,7 +7,7 @@
 
 #include "tools/import/csv_line.h"
 #include "tools/import/field_parse.h"
-#include "tools/import/line_reader.h"
+#include "base/line_reader.h"
 #include "tools/import/trace_reader.h"
 
 namespace mlasim {

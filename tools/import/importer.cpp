@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "sim/model_config.h"
-#include "tools/harness/atomic_file.h"
+#include "base/atomic_file.h"
 #include "tools/import/azure_reader.h"
 #include "tools/import/burstgpt_reader.h"
 #include "tools/import/field_parse.h"

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/status.h"
+#include "base/status.h"
 
 namespace mlasim {
 

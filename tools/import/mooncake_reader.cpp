@@ -5,8 +5,8 @@
 #include <charconv>
 
 #include "tools/import/field_parse.h"
-#include "tools/import/json_line.h"
-#include "tools/import/line_reader.h"
+#include "base/json_scanner.h"
+#include "base/line_reader.h"
 
 namespace mlasim {
 namespace {
@@ -44,8 +44,8 @@ class MooncakeReader final : public TraceReader {
     rec.line = lines_.line_number();
     try {
       parse_line(line, rec);
-    } catch (const JsonLineError& e) {
-      return trace_error(lines_.path(), rec.line, static_cast<int>(e.offset) + 1, "", e.message, kLineHint);
+    } catch (const JsonSyntaxError& e) {
+      return trace_error(lines_.path(), rec.line, static_cast<int>(e.offset) + 1, "", "invalid JSON: " + e.message, kLineHint);
     } catch (const KeyError& e) {
       return trace_error(lines_.path(), rec.line, static_cast<int>(e.offset) + 1, e.key, e.message, e.hint);
     }
@@ -57,7 +57,7 @@ class MooncakeReader final : public TraceReader {
     if (p) throw KeyError{offset + static_cast<std::size_t>(p->offset), key, p->message, p->hint};
   }
 
-  void parse_hash_ids(JsonLineScanner& sc, TraceRecord& rec) {
+  void parse_hash_ids(JsonScanner& sc, TraceRecord& rec) {
     rec.hash_ids.clear();
     sc.expect('[');
     if (sc.consume(']')) return;
@@ -76,7 +76,7 @@ class MooncakeReader final : public TraceReader {
   }
 
   // The value of known key `k` at `value_at`; `at` records where each key's value was.
-  void parse_value(JsonLineScanner& sc, int k, std::size_t key_at, std::size_t value_at, std::size_t* at,
+  void parse_value(JsonScanner& sc, int k, std::size_t key_at, std::size_t value_at, std::size_t* at,
                    TraceRecord& rec) {
     if (at[k] != 0) throw KeyError{key_at, kKeys[k], "key given twice", "each key may appear once per line"};
     at[k] = value_at;
@@ -92,7 +92,7 @@ class MooncakeReader final : public TraceReader {
   }
 
   void parse_line(std::string_view line, TraceRecord& rec) {
-    JsonLineScanner sc(line);
+    JsonScanner sc(line);
     sc.expect('{');
     std::size_t at[4] = {0, 0, 0, 0};  // offset of each value; 0 = key not seen (a value is never at 0)
     if (!sc.consume('}')) {

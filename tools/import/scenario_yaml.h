@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/status.h"
+#include "base/status.h"
 
 namespace mlasim {
 

@@ -2,8 +2,9 @@
 #include "tools/mlasim/cli_backend.h"
 
 #include "attention/cpu_backend.h"
+#include "engine/replay.h"
 #ifdef MLASIM_HAVE_CUDA
-#include "sim/check.h"
+#include "base/check.h"
 #include "tools/mlasim/cuda_module.h"
 #endif
 
@@ -46,14 +47,7 @@ std::unique_ptr<Backend> make_backend(const std::string& device, const MlaWeight
 #else
   (void)device;  // the CLI refuses --device cuda before getting here
 #endif
-  CpuBackendOptions cpu;
-  cpu.tensor_parallel_size = scenario.parallel.tensor_parallel_size;
-  cpu.num_blocks = scenario.scheduler.num_gpu_blocks;
-  cpu.block_size = scenario.scheduler.block_size;
-  cpu.faults = faults;
-  cpu.bf16_cache = scenario.model.dtype == ModelDtype::kBf16;
-  return make_cpu_backend(weights, cpu, CpuPrecision::kFloat);
+  return make_cpu_backend(weights, cpu_backend_options(scenario, CpuPrecision::kFloat, faults), CpuPrecision::kFloat);
 }
-
 
 }  // namespace mlasim::cli

@@ -5,7 +5,7 @@
 
 #include "attention/cpu_thread_pool.h"
 
-#include "tools/harness/atomic_file.h"
+#include "base/atomic_file.h"
 #include "tools/mlasim/commands.h"
 #ifdef MLASIM_HAVE_CUDA
 #include "tools/mlasim/cuda_module.h"

@@ -7,11 +7,11 @@
 #include <sstream>
 #include <thread>
 
-#include "tools/harness/atomic_file.h"
-#include "tools/harness/check_report_html.h"
-#include "tools/harness/check_runner.h"
-#include "tools/harness/check_shard.h"
-#include "tools/harness/ordered_pool.h"
+#include "base/atomic_file.h"
+#include "report/check_report_html.h"
+#include "report/check_runner.h"
+#include "report/check_shard.h"
+#include "report/ordered_pool.h"
 #include "tools/mlasim/cli_backend.h"
 #include "tools/mlasim/commands.h"
 

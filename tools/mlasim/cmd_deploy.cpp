@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "sim/deployment.h"
-#include "tools/harness/atomic_file.h"
-#include "tools/harness/deploy_report.h"
+#include "base/atomic_file.h"
+#include "report/deploy_report.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {

@@ -3,8 +3,8 @@
 
 #include "attention/mla_weights.h"
 #include "sim/scenario_loader.h"
-#include "tools/harness/model_export.h"
-#include "tools/harness/replay.h"
+#include "report/model_export.h"
+#include "engine/replay.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {

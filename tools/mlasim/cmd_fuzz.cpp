@@ -9,7 +9,7 @@
 #include "sim/scenario_loader.h"
 #include "tools/fuzz/finding.h"
 #include "tools/fuzz/fuzzer.h"
-#include "tools/harness/split_golden.h"
+#include "report/split_golden.h"
 #include "tools/mlasim/commands.h"
 #include "tools/mlasim/fuzz_cli.h"
 

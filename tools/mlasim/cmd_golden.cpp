@@ -3,7 +3,7 @@
 #include <map>
 
 #include "sim/scenario_loader.h"
-#include "tools/harness/check_runner.h"
+#include "report/check_runner.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {

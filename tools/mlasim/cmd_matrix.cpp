@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "tools/fuzz/matrix.h"
-#include "tools/harness/atomic_file.h"
+#include "base/atomic_file.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {

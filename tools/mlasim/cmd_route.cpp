@@ -8,8 +8,8 @@
 
 #include "attention/route.h"
 #include "attention/routing_config.h"
-#include "tools/harness/json_writer.h"
-#include "tools/harness/run_json.h"
+#include "report/json_writer.h"
+#include "report/run_json.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {

@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "attention/faults.h"
-#include "sim/status.h"
+#include "base/status.h"
 
 namespace mlasim::cli {
 

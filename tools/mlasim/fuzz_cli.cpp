@@ -8,8 +8,8 @@
 
 #include "tools/fuzz/finding.h"
 #include "tools/fuzz/shrinker.h"
-#include "tools/harness/atomic_file.h"
-#include "tools/harness/split_golden.h"
+#include "base/atomic_file.h"
+#include "report/split_golden.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {

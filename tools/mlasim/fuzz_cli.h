@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/status.h"
+#include "base/status.h"
 #include "tools/fuzz/property.h"
 
 namespace mlasim::cli {

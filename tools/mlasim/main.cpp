@@ -5,7 +5,7 @@
 #include <iostream>
 #include <new>
 
-#include "tools/harness/atomic_file.h"
+#include "base/atomic_file.h"
 #include "tools/mlasim/commands.h"
 
 int main(int argc, char** argv) {

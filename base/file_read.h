@@ -1,0 +1,28 @@
+// Reading user files within bounds, so a huge or endless input (`mlasim run /dev/zero`, a
+// requests file without newlines) is an error naming the file and the limit, not an exhausted
+// memory: a whole file up to a size, and a line up to a length.
+#pragma once
+
+#include <cstddef>
+#include <istream>
+#include <string>
+
+#include "base/status.h"
+
+namespace mlasim {
+
+constexpr std::size_t kMaxScenarioFileBytes = std::size_t{64} << 20;    // YAML; big traces go in requests_file
+constexpr std::size_t kMaxRequestLineBytes = std::size_t{256} << 20;    // one JSONL request (a 2^24-token prompt fits)
+constexpr std::size_t kMaxGoldenTextBytes = std::size_t{256} << 20;     // split.txt, logits_index.json, meta.yaml
+
+// The whole file, or an error naming `path` (unreadable, a directory, or longer than max_bytes).
+Result<std::string> read_file_bounded(const std::string& path, std::size_t max_bytes, const std::string& what);
+
+// std::getline that stops at max_bytes: false at the end of input; `too_long` set (and false
+// returned) when a line exceeds the bound.
+bool getline_bounded(std::istream& in, std::string& line, std::size_t max_bytes, bool& too_long);
+
+// "64 MiB", "256 MiB", "1.5 GiB": a byte count for messages.
+std::string format_bytes(double bytes);
+
+}  // namespace mlasim

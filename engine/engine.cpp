@@ -1,0 +1,312 @@
+// The replay step loop.
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attention/backend.h"
+#include "attention/batch_order_v2.h"
+#include "base/check.h"
+#include "sim/teacher_forcing.h"
+#include "engine/run_collector.h"
+
+namespace mlasim {
+namespace {
+
+// No scheduler decision depends on time, so a step that schedules nothing with requests alive
+// would repeat forever; the loader's checks make that unreachable, and this guards it.
+constexpr int kMaxIdleSteps = 1000;
+
+bool wants_reasons(const std::vector<StepSink*>& sinks) {
+  return std::any_of(sinks.begin(), sinks.end(), [](const StepSink* s) { return s->wants_row_reasons(); });
+}
+
+}  // namespace
+
+Engine::Engine(const Scenario& scenario, EngineOptions options)
+    : scenario_(scenario),
+      options_(options),
+      scheduler_(scenario.scheduler, scenario.model),
+      batch_(/*track_token_ids=*/options.backend != nullptr),
+      routing_(make_routing_config(scenario)),
+      arrivals_(open_request_stream(scenario)) {
+  routing_.row_reasons = false;
+  // The audit walks every block: past kAuditFullPoolBlocks blocks it runs every interval-th step,
+  // the interval growing with the pool, so its cost per step stays bounded (a 2^24-block pool).
+  const int blocks = scenario.scheduler.num_gpu_blocks;
+  audit_interval_ = blocks <= kAuditFullPoolBlocks ? kAuditInterval : kAuditInterval * (blocks / kAuditFullPoolBlocks);
+}
+
+void Engine::add_sink(StepSink* sink) {
+  sinks_.push_back(sink);
+  routing_.row_reasons = wants_reasons(sinks_);
+}
+
+bool Engine::done() { return arrivals_->peek() == nullptr && !scheduler_.has_unfinished_requests(); }
+
+bool Engine::arrived(const RequestSpec& spec) const {
+  return scenario_.timed_arrivals ? spec.arrival_time_ns.value_or(0) <= now_ns_ : spec.arrival_step <= step_;
+}
+
+void Engine::admit_arrivals() {
+  if (!scheduler_.has_unfinished_requests()) {
+    if (const RequestSpec* next = arrivals_->peek()) {
+      if (scenario_.timed_arrivals)
+        now_ns_ = std::max(now_ns_, next->arrival_time_ns.value_or(0));
+      else
+        step_ = std::max(step_, next->arrival_step);
+    }
+  }
+  while (const RequestSpec* next = arrivals_->peek()) {
+    if (!arrived(*next)) break;
+    const int index = arrivals_->peek_index();
+    RequestSpec spec = arrivals_->pop();
+    scheduler_.add_request(make_request(spec, scenario_.model, index));
+    // A timed request arrived at its time (it may wait for the step that admits it); a request
+    // arriving by step arrives when that step starts.
+    const std::int64_t arrival = scenario_.timed_arrivals ? spec.arrival_time_ns.value_or(0) : now_ns_;
+    arrived_.emplace_back(index, spec.id);
+    alive_.emplace(index, Alive{std::move(spec.id), arrival, -1});
+    ++num_arrived_;
+  }
+}
+
+std::int64_t Engine::step_duration_ns() const {
+  const TimingConfig& t = scenario_.timing;
+  long long context = 0;
+  int rows = 0;
+  for (const BatchRow& row : batch_.rows()) {
+    if (row.num_scheduled_tokens == 0) continue;
+    context += row.num_computed_tokens + row.num_scheduled_tokens;
+    ++rows;
+  }
+  const double us = t.fixed_us + t.per_scheduled_token_us * out_.total_num_scheduled_tokens +
+                    t.per_context_token_us * static_cast<double>(context) + t.per_request_us * rows;
+  // Capped at 10^15 ns (11.6 days) a step, so the clock's arithmetic stays in 64 bits.
+  return std::llround(std::min(us * 1000.0, 1e15));
+}
+
+const StepRecord& Engine::step() {
+  MLASIM_CHECK(!done(), "Engine::step called after the run finished");
+  admit_arrivals();
+  const bool audit = options_.audit_every_step || num_steps_run_ % audit_interval_ == 0 ||
+                     (num_steps_run_ < kAuditEveryStepUntil && audit_interval_ == kAuditInterval);
+  scheduler_.set_audit_every_step(audit);
+  scheduler_.schedule(out_);
+  batch_.update(out_);
+  if (audit) check_block_tables();
+  // V1: reorder the persistent batch (swaps persist). V2: sort the rows afresh, no reorder. Then
+  // split and build the step's metadata.
+  const bool v2 = routing_.model_runner == ModelRunner::kV2;
+  if (v2) order_batch_v2(batch_, out_, 1 + routing_.num_speculative_tokens);
+  const BatchRoute route = route_batch(batch_, routing_, /*reorder=*/!v2);
+  build_attention_metadata(metadata_, route, routing_, [this](int row) { return batch_.block_ids(row); });
+  const std::string problem = metadata_.validate();
+  MLASIM_CHECK(problem.empty(), "inconsistent attention metadata at step " + std::to_string(step_) + ": " + problem);
+  record_step(out_, route);
+  const std::int64_t end_ns = std::min(now_ns_ + current_.duration_ns, kMaxClockNs);
+  step_logits_.index.clear();
+  step_logits_.values.clear();
+  step_logits_.values_f64.clear();
+  if (options_.backend) run_model(out_);
+  teacher_force(scheduler_, out_, model_output_);
+  batch_.add_sampled_tokens(model_output_);
+  note_first_tokens(end_ns);
+  std::vector<Request> finished = scheduler_.update_from_output(out_, model_output_);
+  for (const Request& r : finished) current_.finished.push_back(alive_.at(r.request_id).id);
+  idle_steps_ = out_.total_num_scheduled_tokens == 0 ? idle_steps_ + 1 : 0;
+  MLASIM_CHECK(idle_steps_ < kMaxIdleSteps, "no progress for " + std::to_string(kMaxIdleSteps) + " steps");
+  if (options_.backend)
+    for (StepSink* s : sinks_) s->on_logits(step_logits_);
+  for (StepSink* s : sinks_) s->on_step(current_);
+  for (const Request& r : finished) finish(r, end_ns);
+  now_ns_ = std::min(end_ns, kMaxClockNs);
+  ++step_;
+  ++num_steps_run_;
+  return current_;
+}
+
+void Engine::run_to_end() {
+  while (!done()) step();
+  finish();
+}
+
+void Engine::finish() {
+  RunTotals totals;
+  totals.num_steps = num_steps_run_;
+  totals.num_requests = num_arrived_;
+  totals.end_ns = now_ns_;
+  for (StepSink* s : sinks_) s->on_end(totals);
+}
+
+RunRecord Engine::run() {
+  RecordCollector collector(scenario_);
+  add_sink(&collector);
+  run_to_end();
+  sinks_.erase(std::find(sinks_.begin(), sinks_.end(), &collector));
+  routing_.row_reasons = wants_reasons(sinks_);
+  return collector.take();
+}
+
+void Engine::record_step(const SchedulerOutput& out, const BatchRoute& route) {
+  auto name = [&](ReqId id) -> const std::string& { return alive_.at(id).id; };
+  StepRecord& s = current_;
+  s.step = step_;
+  s.arrived.swap(arrived_);
+  arrived_.clear();
+  s.num_scheduled_tokens.clear();
+  for (const auto& [id, q] : out.num_scheduled_tokens) s.num_scheduled_tokens.emplace_back(name(id), q);
+  s.total_num_scheduled_tokens = out.total_num_scheduled_tokens;
+  MLASIM_CHECK(route.rows.size() == batch_.rows().size(), "route and batch disagree on the row count");
+  s.rows.resize(route.rows.size());
+  for (std::size_t i = 0; i < route.rows.size(); ++i) {
+    const BatchRow& row = batch_.rows()[i];
+    const RowRoute& rr = route.rows[i];
+    MLASIM_CHECK(rr.q == row.num_scheduled_tokens && rr.nct == row.num_computed_tokens, "route row mismatch");
+    RowRecord& rec = s.rows[i];
+    rec.id = name(row.req_id);
+    rec.q = row.num_scheduled_tokens;
+    rec.nct = row.num_computed_tokens;
+    rec.prompt_len = row.num_prompt_tokens;
+    rec.region = to_string(rr.region);
+    rec.path = to_string(rr.path);
+    rec.fresh_on_decode_path = rr.fresh_on_decode_path;
+    rec.reason = rr.reason;
+  }
+  s.reorder_modified = route.modified;
+  s.counts = route.counts;
+  s.split_reason = route.batch_reason;
+  s.context_chunks = ContextChunksRecord{};
+  if (metadata_.prefill && metadata_.prefill->chunked_context.num_chunks > 0) {
+    const PrefillMetadata& p = *metadata_.prefill;
+    ContextChunksRecord& c = s.context_chunks;
+    c.workspace_size = p.chunked_context.workspace_size;
+    c.max_context_chunk = p.chunked_context.max_context_chunk;
+    c.num_chunks = p.chunked_context.num_chunks;
+    for (int r = 0; r < p.num_rows; ++r)
+      c.ids.push_back(name(batch_.rows()[static_cast<std::size_t>(p.row_start + r)].req_id));
+    c.chunk_lens = p.chunked_context.seq_lens;
+  }
+  s.new_reqs.clear();
+  s.new_block_ids.clear();
+  for (const NewRequestData& n : out.scheduled_new_reqs) {
+    s.new_reqs.push_back(name(n.req_id));
+    s.new_block_ids.emplace_back(name(n.req_id), n.block_ids);
+  }
+  s.resumed.clear();
+  const CachedRequestData& c = out.scheduled_cached_reqs;
+  for (int i = 0; i < c.num_reqs(); ++i) {
+    if (c.resumed_from_preemption[static_cast<std::size_t>(i)])
+      s.resumed.push_back(name(c.req_ids[static_cast<std::size_t>(i)]));
+    if (!c.new_block_ids[static_cast<std::size_t>(i)].empty())
+      s.new_block_ids.emplace_back(name(c.req_ids[static_cast<std::size_t>(i)]),
+                                   c.new_block_ids[static_cast<std::size_t>(i)]);
+  }
+  s.preempted.clear();
+  for (ReqId id : out.preempted_req_ids) s.preempted.push_back(name(id));
+  s.finished.clear();
+  s.spec_decode_tokens.clear();
+  for (const auto& [id, drafts] : out.scheduled_spec_decode_tokens) s.spec_decode_tokens.emplace_back(name(id), drafts);
+  s.num_free_blocks = scheduler_.num_free_blocks();
+  s.num_running = static_cast<int>(scheduler_.running().size());
+  s.num_waiting = scheduler_.num_waiting();
+  s.time_ns = now_ns_;
+  s.duration_ns = step_duration_ns();
+}
+
+void Engine::note_first_tokens(std::int64_t end_ns) {
+  // A request's first output token is the first one the model runner sampled for it.
+  for (int i = 0; i < model_output_.num_reqs(); ++i) {
+    if (model_output_.sampled_token_ids[static_cast<std::size_t>(i)].empty()) continue;
+    Alive& a = alive_.at(model_output_.req_ids[static_cast<std::size_t>(i)]);
+    if (a.first_token_ns < 0) a.first_token_ns = end_ns;
+  }
+}
+
+void Engine::check_block_tables() const {
+  // The batch keeps its block tables from the scheduler's outputs alone (as vLLM's model runner
+  // does); on audited steps they must equal the scheduler's own.
+  for (int row = 0; row < batch_.num_reqs(); ++row) {
+    const ReqId id = batch_.rows()[static_cast<std::size_t>(row)].req_id;
+    const std::span<const int> ours = batch_.block_ids(row), theirs = scheduler_.block_ids(id);
+    MLASIM_CHECK(std::equal(ours.begin(), ours.end(), theirs.begin(), theirs.end()),
+                 "step " + std::to_string(step_) + ": the input batch's block table of request " + alive_.at(id).id +
+                     " differs from the scheduler's");
+  }
+}
+
+void Engine::finish(const Request& r, std::int64_t end_ns) {
+  auto it = alive_.find(r.request_id);
+  MLASIM_CHECK(it != alive_.end(), "a finished request was not alive");
+  RequestRecord& rec = finished_;
+  rec.index = r.request_id;
+  rec.id = std::move(it->second.id);
+  rec.status = to_string(r.status);
+  rec.num_prompt_tokens = r.num_prompt_tokens;
+  rec.token_ids = r.all_token_ids;
+  rec.num_preemptions = r.num_preemptions;
+  rec.stop_reason = r.stop_reason;
+  rec.arrival_ns = it->second.arrival_ns;
+  rec.first_token_ns = it->second.first_token_ns >= 0 ? it->second.first_token_ns : end_ns;
+  rec.finish_ns = end_ns;
+  alive_.erase(it);
+  for (StepSink* s : sinks_) s->on_request_finished(rec);
+}
+
+void Engine::run_model(const SchedulerOutput& out) {
+  // Token ids per token in reordered row order: the request's known tokens, then its drafts.
+  std::vector<int> token_ids;
+  token_ids.reserve(static_cast<std::size_t>(out.total_num_scheduled_tokens));
+  struct Sample {
+    ReqId id;
+    int row, num_tokens, last_position;
+  };
+  std::vector<Sample> samples;
+  const auto rows = batch_.rows();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const BatchRow& row = rows[i];
+    const std::span<const int> known_ids = batch_.token_ids(static_cast<int>(i));
+    const std::vector<int>* drafts = nullptr;
+    for (const auto& [id, d] : out.scheduled_spec_decode_tokens)
+      if (id == row.req_id) drafts = &d;
+    const int known = static_cast<int>(known_ids.size());
+    for (int j = 0; j < row.num_scheduled_tokens; ++j) {
+      const int pos = row.num_computed_tokens + j;
+      if (pos < known) {
+        token_ids.push_back(known_ids[static_cast<std::size_t>(pos)]);
+      } else {
+        MLASIM_CHECK(drafts && pos - known < static_cast<int>(drafts->size()), "a scheduled position has no token");
+        // Placeholder drafts (-1) are clamped to 0 before the embedding lookup, as vLLM's runner does.
+        token_ids.push_back(std::max(0, (*drafts)[static_cast<std::size_t>(pos - known)]));
+      }
+    }
+    const int end = row.num_computed_tokens + row.num_scheduled_tokens;
+    if (end >= known) {  // not a partial prefill chunk: samples the last token and every draft
+      const int num_drafts = drafts ? static_cast<int>(drafts->size()) : 0;
+      samples.push_back({row.req_id, static_cast<int>(i), 1 + num_drafts, end - 1});
+    }
+  }
+  // Canonical order: scenario request order, so logits line up whatever the reorder did.
+  std::sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) { return a.id < b.id; });
+  StepInputs in;
+  in.metadata = &metadata_;
+  in.token_ids = token_ids;
+  in.force_prefill_path = options_.force_prefill_path;
+  for (const Sample& sm : samples) {
+    in.sample_rows.push_back(sm.row);
+    in.num_sample_tokens.push_back(sm.num_tokens);
+  }
+  StepOutputs outputs = options_.backend->run_step(in);
+  LogitsRecord& rec = step_logits_;
+  rec.vocab_size = outputs.vocab_size;
+  for (const Sample& sm : samples)
+    for (int k = sm.num_tokens - 1; k >= 0; --k) rec.index.push_back({step_, alive_.at(sm.id).id, sm.last_position - k});
+  std::size_t wanted = 0;
+  for (const Sample& sm : samples) wanted += static_cast<std::size_t>(sm.num_tokens);
+  MLASIM_CHECK(outputs.logits.size() == wanted * static_cast<std::size_t>(outputs.vocab_size),
+               "the backend returned a different number of logit rows than requested");
+  rec.values.insert(rec.values.end(), outputs.logits.begin(), outputs.logits.end());
+  rec.values_f64.insert(rec.values_f64.end(), outputs.logits_f64.begin(), outputs.logits_f64.end());
+}
+
+}  // namespace mlasim

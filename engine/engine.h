@@ -1,0 +1,108 @@
+// The step loop of one replay (docs/design.md "Data flow"): admit arrivals, schedule, update the
+// persistent batch, teacher-force the samples, update the scheduler, hand the step to the sinks.
+// Holds only what is alive: requests are read from the scenario's stream as they arrive, and a
+// step's record is reused for the next one.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "attention/attention_metadata.h"
+#include "attention/input_batch.h"
+#include "attention/routing_config.h"
+#include "sim/request_stream.h"
+#include "sim/scenario.h"
+#include "sim/scheduler.h"
+#include "engine/run_record.h"
+#include "engine/step_sink.h"
+
+namespace mlasim {
+
+class Backend;
+
+struct EngineOptions {
+  Backend* backend = nullptr;       // the model; nullptr = dry run (scheduler + routing only)
+  bool force_prefill_path = false;  // golden mode: every token through the prefill (MHA) form
+  // The scheduler's O(blocks) audit: every step when true; otherwise the first
+  // kAuditEveryStepUntil steps and then every kAuditInterval-th (long traces stay fast); for a
+  // pool of more than kAuditFullPoolBlocks blocks, every (kAuditInterval x blocks / 2^16)-th step.
+  bool audit_every_step = false;
+};
+
+class Engine {
+ public:
+  static constexpr int kAuditEveryStepUntil = 256;
+  static constexpr int kAuditInterval = 1024;
+  static constexpr int kAuditFullPoolBlocks = 1 << 16;
+  // The simulated clock saturates here (146 years): a step lasts at most 10^15 ns.
+  static constexpr std::int64_t kMaxClockNs = std::int64_t{1} << 62;
+
+  explicit Engine(const Scenario& scenario, EngineOptions options = {});
+
+  // Sinks get every step from the next one on; the engine does not own them.
+  void add_sink(StepSink* sink);
+
+  // True once every request has arrived and finished.
+  bool done();
+  // Runs one step, hands it to the sinks and returns its record (valid until the next step).
+  // Steps in which nothing is alive are skipped: the step counter jumps to the next arrival, so
+  // step numbers match `arrival_step` (and the simulated clock jumps to the next arrival_time).
+  const StepRecord& step();
+  // Runs the remaining steps, then calls the sinks' on_end.
+  void run_to_end();
+  // After stepping by hand until done(): hands the run's totals to every sink (on_end).
+  void finish();
+  // Runs to completion and returns everything the run observed (steps, requests, logits): for
+  // tests and regression-sized scenarios. Streams stay O(alive) only through sinks.
+  RunRecord run();
+
+  const Scheduler& scheduler() const { return scheduler_; }
+  const InputBatch& input_batch() const { return batch_; }
+  const RoutingConfig& routing_config() const { return routing_; }
+  // The attention metadata of the latest step (reordered row order).
+  const AttentionMetadata& attention_metadata() const { return metadata_; }
+  std::int64_t now_ns() const { return now_ns_; }
+
+ private:
+  struct Alive {
+    std::string id;
+    std::int64_t arrival_ns = 0;
+    std::int64_t first_token_ns = -1;
+  };
+
+  void admit_arrivals();
+  bool arrived(const RequestSpec& spec) const;
+  std::int64_t step_duration_ns() const;
+  void record_step(const SchedulerOutput& out, const BatchRoute& route);
+  void note_first_tokens(std::int64_t end_ns);
+  void check_block_tables() const;
+  void finish(const Request& r, std::int64_t end_ns);
+  void run_model(const SchedulerOutput& out);
+
+  const Scenario& scenario_;
+  EngineOptions options_;
+  Scheduler scheduler_;
+  InputBatch batch_;
+  RoutingConfig routing_;
+  AttentionMetadata metadata_;
+  std::unique_ptr<RequestStream> arrivals_;
+  std::unordered_map<ReqId, Alive> alive_;
+  std::vector<StepSink*> sinks_;
+  int step_ = 0;
+  int num_steps_run_ = 0;
+  int num_arrived_ = 0;
+  std::int64_t now_ns_ = 0;
+  int idle_steps_ = 0;  // consecutive steps that scheduled nothing
+  int audit_interval_ = kAuditInterval;  // the steps between audits after the first kAuditEveryStepUntil
+  StepRecord current_;
+  std::vector<std::pair<int, std::string>> arrived_;  // since the last step, for current_.arrived
+  RequestRecord finished_;
+  LogitsRecord step_logits_;
+  SchedulerOutput out_;
+  ModelRunnerOutput model_output_;
+};
+
+}  // namespace mlasim

@@ -1,0 +1,102 @@
+// Scenario replays with the CPU backend.
+#include "engine/replay.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+
+#include "base/file_read.h"
+#include "engine/engine.h"
+#include "engine/run_collector.h"
+
+namespace mlasim {
+
+RunRecord replay(const Scenario& scenario, const ReplayOptions& options) {
+  RecordCollector collector(scenario);
+  const std::optional<PrecisionClass> precision = replay(scenario, options, {&collector});
+  RunRecord record = collector.take();
+  record.precision = precision;
+  return record;
+}
+
+std::optional<PrecisionClass> replay(const Scenario& scenario, const ReplayOptions& options,
+                                     const std::vector<StepSink*>& sinks) {
+  auto run = [&](EngineOptions engine_options) {
+    engine_options.audit_every_step = options.audit_every_step;
+    Engine engine(scenario, engine_options);
+    for (StepSink* s : sinks) engine.add_sink(s);
+    engine.run_to_end();
+  };
+  if (!options.with_model) {
+    run({});
+    return std::nullopt;
+  }
+  std::optional<MlaWeights> seeded;
+  const MlaWeights* weights = options.weights;
+  if (!weights) weights = &seeded.emplace(seeded_weights(scenario.model));
+  std::unique_ptr<Backend> backend;
+  if (options.make_backend) {
+    backend = options.make_backend(*weights, scenario, options.faults);
+  } else {
+    const CpuBackendOptions cpu =
+        cpu_backend_options(scenario, options.precision, options.faults, options.tensor_parallel_size);
+    backend = make_cpu_backend(*weights, cpu, options.precision);
+  }
+  EngineOptions engine_options;
+  engine_options.backend = backend.get();
+  engine_options.force_prefill_path = options.force_prefill_path;
+  run(engine_options);
+  return backend->precision();
+}
+
+CpuBackendOptions cpu_backend_options(const Scenario& scenario, CpuPrecision precision, const FaultSet& faults,
+                                      int tensor_parallel_size) {
+  CpuBackendOptions cpu;
+  cpu.tensor_parallel_size = tensor_parallel_size > 0 ? tensor_parallel_size : scenario.parallel.tensor_parallel_size;
+  cpu.num_blocks = scenario.scheduler.num_gpu_blocks;
+  cpu.block_size = scenario.scheduler.block_size;
+  cpu.faults = faults;
+  // model.dtype bf16: the latent cache holds bf16 values, as an engine's does; compute stays in
+  // the backend's precision.
+  cpu.bf16_cache = scenario.model.dtype == ModelDtype::kBf16 && precision == CpuPrecision::kFloat;
+  return cpu;
+}
+
+Status model_memory_check(const Scenario& scenario, CpuPrecision precision, double limit_bytes) {
+  double numel = 0;
+  for (const WeightSpec& w : weight_specs(scenario.model)) {
+    double n = 1;
+    for (int d : w.shape) n *= d;
+    numel += n;
+  }
+  const ModelConfig& m = scenario.model;
+  const SchedulerConfig& sc = scenario.scheduler;
+  const double value_bytes = precision == CpuPrecision::kDouble ? 8 : 4;
+  const double weights = numel * 4 + (precision == CpuPrecision::kDouble ? numel * 8 : 0);
+  const double cache = static_cast<double>(sc.num_gpu_blocks) * sc.block_size * (m.kv_lora_rank + m.qk_rope_head_dim) *
+                       m.num_hidden_layers * value_bytes * std::max(1, scenario.parallel.tensor_parallel_size);
+  if (limit_bytes <= 0)
+    limit_bytes = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  if (weights + cache <= limit_bytes) return Status::Ok();
+  Error e;
+  e.file = scenario.source;
+  e.key_path = "model";
+  e.message = "the model needs " + format_bytes(weights + cache) + " on the CPU (weights " + format_bytes(weights) +
+              ", KV cache " + format_bytes(cache) + "), more than the " + format_bytes(limit_bytes) +
+              " of memory this machine has";
+  e.hint = "shrink the model's dimensions (or choose a smaller preset) or scheduler.num_gpu_blocks; --dry-run needs no model";
+  return e;
+}
+
+ReplayOptions golden_replay_options() {
+  ReplayOptions o;
+  o.precision = CpuPrecision::kDouble;
+  o.force_prefill_path = true;
+  o.tensor_parallel_size = 1;
+  return o;
+}
+
+
+}  // namespace mlasim

@@ -1,0 +1,56 @@
+// One replay of a scenario with or without the MLA model: builds the weights and the CPU
+// backend the options ask for, drives the Engine to completion, returns the record.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "attention/backend.h"
+#include "attention/cpu_backend.h"
+#include "attention/faults.h"
+#include "attention/mla_weights.h"
+#include "sim/scenario.h"
+#include "base/status.h"
+#include "engine/run_record.h"
+#include "engine/step_sink.h"
+
+namespace mlasim {
+
+// Builds the backend under test for a scenario from its weights (the CLI passes the CUDA one;
+// the harness itself knows only the CPU backend, so it never depends on attention/cuda).
+using BackendFactory = std::function<std::unique_ptr<Backend>(const MlaWeights&, const Scenario&, const FaultSet&)>;
+
+struct ReplayOptions {
+  bool with_model = true;                       // false: dry run (scheduler + routing only)
+  CpuPrecision precision = CpuPrecision::kFloat;
+  bool force_prefill_path = false;              // golden mode
+  int tensor_parallel_size = 0;                 // 0: the scenario's parallel.tensor_parallel_size
+  FaultSet faults;
+  const MlaWeights* weights = nullptr;          // nullptr: the scenario's seeded weights
+  BackendFactory make_backend;                  // empty: the CPU backend in `precision`
+  bool audit_every_step = false;                // the block pool audit after every step (else sampled)
+};
+
+RunRecord replay(const Scenario& scenario, const ReplayOptions& options);
+// The same run handing every step to `sinks` and keeping nothing itself. Returns the backend's
+// precision class (nullopt for a dry run).
+std::optional<PrecisionClass> replay(const Scenario& scenario, const ReplayOptions& options,
+                                     const std::vector<StepSink*>& sinks);
+
+// What running the scenario's model on the CPU allocates: the seeded weights (float; the fp64
+// backend adds a double copy) and the latent KV cache of every block (per TP rank). An error
+// naming the scenario, the sizes and the limit when it is more than `limit_bytes` (0: this
+// machine's physical memory), so a huge model is refused before anything is allocated.
+Status model_memory_check(const Scenario& scenario, CpuPrecision precision, double limit_bytes = 0);
+
+// The CPU backend's options for a scenario: its blocks, its TP size (`tensor_parallel_size` 0:
+// the scenario's), the faults, and a bf16 latent cache for model.dtype bf16 in float precision
+// (the golden, fp64, never rounds).
+CpuBackendOptions cpu_backend_options(const Scenario& scenario, CpuPrecision precision, const FaultSet& faults,
+                                      int tensor_parallel_size = 0);
+
+// The golden reference: fp64, TP 1, every token through the prefill form, no faults.
+ReplayOptions golden_replay_options();
+
+}  // namespace mlasim

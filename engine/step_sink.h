@@ -1,0 +1,25 @@
+// Where a replay's observations go as they happen: the engine hands each step, each step's
+// logits and each finished request to its sinks and keeps none of them (docs/design.md "Data flow").
+#pragma once
+
+#include "engine/run_record.h"
+
+namespace mlasim {
+
+// Callbacks in the order the engine makes them, per step: on_logits (with a model), on_step,
+// then on_request_finished for each request the step finished. on_end once, after the last step.
+class StepSink {
+ public:
+  virtual ~StepSink() = default;
+  // The logit rows of one step, in the canonical order of LogitsRecord (valid during the call).
+  virtual void on_logits(const LogitsRecord& /*step_rows*/) {}
+  virtual void on_step(const StepRecord& /*step*/) {}
+  // A request's final state; `request.index` is its position in the scenario.
+  virtual void on_request_finished(const RequestRecord& /*request*/) {}
+  virtual void on_end(const RunTotals& /*totals*/) {}
+  // Whether the sink reads RowRecord::reason of rows that took their path as expected (a
+  // fresh prefill on the decode path always carries its reason). Building reasons costs time.
+  virtual bool wants_row_reasons() const { return false; }
+};
+
+}  // namespace mlasim

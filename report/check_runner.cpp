@@ -1,0 +1,356 @@
+// Scenario discovery, per-scenario checking and the check reports.
+#include "report/check_runner.h"
+
+#include "sim/scenario_deployment.h"
+
+#include <fmt/format.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "base/check.h"
+#include "sim/request_stream.h"
+#include "sim/scenario_loader.h"
+#include "engine/engine.h"
+#include "report/expectations.h"
+#include "base/atomic_file.h"
+#include "report/json_writer.h"
+#include "report/logits_golden.h"
+#include "engine/run_collector.h"
+#include "report/split_golden.h"
+#include "report/split_golden_checker.h"
+#include "report/timeline.h"
+#include "report/timeline_svg.h"
+#include "report/xml_text.h"
+
+namespace mlasim {
+namespace fs = std::filesystem;
+
+Result<std::vector<std::string>> collect_scenarios(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) {
+      files.push_back(p);
+    } else if (fs::is_directory(p, ec)) {
+      for (auto it = fs::recursive_directory_iterator(p, ec); it != fs::recursive_directory_iterator(); ++it)
+        if (it->is_regular_file() && it->path().extension() == ".yaml") files.push_back(it->path().string());
+    } else {
+      Error e;
+      e.file = p;
+      e.message = "no such scenario file or directory";
+      e.hint = "give scenario .yaml files or directories holding them";
+      return e;
+    }
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  return files;
+}
+
+namespace {
+
+// The split golden check: one more check that fails with the first differing step. The checker
+// streams; null when there is no golden (reported here).
+std::optional<SplitGoldenChecker> split_golden_checker(const Scenario& s, const CheckOptions& options,
+                                                       ScenarioCheck& c) {
+  const std::string path = split_golden_path(options.golden_dir, s.name);
+  c.num_checks += 1;
+  if (!std::ifstream(path, std::ios::binary)) {
+    c.messages.push_back(fmt::format("{}: no split golden; write it with `mlasim golden update {}`", path, c.path));
+    return std::nullopt;
+  }
+  return std::optional<SplitGoldenChecker>(std::in_place, path, s);
+}
+
+// The logits golden check: the index exactly, then the values within the backend's class.
+void check_logits_golden(const Scenario& s, const LogitsRecord& logits, PrecisionClass precision,
+                         const CheckOptions& options, ScenarioCheck& c) {
+  c.num_checks += 1;
+  Result<LogitsGoldenLookup> found = find_logits_golden(options.golden_dir, s);
+  if (!found) {
+    c.status = CheckStatus::kBadInput;
+    c.messages.insert(c.messages.begin(), found.error().format());
+    return;
+  }
+  const LogitsGoldenLookup& golden = found.value();
+  if (!golden.found) {
+    c.messages.push_back(
+        fmt::format("{}/logits.npy: no logits golden; write it with `mlasim golden update {}`", golden.dir, c.path));
+    return;
+  }
+  if (!golden.golden.stale.empty()) {
+    c.messages.push_back(golden.golden.stale);
+    return;
+  }
+  LogitsCheck lc = check_logits_against(golden.golden.files, logits, logits_tolerance(precision), golden.dir);
+  if (!lc.pass) c.messages.push_back(lc.message);
+  c.logits = std::move(lc);
+}
+
+// A per-step check that failed during the replay: the step_invariants expectation failing when
+// the scenario pins it, else a bug report.
+std::string failed_step_check(const Scenario& s, int step, const InvariantViolation& e, bool pinned) {
+  const std::string got = fmt::format("{} ({})", e.message, e.condition);
+  if (pinned)
+    return ExpectationFailure{s.source, fmt::format("invariant {} at step {}", kInvariantStepInvariants, step),
+                              "every per-step check holds", got}
+        .format();
+  return fmt::format("{}: a per-step check failed at step {} (a bug in mlasim's scheduler or metadata builder, not in "
+                     "the scenario): {}",
+                     s.source, step, got);
+}
+
+}  // namespace
+
+void recover_golden_leftovers(const std::filesystem::path& golden_dir, const std::string& name) {
+  std::error_code ec;
+  if (!fs::is_directory(golden_dir, ec)) return;
+  const fs::path dir = golden_dir / name;
+  for (const char* kind : {"old", "new"}) {  // an old golden first: it may be the only copy
+    const std::string prefix = "." + name + "." + kind + ".";
+    std::vector<fs::path> found;  // listed first, changed after
+    for (auto it = fs::directory_iterator(golden_dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+      if (it->path().filename().string().rfind(prefix, 0) == 0) found.push_back(it->path());
+    for (const fs::path& path : found) {
+      const std::string leaf = path.filename().string();
+      const std::string pid_text = leaf.substr(prefix.size());
+      if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9)
+        continue;
+      const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+      if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno == EPERM) continue;  // its update is still running
+      std::error_code ignored;
+      if (std::string(kind) == "old" && !fs::exists(dir, ignored))
+        fs::rename(path, dir, ignored);  // killed between the two renames: the old golden goes back
+      else
+        fs::remove_all(path, ignored);
+    }
+  }
+}
+
+Result<std::string> update_split_golden(const std::string& scenario_path, const std::string& golden_dir,
+                                        const std::string& generator) {
+  Result<Scenario> loaded = load_scenario_file(scenario_path);
+  if (!loaded) return loaded.error();
+  const Scenario& s = loaded.value();
+  if (Status st = model_memory_check(s, CpuPrecision::kDouble); !st) return st.error();
+  RunRecord record = replay(s, golden_replay_options());
+  // The whole folder is written beside the old one and swapped in, so a failure never leaves a
+  // split golden and logits golden from different runs.
+  const fs::path dir = fs::path(split_golden_path(golden_dir, s.name)).parent_path();
+  recover_golden_leftovers(dir.parent_path(), s.name);
+  const fs::path staging = dir.parent_path() / ("." + s.name + ".new." + std::to_string(::getpid()));
+  const fs::path previous = dir.parent_path() / ("." + s.name + ".old." + std::to_string(::getpid()));
+  // `hint`: a failed write's own (it knows its errno); else the one for `ec`.
+  auto fail = [&](const std::string& what, const std::error_code& ec, const std::string& hint = "") -> Result<std::string> {
+    std::error_code ignored;
+    fs::remove_all(staging, ignored);
+    Error e;
+    e.file = dir.string();
+    e.message = ec ? what + ": " + ec.message() : what;  // a Status's message already names its cause
+    e.hint = !hint.empty() ? hint : output_errno_hint(ec.value());
+    e.output = true;  // the golden folder could not be written: exit 3, the old golden kept
+    return e;
+  };
+  std::error_code ec;
+  fs::create_directories(staging, ec);
+  if (ec) return fail("cannot create the golden folder", ec);
+  if (Status st = write_file_atomically((staging / "split.txt").string(), format_split_golden(s, record, generator));
+      !st)
+    return fail(st.error().message, ec, st.error().hint);
+  if (Status st = write_logits_golden(staging.string(), s, record.logits, generator); !st)
+    return fail(st.error().message, ec, st.error().hint);
+  const bool had_previous = fs::exists(dir);
+  if (had_previous && ::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) == 0) {
+    // One atomic step: the new golden is in place, the old one at the staging path.
+    fs::remove_all(staging, ec);
+    return dir.string();
+  }
+  if (had_previous && errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+    return fail("cannot swap the new golden into place", std::error_code(errno, std::generic_category()));
+  // Without RENAME_EXCHANGE (the file system lacks it): two renames; a kill between them leaves
+  // the old golden at `previous`, which the next update puts back (recover_golden_leftovers).
+  if (had_previous) fs::rename(dir, previous, ec);
+  if (ec) return fail("cannot move the old golden aside", ec);
+  fs::rename(staging, dir, ec);
+  if (ec) {
+    std::error_code ignored;
+    if (had_previous) fs::rename(previous, dir, ignored);  // put the old golden back
+    return fail("cannot move the new golden into place", ec);
+  }
+  if (had_previous) fs::remove_all(previous, ec);
+  return dir.string();
+}
+
+ScenarioCheck check_scenario(const std::string& path, const CheckOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  Result<Scenario> loaded = load_scenario_file(path);
+  ScenarioCheck c;
+  if (loaded) {
+    c = check_scenario(loaded.value(), path, options);
+  } else {
+    c.path = path;
+    c.name = fs::path(path).stem().string();
+    c.status = CheckStatus::kBadInput;
+    c.messages.push_back(loaded.error().format());
+  }
+  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return c;
+}
+
+ScenarioCheck check_scenario(const Scenario& s, const std::string& path, const CheckOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  ScenarioCheck c;
+  c.path = path;
+  c.name = s.name;
+  if (options.explain) c.deployment_chain = explain_deployment(s);
+  if (options.replay.with_model && !options.replay.weights) {
+    if (Status st = model_memory_check(s, options.replay.precision); !st) {
+      c.status = CheckStatus::kBadInput;
+      c.messages.push_back(st.error().format());
+      c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return c;
+    }
+  }
+  if (options.backend_support_error && options.replay.with_model) {
+    if (std::string why = options.backend_support_error(s, options.replay.faults); !why.empty()) {
+      c.status = CheckStatus::kBadInput;
+      c.messages.push_back(path + ": the backend under test cannot run this scenario: " + why);
+      c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return c;
+    }
+  }
+  // Streamed: the expectations and the split golden are checked step by step; only a model
+  // run keeps its logits (for the golden comparison).
+  c.num_checks = count_expectation_checks(s);
+  ExpectationChecker expectations(s);
+  std::vector<std::string> split_messages;
+  std::optional<SplitGoldenChecker> split = split_golden_checker(s, options, c);
+  split_messages.swap(c.messages);
+  LogitsCollector logits;
+  std::vector<StepSink*> sinks{&expectations};
+  if (split) sinks.push_back(&*split);
+  if (options.replay.with_model) sinks.push_back(&logits);
+  std::optional<Timeline> timeline;
+  if (options.timelines) {
+    timeline.emplace(s, s.name + " \u00b7 profile " + to_string(s.engine.profile));
+    sinks.push_back(&*timeline);
+  }
+  // A scenario that did not pass keeps its picture (the steps up to a failed per-step check).
+  auto keep_timeline = [&] {
+    if (timeline && c.status != CheckStatus::kPass) c.timeline_svg = render_timeline_svg({&*timeline});
+  };
+  std::optional<PrecisionClass> precision;
+  const bool pinned = std::find(s.expect.invariants.begin(), s.expect.invariants.end(), kInvariantStepInvariants) !=
+                      s.expect.invariants.end();
+  ReplayOptions replay_options = options.replay;
+  replay_options.audit_every_step = replay_options.audit_every_step || pinned;
+  try {
+    ThrowOnCheckFailure throw_on_failure;
+    precision = replay(s, replay_options, sinks);
+  } catch (const RequestStreamError& e) {
+    c.status = CheckStatus::kBadInput;
+    c.messages = {e.error.format()};
+    c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return c;
+  } catch (const InvariantViolation& e) {
+    // The run stops at a failed per-step check, so nothing after it can be judged.
+    c.status = CheckStatus::kFail;
+    c.messages = {failed_step_check(s, expectations.steps_seen(), e, pinned)};
+    keep_timeline();
+    c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return c;
+  }
+  for (const ExpectationFailure& f : expectations.failures()) c.messages.push_back(f.format());
+  c.messages.insert(c.messages.end(), split_messages.begin(), split_messages.end());
+  if (split && split->result().malformed) {  // bad input, reported first (ERROR lines show the first message)
+    c.status = CheckStatus::kBadInput;
+    c.messages.insert(c.messages.begin(), split->result().message);
+  } else if (split && !split->result().match) {
+    c.messages.push_back(split->result().message);
+  }
+  if (split) c.split = split->result();
+  if (precision) check_logits_golden(s, logits.logits(), *precision, options, c);
+  if (!c.messages.empty() && c.status == CheckStatus::kPass) c.status = CheckStatus::kFail;
+  keep_timeline();
+  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return c;
+}
+
+std::string format_check_line(const ScenarioCheck& c) {
+  switch (c.status) {
+    case CheckStatus::kPass: return fmt::format("PASS {} ({} checks)", c.name, c.num_checks);
+    case CheckStatus::kFail: {
+      std::string out = fmt::format("FAIL {} ({} of {} checks failed)", c.name, c.messages.size(), c.num_checks);
+      for (const auto& m : c.messages) out += "\n  " + m;
+      return out;
+    }
+    case CheckStatus::kBadInput: return fmt::format("ERROR {}\n  {}", c.name, c.messages.front());
+  }
+  return "";
+}
+
+std::string check_reports_junit(const std::vector<ScenarioCheck>& checks) {
+  int failures = 0, errors = 0;
+  double total = 0;
+  for (const auto& c : checks) {
+    failures += c.status == CheckStatus::kFail;
+    errors += c.status == CheckStatus::kBadInput;
+    total += c.seconds;
+  }
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<testsuites>\n  <testsuite name=\"mlasim check\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n",
+                     checks.size(), failures, errors, total);
+  for (const auto& c : checks) {
+    out += fmt::format("    <testcase classname=\"mlasim.scenarios\" name=\"{}\" file=\"{}\" time=\"{:.3f}\"",
+                       xml_escape(c.name), xml_escape(c.path), c.seconds);
+    if (c.status == CheckStatus::kPass) {
+      out += "/>\n";
+      continue;
+    }
+    std::string body;
+    for (const auto& m : c.messages) body += m + "\n";
+    const char* tag = c.status == CheckStatus::kFail ? "failure" : "error";
+    out += fmt::format(">\n      <{} message=\"{}\">{}</{}>\n    </testcase>\n", tag, xml_escape(c.messages.front()),
+                       xml_escape(body), tag);
+  }
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+std::string check_reports_json(const std::vector<ScenarioCheck>& checks) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("format").value("mlasim-check");
+  w.key("version").value(1);
+  int passed = 0;
+  for (const auto& c : checks) passed += c.status == CheckStatus::kPass;
+  w.key("passed").value(passed);
+  w.key("failed").value(static_cast<int>(checks.size()) - passed);
+  w.key("scenarios").begin_array();
+  for (const auto& c : checks) {
+    w.begin_object();
+    w.key("name").value(c.name);
+    w.key("path").value(c.path);
+    w.key("status").value(c.status == CheckStatus::kPass ? "pass" : c.status == CheckStatus::kFail ? "fail" : "error");
+    w.key("num_checks").value(c.num_checks);
+    w.key("messages").string_array(c.messages);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  return w.str();
+}
+
+}  // namespace mlasim

@@ -1,0 +1,32 @@
+// `mlasim check --shard I/N` and GTEST_SHARD_INDEX / GTEST_TOTAL_SHARDS: which scenarios of the
+// sorted list one shard runs (index i with i % N == I, gtest's rule), so N shards cover it once.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace mlasim {
+
+struct Shard {
+  int index = 0;  // I, 0 <= I < N
+  int total = 1;  // N >= 1
+};
+
+// Parses "I/N" as given to --shard (two whole numbers, 0 <= I < N).
+Result<Shard> parse_shard(const std::string& text);
+
+// The shard named by the values of GTEST_SHARD_INDEX and GTEST_TOTAL_SHARDS (nullptr: unset).
+// std::nullopt when neither is set; an error naming the variable when one is missing or bad.
+Result<std::optional<Shard>> shard_from_env(const char* index, const char* total);
+
+// The indices in [0, count) that `shard` runs, ascending.
+std::vector<std::size_t> shard_indices(std::size_t count, const Shard& shard);
+
+// Creates `path` if it does not exist (gtest's GTEST_SHARD_STATUS_FILE: "this runner shards").
+Status touch_shard_status_file(const std::string& path);
+
+}  // namespace mlasim

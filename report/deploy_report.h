@@ -1,0 +1,58 @@
+// `mlasim deploy`: from a config.json and a deployment (GPU, TP, KV dtype, block size, k) to
+// vLLM 0.33.0's backend, block size and runner, and what happens to the misrouting report's
+// probes. The deployment is written as a scenario first (deployment_scenario_yaml), loaded like
+// any other, and replayed dry: the probes are that scenario's steps, so `-o` hands the user
+// exactly what was evaluated.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/scenario.h"
+#include "base/status.h"
+
+namespace mlasim {
+
+struct DeployOptions {
+  std::string hf_config;           // path as given
+  std::string gpu = "h200";
+  std::string kv_cache_dtype = "auto";
+  int tensor_parallel_size = 1;
+  std::optional<int> block_size;
+  int num_speculative_tokens = 0;
+  std::string attention_backend = "auto";
+};
+
+// One probe of the report: a request in the situation the report describes, and how the step
+// that first schedules it routes it.
+struct DeployProbe {
+  std::string name;         // "lone 1-token prompt"
+  std::string id;           // the request's id in the scenario
+  int step = 0;
+  int q = 0, nct = 0, prompt_len = 0;
+  bool decode_path = false; // MQA (absorbed) form
+  bool fresh_on_decode_path = false;
+  int num_mqa = 0, num_mha = 0;  // the step's totals, as vLLM logs them
+};
+
+struct DeployReport {
+  Scenario scenario;
+  std::vector<DeployProbe> probes;
+};
+
+// The scenario of the deployment. `hf_config_ref` is how the scenario names the config (relative
+// to where the scenario will be written, or absolute).
+std::string deployment_scenario_yaml(const DeployOptions& o, const std::string& hf_config_ref);
+
+// Loads that scenario (as `display_name`) and replays it dry. Errors are the loader's: a config
+// vLLM refuses, a deployment with no valid backend.
+Result<DeployReport> evaluate_deployment(const DeployOptions& o, const std::string& yaml,
+                                         const std::string& display_name);
+
+// The probes' steps as an `expect:` block for the scenario `-o` writes.
+std::string probe_expectations_yaml(const DeployReport& r);
+std::string deploy_report_text(const DeployReport& r);
+std::string deploy_report_json(const DeployReport& r);
+
+}  // namespace mlasim

@@ -1,0 +1,131 @@
+// The outputs of one `mlasim run`, as sinks of its Engine.
+#include "report/run_outputs.h"
+
+#include <cstdio>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "report/timeline_svg.h"
+
+namespace mlasim {
+
+std::string run_flag_conflict(const RunOutputOptions& o, bool dry_run, bool compare_profile, bool faults) {
+  if (dry_run && (!o.logits_dir.empty() || compare_profile || faults))
+    return "mlasim run: --dry-run skips the model, so --logits-dir, --compare-profile and --inject do not apply";
+  if (compare_profile && (!o.json_path.empty() || !o.jsonl_path.empty() || !o.logits_dir.empty() || !o.trace_path.empty()))
+    return "mlasim run: --compare-profile prints the differences of two fp64 replays (and draws them with\n"
+           "--svg); it writes no --json, --jsonl, --logits-dir or --trace-out: run those without it";
+  return "";
+}
+
+CreatedDirectory::~CreatedDirectory() {
+  std::error_code ignored;
+  if (!path_.empty()) std::filesystem::remove(path_, ignored);
+}
+
+Status CreatedDirectory::create(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::create_directories(path, ec)) path_ = path;
+  if (!ec) return Status::Ok();
+  Error e{path, 0, 0, "", "cannot create the directory: " + ec.message(), output_errno_hint(ec.value())};
+  e.output = is_output_errno(ec.value());
+  return Status(e);
+}
+
+RunOutputs::RunOutputs(const Scenario& scenario, const RunOutputOptions& options, std::ostream& out)
+    : scenario_(scenario),
+      options_(options),
+      out_(out),
+      summary_(scenario),
+      printer_(out, options.table, options.explain, summary_),
+      checker_(scenario),
+      progress_(stderr, scenario.num_requests),
+      trace_(options.trace_clock),
+      timeline_(scenario, scenario.name + " \u00b7 profile " + to_string(scenario.engine.profile)) {}
+
+Status RunOutputs::open(const Backend* backend) {
+  backend_ = backend;
+  if (backend) {
+    Result<LogitsGoldenLookup> found = find_logits_golden(options_.golden_dir, scenario_);
+    if (!found) return found.error();
+    golden_.emplace(std::move(found.value()));
+    if (golden_->found && golden_->golden.stale.empty())
+      golden_check_.emplace(golden_->golden.files, logits_tolerance(backend->precision()), golden_->dir);
+  }
+  const std::string& dir = options_.logits_dir;
+  if (!dir.empty()) {
+    if (Status st = logits_dir_.create(dir); !st) return st;
+    if (Status st = logits_files_.open(dir, scenario_.model.vocab_size); !st) return st;
+  }
+  logits_.emplace(golden_check_ ? &*golden_check_ : nullptr, dir.empty() ? nullptr : &logits_files_);
+  const std::string& name = scenario_.name;
+  if (!options_.json_path.empty())
+    if (Status st = json_.open(options_.json_path, name); !st) return st;
+  if (!options_.jsonl_path.empty())
+    if (Status st = jsonl_.open(options_.jsonl_path, name); !st) return st;
+  if (!options_.trace_path.empty())
+    if (Status st = trace_.open(options_.trace_path, name); !st) return st;
+  return Status::Ok();
+}
+
+void RunOutputs::attach(Engine& engine) {
+  engine.add_sink(&summary_);
+  engine.add_sink(&printer_);
+  engine.add_sink(&checker_);
+  if (progress_.enabled()) engine.add_sink(&progress_);
+  if (backend_) engine.add_sink(&*logits_);
+  if (!options_.json_path.empty()) engine.add_sink(&json_);
+  if (!options_.jsonl_path.empty()) engine.add_sink(&jsonl_);
+  if (!options_.trace_path.empty()) engine.add_sink(&trace_);
+  if (!options_.svg_path.empty()) engine.add_sink(&timeline_);
+}
+
+bool RunOutputs::report() {
+  bool pass = true;
+  const std::vector<ExpectationFailure>& failures = checker_.failures();
+  if (int n = count_expectation_checks(scenario_); n > 0) {
+    if (failures.empty()) out_ << "expect: all " << n << " checks hold\n";
+    for (const auto& f : failures) out_ << f.format() << "\n";
+  }
+  if (!failures.empty()) pass = false;
+  if (!backend_) return pass;
+  out_ << "logits: " << logits_->rows() << " rows x " << logits_->vocab_size() << " from " << backend_->name() << "\n";
+  if (golden_->found && !golden_->golden.stale.empty()) {
+    out_ << "vs " << golden_->dir << ": " << golden_->golden.stale << "\n";
+    pass = false;
+  } else if (golden_check_) {
+    const LogitsCheck lc = golden_check_->finish();
+    out_ << "vs " << golden_->dir << ": " << lc.message << "\n";
+    if (!lc.pass) pass = false;
+  }
+  return pass;
+}
+
+Status RunOutputs::publish() {
+  std::vector<std::pair<std::function<Status()>, std::function<Status()>>> outputs;  // finish, publish
+  if (!options_.json_path.empty()) outputs.emplace_back([&] { return json_.finish(); }, [&] { return json_.publish(); });
+  if (!options_.jsonl_path.empty())
+    outputs.emplace_back([&] { return jsonl_.finish(); }, [&] { return jsonl_.publish(); });
+  if (!options_.trace_path.empty())
+    outputs.emplace_back([&] { return trace_.finish(); }, [&] { return trace_.publish(); });
+  if (!options_.svg_path.empty())
+    outputs.emplace_back(
+        [&] {
+          if (Status st = svg_file_.open(options_.svg_path); !st) return st;
+          svg_file_.write(timeline_svg_document({&timeline_}));
+          return svg_file_.finish();
+        },
+        [&] { return svg_file_.publish(); });
+  if (!options_.logits_dir.empty())
+    outputs.emplace_back([&] { return logits_files_.finish(); }, [&] { return logits_files_.publish(); });
+  for (auto& [finish, publish] : outputs)
+    if (Status st = finish(); !st) return st;
+  for (auto& [finish, publish] : outputs)
+    if (Status st = publish(); !st) return st;
+  logits_dir_.keep();
+  if (!options_.logits_dir.empty()) out_ << "wrote " << options_.logits_dir << "/logits.npy and logits_index.json\n";
+  return Status::Ok();
+}
+
+}  // namespace mlasim

@@ -1,0 +1,93 @@
+// The outputs of one `mlasim run`: the step table, the expectations, the logits (the golden check
+// and --logits-dir) and the --json, --jsonl, --trace-out and --svg files, built as sinks of one
+// Engine, judged after the run, then published as one set.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "attention/backend.h"
+#include "base/atomic_file.h"
+#include "base/status.h"
+#include "engine/engine.h"
+#include "report/expectations.h"
+#include "report/logits_golden.h"
+#include "report/logits_stream.h"
+#include "report/progress_line.h"
+#include "report/run_json_sink.h"
+#include "report/run_summary.h"
+#include "report/step_table_sink.h"
+#include "report/timeline.h"
+#include "report/trace_event_sink.h"
+#include "sim/scenario.h"
+
+namespace mlasim {
+
+struct RunOutputOptions {
+  TableMode table = TableMode::kAuto;
+  bool explain = false;                      // the table says why each row took its path
+  std::string golden_dir = "golden";         // golden/<name>/logits.npy, compared when present
+  std::string json_path, jsonl_path, svg_path, trace_path, logits_dir;  // "" when not asked for
+  TraceClock trace_clock = TraceClock::kSimulated;
+};
+
+// The flag combinations `mlasim run` refuses: "" or the message.
+std::string run_flag_conflict(const RunOutputOptions& o, bool dry_run, bool compare_profile, bool faults);
+
+// --logits-dir, created when missing and removed again (when still empty) unless the run kept it:
+// a failed run leaves no folder behind.
+class CreatedDirectory {
+ public:
+  CreatedDirectory() = default;
+  CreatedDirectory(const CreatedDirectory&) = delete;
+  CreatedDirectory& operator=(const CreatedDirectory&) = delete;
+  ~CreatedDirectory();
+  Status create(const std::string& path);
+  void keep() { path_.clear(); }
+
+ private:
+  std::string path_;
+};
+
+class RunOutputs {
+ public:
+  // `out` gets the table and the verdicts; the progress line goes to stderr on a terminal.
+  RunOutputs(const Scenario& scenario, const RunOutputOptions& options, std::ostream& out);
+  RunOutputs(const RunOutputs&) = delete;
+  RunOutputs& operator=(const RunOutputs&) = delete;
+
+  // Reads the logits golden (a model run: `backend` non-null), creates --logits-dir and opens
+  // every file beside its target. Bad input (or an output error) naming the file.
+  Status open(const Backend* backend);
+  // Adds the sinks, the summary first (the table printer reads it at the end).
+  void attach(Engine& engine);
+  // After the run: prints the expectations' and the logits' verdicts; false when one fails.
+  bool report();
+  // Every file finished and synced beside its target, then all renamed into place, so a failure
+  // (a full disk) publishes none and leaves what the user had.
+  Status publish();
+
+ private:
+  const Scenario& scenario_;
+  RunOutputOptions options_;
+  std::ostream& out_;
+  const Backend* backend_ = nullptr;
+  RunSummary summary_;
+  StepTablePrinter printer_;
+  ExpectationChecker checker_;
+  ProgressLine progress_;
+  std::optional<LogitsGoldenLookup> golden_;
+  std::optional<LogitsGoldenCheck> golden_check_;
+  CreatedDirectory logits_dir_;  // declared before the files: removed after their temporaries are
+  LogitsFilesStream logits_files_;
+  std::optional<LogitsStreamSink> logits_;
+  RunFileSink json_{RunFileFormat::kJson};
+  RunFileSink jsonl_{RunFileFormat::kJsonl};
+  TraceEventSink trace_;
+  Timeline timeline_;
+  AtomicOutputFile svg_file_;
+};
+
+}  // namespace mlasim

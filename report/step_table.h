@@ -1,0 +1,18 @@
+// The per-step table `mlasim run` prints: one line per step with the totals, the rows in batch
+// order (q, nct, P) and the step's new/resumed/preempted/finished requests.
+#pragma once
+
+#include <string>
+
+#include "engine/run_record.h"
+
+namespace mlasim {
+
+std::string format_step_line(const StepRecord& s);
+// `--explain`: the split rule and, per row, why it took its path.
+std::string format_step_explanation(const StepRecord& s);
+std::string format_request_summary(const RunRecord& run);
+// One line: how many rows with nct == 0 took MLA's decode path, and where (the misrouting).
+std::string format_misrouting_summary(const RunRecord& run);
+
+}  // namespace mlasim
