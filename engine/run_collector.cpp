@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "sim/request_tokens.h"
+
 namespace mlasim {
 
 RecordCollector::RecordCollector(const Scenario& scenario) : from_file_(!scenario.requests_file.empty()) {
@@ -14,8 +16,8 @@ RecordCollector::RecordCollector(const Scenario& scenario) : from_file_(!scenari
     r.index = static_cast<int>(i);
     r.id = scenario.requests[i].id;
     r.status = "waiting";
-    r.num_prompt_tokens = static_cast<int>(scenario.requests[i].prompt.size());
-    r.token_ids = scenario.requests[i].prompt;
+    r.num_prompt_tokens = prompt_len(scenario.requests[i]);
+    r.token_ids = prompt_tokens(scenario.requests[i], scenario);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include "attention/backend_profile.h"
 #include "attention/routing_config.h"
+#include "sim/request_tokens.h"
 
 namespace mlasim {
 namespace {
@@ -80,10 +81,10 @@ std::string describe_scenario(const Scenario& s) {
     const std::string arrival = r.arrival_time_ns ? fmt::format("arrival_time={:.6f}", static_cast<double>(*r.arrival_time_ns) * 1e-9)
                                                   : fmt::format("arrival_step={}", r.arrival_step);
     out += fmt::format("  {:<10} {} prompt_len={} max_tokens={} min_tokens={}{}{}{} prompt={}\n", r.id, arrival,
-                       r.prompt.size(), r.max_tokens, r.min_tokens, r.ignore_eos ? " ignore_eos" : "",
+                       prompt_len(r), r.max_tokens, r.min_tokens, r.ignore_eos ? " ignore_eos" : "",
                        r.priority != 0 ? fmt::format(" priority={}", r.priority) : "",
                        r.stop_token_ids.empty() ? "" : " stop=" + token_preview(r.stop_token_ids),
-                       token_preview(r.prompt));
+                       token_preview(prompt_tokens(r, s)));
   }
   if (shown < s.requests.size()) out += fmt::format("  ... and {} more\n", s.requests.size() - shown);
   if (!s.expect.steps.empty() || !s.expect.requests.empty() || !s.expect.invariants.empty() || s.expect.num_steps)

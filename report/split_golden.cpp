@@ -8,6 +8,7 @@
 #include <sstream>
 #include <vector>
 
+#include "sim/request_tokens.h"
 #include "sim/seeded_tokens.h"
 #include "report/scenario_printer.h"
 
@@ -60,7 +61,8 @@ std::string file_fingerprint(const std::string& path) {
 
 std::string scenario_fingerprint(const Scenario& s) {
   std::string canon = describe_scenario(s);
-  for (const RequestSpec& r : s.requests) {
+  for (const RequestSpec& spec : s.requests) {
+    const RequestSpec r = resolved_request(spec, s);  // by token ids, however the file gives them
     canon += fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", r.id, r.arrival_step, ints(r.prompt), r.max_tokens,
                          r.min_tokens, r.ignore_eos, ints(r.stop_token_ids), ints(r.output), r.priority,
                          ints(r.accepted_drafts));

@@ -4,11 +4,14 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "base/file_read.h"
 #include "sim/request.h"
+#include "sim/request_reader.h"
 #include "sim/request_tokens.h"
 #include "sim/scheduler.h"
 #include "sim/seeded_tokens.h"
@@ -16,14 +19,89 @@
 namespace mlasim {
 namespace {
 
-constexpr const char* kKeys[] = {"id",         "arrival_step",   "arrival_time", "prompt",   "prompt_len",
-                                 "prompt_hash_ids", "prompt_hash_block_size", "max_tokens", "min_tokens",
-                                 "ignore_eos", "stop_token_ids", "output",       "priority", "accepted_drafts"};
-
 bool parse_integer(std::string_view text, long long& out) {
   const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   return ec == std::errc() && p == text.data() + text.size();
 }
+
+// What the line's fields throw on the first problem; read_line returns it.
+struct LineError {
+  Error error;
+};
+
+// A requests_file line's fields: one flat JSON object, every value with its column.
+class JsonRequestFields final : public RequestFields {
+ public:
+  using MakeError = std::function<Error(int column, const std::string& key, std::string message, std::string hint)>;
+  JsonRequestFields(const JsonLineParser& parser, std::string path, MakeError error)
+      : parser_(parser), p_(std::move(path)), error_(std::move(error)) {}
+
+  bool has(const char* key) const override { return parser_.find(key) != nullptr; }
+  std::string read_string(const char* key) const override {
+    const JsonLineValue& v = at(key);
+    if (v.kind != JsonLineValue::Kind::kString) throw_at(v.column, path(key), "expected a string");
+    return v.text;
+  }
+  long long read_int(const char* key, long long lo, long long hi) const override {
+    const JsonLineValue& v = at(key);
+    long long out = 0;
+    if (v.kind != JsonLineValue::Kind::kNumber || !parse_integer(v.number, out))
+      throw_at(v.column, path(key), "expected an integer", "write a whole number without a decimal point");
+    if (out < lo || out > hi)
+      throw_at(v.column, path(key),
+               std::to_string(out) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return out;
+  }
+  double read_seconds(const char* key) const override {
+    const JsonLineValue& v = at(key);
+    if (v.kind != JsonLineValue::Kind::kNumber) throw_at(v.column, path(key), "expected a number of seconds");
+    double seconds = 0;
+    const auto [ptr, ec] = std::from_chars(v.number.data(), v.number.data() + v.number.size(), seconds);
+    if (ec != std::errc() || !std::isfinite(seconds) || seconds < 0)
+      throw_at(v.column, path(key), "expected seconds in [0, 1e9]");
+    return seconds;
+  }
+  bool read_bool(const char* key) const override {
+    const JsonLineValue& v = at(key);
+    if (v.kind != JsonLineValue::Kind::kBool) throw_at(v.column, path(key), "expected true or false");
+    return v.boolean;
+  }
+  std::vector<long long> read_int_list(const char* key, long long lo, long long hi) const override {
+    const JsonLineValue& v = at(key);
+    if (v.kind != JsonLineValue::Kind::kNumberArray) throw_at(v.column, path(key), "expected a list of integers");
+    std::vector<long long> out;
+    out.reserve(v.items.size());
+    for (std::size_t i = 0; i < v.items.size(); ++i) {
+      long long x = 0;
+      if (!parse_integer(v.items[i], x) || x < lo || x > hi)
+        throw_at(v.item_columns[i], item_path(key, i),
+                 lo == 0 ? "expected a non-negative integer" : "expected an integer in [" + std::to_string(lo) + ", " +
+                                                                  std::to_string(hi) + "]");
+      out.push_back(x);
+    }
+    return out;
+  }
+  [[noreturn]] void fail(At at, const char* key, std::string message, std::string hint) const override {
+    if (at == At::kRequest) throw_at(1, p_, std::move(message), std::move(hint));
+    const JsonLineValue& v = this->at(key);
+    throw_at(at == At::kKey ? v.key_column : v.column, path(key), std::move(message), std::move(hint));
+  }
+  [[noreturn]] void fail_item(const char* key, std::size_t item, std::string message, std::string hint) const override {
+    throw_at(at(key).item_columns[item], item_path(key, item), std::move(message), std::move(hint));
+  }
+
+ private:
+  const JsonLineValue& at(const char* key) const { return *parser_.find(key); }
+  std::string path(const char* key) const { return p_ + "." + key; }
+  std::string item_path(const char* key, std::size_t i) const { return path(key) + "[" + std::to_string(i) + "]"; }
+  [[noreturn]] void throw_at(int column, const std::string& key, std::string message, std::string hint = {}) const {
+    throw LineError{error_(column, key, std::move(message), std::move(hint))};
+  }
+
+  const JsonLineParser& parser_;
+  std::string p_;
+  MakeError error_;
+};
 
 }  // namespace
 
@@ -70,82 +148,45 @@ Result<bool> RequestFileReader::read_line(RequestSpec& req) {
   if (!parser_.parse(line_))
     return error(parser_.error_column(), "", "not a JSON object: " + parser_.error_message(),
                  "one request per line as a JSON object, e.g. {\"prompt_len\": 12, \"max_tokens\": 4}");
+  const std::vector<std::string>& keys = request_keys();
   for (const JsonLineValue& v : parser_.fields())
-    if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return v.key == k; }) == std::end(kKeys))
+    if (std::find(keys.begin(), keys.end(), v.key) == keys.end())
       return error(v.key_column, v.key, "unknown key \"" + v.key + "\"",
                    "a request takes the keys of requests[] in scenarios/README.md");
   ++index_;
   const std::string p = "requests_file[" + std::to_string(index_) + "]";
-  auto key = [&](const JsonLineValue& v) { return p + "." + v.key; };
-  const int vocab = s_.model.vocab_size;
-  auto read_int = [&](const JsonLineValue& v, long long lo, long long hi, long long& out) -> std::optional<Error> {
-    if (v.kind != JsonLineValue::Kind::kNumber || !parse_integer(v.number, out))
-      return error(v.column, key(v), "expected an integer", "write a whole number without a decimal point");
-    if (out < lo || out > hi)
-      return error(v.column, key(v), std::to_string(out) + " is out of range [" + std::to_string(lo) + ", " +
-                                         std::to_string(hi) + "]");
-    return std::nullopt;
-  };
-  auto read_list = [&](const JsonLineValue& v, bool tokens, std::vector<long long>& out) -> std::optional<Error> {
-    if (v.kind != JsonLineValue::Kind::kNumberArray) return error(v.column, key(v), "expected a list of integers");
-    out.clear();
-    for (std::size_t i = 0; i < v.items.size(); ++i) {
-      long long x = 0;
-      const std::string k = key(v) + "[" + std::to_string(i) + "]";
-      if (!parse_integer(v.items[i], x) || x < 0)
-        return error(v.item_columns[i], k, "expected a non-negative integer");
-      if (tokens && x >= vocab)
-        return error(v.item_columns[i], k,
-                     "token id " + std::to_string(x) + " is outside the vocabulary (vocab_size " +
-                         std::to_string(vocab) + ")",
-                     "token ids must be in [0, vocab_size); raise model.vocab_size or fix the id");
-      out.push_back(x);
-    }
-    return std::nullopt;
-  };
-  auto to_ints = [](const std::vector<long long>& v) { return std::vector<int>(v.begin(), v.end()); };
-
-  req = RequestSpec{};
   const JsonLineValue* id = parser_.find("id");
   if (has_ids_ == -1) has_ids_ = id != nullptr;
   if ((id != nullptr) != (has_ids_ == 1))
     return error(id ? id->key_column : 1, p + ".id",
                  has_ids_ ? "missing `id`: the file's first request has one" : "an `id` where the first request has none",
                  "give an id on every line, or on none (requests are then named r0, r1, ...)");
-  if (id) {
-    if (id->kind != JsonLineValue::Kind::kString) return error(id->column, p + ".id", "expected a string");
-    req.id = id->text;
-    if (req.id.empty()) return error(id->column, p + ".id", "must not be empty");
-    for (unsigned char c : req.id)
-      if (c < 0x20 || c == 0x7f)
-        return error(id->column, p + ".id", "contains a control character",
-                     "split goldens list rows one step per line: write the id without control characters");
-  } else {
-    req.id = "r" + std::to_string(index_);
+  try {
+    req = read_request(JsonRequestFields(parser_, p,
+                                         [this](int column, const std::string& key, std::string message, std::string hint) {
+                                           return error(column, key, std::move(message), std::move(hint));
+                                         }),
+                       s_, "r" + std::to_string(index_));
+  } catch (const LineError& e) {
+    return e.error;
   }
-  long long x = 0;
+  if (std::optional<Error> e = check_arrival_order(req, p)) return *e;
+  // Outputs past the listed ones continue from the request's seeded stream (Request::forced_output_token
+  // gives the same ids seed_outputs would list), so none are stored.
+  const Request request = make_request(req, s_.model, static_cast<ReqId>(index_));
+  if (std::string problem = check_request(request, s_.scheduler, s_.scheduler.max_model_len); !problem.empty())
+    return error(1, p, problem,
+                 "shorten the prompt, lower max_tokens/min_tokens, or raise scheduler.num_gpu_blocks or max_model_len");
+  return true;
+}
+
+// A file's requests all arrive by step or all by time, in arrival order.
+std::optional<Error> RequestFileReader::check_arrival_order(const RequestSpec& req, const std::string& p) {
   const JsonLineValue* step = parser_.find("arrival_step");
   const JsonLineValue* time = parser_.find("arrival_time");
-  if (step && time)
-    return error(time->key_column, p + ".arrival_time", "both arrival_step and arrival_time",
-                 "a request arrives at a step or at a time, not both");
-  std::int64_t arrival = 0;
   const JsonLineValue* arrival_node = step ? step : time;
-  if (step) {
-    if (auto e = read_int(*step, 0, 1LL << 30, x)) return *e;
-    req.arrival_step = static_cast<int>(x);
-    arrival = x;
-  }
-  if (time) {
-    double seconds = 0;
-    if (time->kind != JsonLineValue::Kind::kNumber)
-      return error(time->column, p + ".arrival_time", "expected a number of seconds");
-    const auto [ptr, ec] = std::from_chars(time->number.data(), time->number.data() + time->number.size(), seconds);
-    if (ec != std::errc() || !std::isfinite(seconds) || seconds < 0 || seconds > 1e9)
-      return error(time->column, p + ".arrival_time", "expected seconds in [0, 1e9]");
-    arrival = std::llround(seconds * 1e9);
-    req.arrival_time_ns = arrival;
-  }
+  const std::int64_t arrival = time ? *req.arrival_time_ns : req.arrival_step;
+  auto key = [&](const JsonLineValue& v) { return p + "." + v.key; };
   if (arrival_node) {
     const int timed = time != nullptr;
     if (timed_ == -1) timed_ = timed;
@@ -163,129 +204,7 @@ Result<bool> RequestFileReader::read_line(RequestSpec& req) {
                  "a requests_file lists requests in arrival order (non-decreasing arrival_step or arrival_time)");
   last_arrival_ = arrival;
   last_arrival_line_ = line_no_;
-
-  std::vector<long long> list;
-  const JsonLineValue* prompt = parser_.find("prompt");
-  const JsonLineValue* prompt_len = parser_.find("prompt_len");
-  const JsonLineValue* hash_ids = parser_.find("prompt_hash_ids");
-  const JsonLineValue* hash_block = parser_.find("prompt_hash_block_size");
-  if (prompt) {
-    if (auto e = read_list(*prompt, true, list)) return *e;
-    if (list.empty()) return error(prompt->column, key(*prompt), "must not be empty", "a prompt has at least one token");
-    req.prompt = to_ints(list);
-  }
-  if (!prompt && !prompt_len)
-    return error(1, p, "missing `prompt` or `prompt_len`", "give the prompt's token ids, or its length for seeded ids");
-  if ((hash_ids || hash_block) && (prompt || !prompt_len)) {
-    const JsonLineValue* v = hash_ids ? hash_ids : hash_block;
-    return error(v->key_column, key(*v), "prompt_hash_ids seeds a prompt given by prompt_len",
-                 "give prompt_len (and no prompt) with prompt_hash_ids");
-  }
-  if (hash_block && !hash_ids)
-    return error(hash_block->key_column, key(*hash_block), "prompt_hash_block_size without prompt_hash_ids");
-  if (prompt_len) {
-    if (auto e = read_int(*prompt_len, 1, (1LL << 31) - 1, x)) return *e;
-    const int len = static_cast<int>(x);
-    if (prompt && len != static_cast<int>(req.prompt.size()))
-      return error(prompt_len->column, key(*prompt_len),
-                   "prompt_len " + std::to_string(len) + " disagrees with the prompt's " +
-                       std::to_string(req.prompt.size()) + " tokens",
-                   "give either `prompt` or `prompt_len`, or make them agree");
-    if (len >= s_.scheduler.max_model_len)
-      return error(prompt_len->column, key(*prompt_len),
-                   "prompt of " + std::to_string(len) + " tokens does not fit max_model_len " +
-                       std::to_string(s_.scheduler.max_model_len),
-                   "a prompt must leave room for at least one output token");
-    if (!prompt) {
-      int block = kDefaultPromptHashBlockSize;
-      std::vector<std::uint64_t> ids;
-      if (hash_block) {
-        if (auto e = read_int(*hash_block, 1, 1LL << 20, x)) return *e;
-        block = static_cast<int>(x);
-      }
-      if (hash_ids) {
-        if (auto e = read_list(*hash_ids, false, list)) return *e;
-        const std::size_t want = static_cast<std::size_t>((len + block - 1) / block);
-        if (list.size() != want)
-          return error(hash_ids->column, key(*hash_ids),
-                       std::to_string(list.size()) + " hash ids for a prompt of " + std::to_string(len) +
-                           " tokens in blocks of " + std::to_string(block) + " (needs " + std::to_string(want) + ")",
-                       "one hash id per prompt block: ceil(prompt_len / prompt_hash_block_size)");
-        ids.assign(list.begin(), list.end());
-      }
-      req.seeded_prompt_len = len;
-      req.prompt_hash_ids = std::move(ids);
-      req.prompt_hash_block_size = block;
-    }
-  } else if (static_cast<int>(req.prompt.size()) >= s_.scheduler.max_model_len) {
-    return error(prompt->column, key(*prompt),
-                 "prompt of " + std::to_string(req.prompt.size()) + " tokens does not fit max_model_len " +
-                     std::to_string(s_.scheduler.max_model_len),
-                 "a prompt must leave room for at least one output token");
-  }
-  if (const JsonLineValue* v = parser_.find("max_tokens")) {
-    if (auto e = read_int(*v, 1, 1LL << 30, x)) return *e;
-    req.max_tokens = static_cast<int>(x);
-  }
-  if (const JsonLineValue* v = parser_.find("min_tokens")) {
-    if (auto e = read_int(*v, 0, 1LL << 30, x)) return *e;
-    req.min_tokens = static_cast<int>(x);
-    if (req.min_tokens > req.max_tokens)
-      return error(v->column, key(*v),
-                   "min_tokens " + std::to_string(req.min_tokens) + " exceeds max_tokens " +
-                       std::to_string(req.max_tokens),
-                   "lower min_tokens or raise max_tokens");
-  }
-  if (const JsonLineValue* v = parser_.find("ignore_eos")) {
-    if (v->kind != JsonLineValue::Kind::kBool) return error(v->column, key(*v), "expected true or false");
-    req.ignore_eos = v->boolean;
-  }
-  if (const JsonLineValue* v = parser_.find("stop_token_ids")) {
-    if (auto e = read_list(*v, true, list)) return *e;
-    req.stop_token_ids = to_ints(list);
-  }
-  if (const JsonLineValue* v = parser_.find("output")) {
-    if (auto e = read_list(*v, true, list)) return *e;
-    req.output = to_ints(list);
-    req.output_given = true;
-    const std::size_t n = std::min(req.output.size(), static_cast<std::size_t>(req.min_tokens));
-    for (std::size_t j = 0; j < n; ++j) {
-      const int tok = req.output[j];
-      const bool eos = tok == s_.model.eos_token_id;
-      if (!eos && std::find(req.stop_token_ids.begin(), req.stop_token_ids.end(), tok) == req.stop_token_ids.end())
-        continue;
-      return error(v->item_columns[j], key(*v) + "[" + std::to_string(j) + "]",
-                   "output[" + std::to_string(j) + "] is " + (eos ? "EOS" : "stop token") + " " + std::to_string(tok) +
-                       " before min_tokens " + std::to_string(req.min_tokens),
-                   "no engine samples EOS or a stop id before min_tokens: move it to index >= min_tokens or lower "
-                   "min_tokens");
-    }
-  }
-  if (const JsonLineValue* v = parser_.find("priority")) {
-    if (auto e = read_int(*v, -(1LL << 31) + 1, (1LL << 31) - 1, x)) return *e;
-    req.priority = static_cast<int>(x);
-  }
-  if (const JsonLineValue* v = parser_.find("accepted_drafts")) {
-    const int k = s_.scheduler.num_speculative_tokens;
-    if (k == 0)
-      return error(v->key_column, key(*v), "given without speculative decoding",
-                   "set scheduler.num_speculative_tokens > 0, or drop accepted_drafts");
-    if (auto e = read_list(*v, false, list)) return *e;
-    for (std::size_t j = 0; j < list.size(); ++j)
-      if (list[j] > k)
-        return error(v->item_columns[j], key(*v) + "[" + std::to_string(j) + "]",
-                     std::to_string(list[j]) + " accepted drafts, but only " + std::to_string(k) +
-                         " are proposed per step",
-                     "each entry is between 0 and scheduler.num_speculative_tokens");
-    req.accepted_drafts = to_ints(list);
-  }
-  // Outputs past the listed ones continue from the request's seeded stream (Request::forced_output_token
-  // gives the same ids seed_outputs would list), so none are stored.
-  const Request request = make_request(req, s_.model, static_cast<ReqId>(index_));
-  if (std::string problem = check_request(request, s_.scheduler, s_.scheduler.max_model_len); !problem.empty())
-    return error(1, p, problem,
-                 "shorten the prompt, lower max_tokens/min_tokens, or raise scheduler.num_gpu_blocks or max_model_len");
-  return true;
+  return std::nullopt;
 }
 
 }  // namespace mlasim

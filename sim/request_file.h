@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "base/json_line.h"
@@ -28,6 +29,7 @@ class RequestFileReader {
  private:
   Error error(int column, const std::string& key, std::string message, std::string hint = {}) const;
   Result<bool> read_line(RequestSpec& out);
+  std::optional<Error> check_arrival_order(const RequestSpec& req, const std::string& key_prefix);
 
   const Scenario& s_;
   std::string display_;  // the path as the scenario names it

@@ -29,12 +29,36 @@ void seed_prompt(RequestSpec& spec, int len, const std::vector<std::uint64_t>& h
 
 void seed_outputs(RequestSpec& spec, const Scenario& s) {
   const std::uint64_t out_stream = output_token_stream(spec.id);
-  const int room = s.scheduler.max_model_len - static_cast<int>(spec.prompt.size());
+  const int room = s.scheduler.max_model_len - prompt_len(spec);
   const int n = std::min(spec.max_tokens, room);
   if (n > static_cast<int>(spec.output.size())) spec.output.reserve(static_cast<std::size_t>(n));
   for (int j = static_cast<int>(spec.output.size()); j < n; ++j)
     spec.output.push_back(seeded_token(s.model.seed, out_stream, static_cast<std::uint64_t>(j), s.model.vocab_size,
                                        spec.stop_token_ids, s.model.eos_token_id));
+}
+
+std::vector<int> prompt_tokens(const RequestSpec& spec, const Scenario& s) {
+  if (!spec.prompt.empty() || spec.seeded_prompt_len == 0) return spec.prompt;
+  std::vector<int> out;
+  generate_prompt(out, spec.seeded_prompt_len, s.model.seed, prompt_token_stream(spec.id), spec.prompt_hash_ids,
+                  spec.prompt_hash_block_size, s.model.vocab_size);
+  return out;
+}
+
+RequestSpec resolved_request(const RequestSpec& spec, const Scenario& s) {
+  RequestSpec r = spec;
+  if (r.prompt.empty() && r.seeded_prompt_len > 0) {
+    r.prompt = prompt_tokens(spec, s);
+    r.seeded_prompt_len = 0;
+    r.prompt_hash_ids.clear();
+    r.prompt_hash_block_size = kDefaultPromptHashBlockSize;
+  }
+  seed_outputs(r, s);
+  return r;
+}
+
+void resolve_requests(Scenario& s) {
+  for (RequestSpec& r : s.requests) r = resolved_request(r, s);
 }
 
 }  // namespace mlasim

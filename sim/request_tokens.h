@@ -23,4 +23,17 @@ void seed_prompt(RequestSpec& spec, int len, const std::vector<std::uint64_t>& h
 // or a stop id, so an unlisted output runs to max_tokens.
 void seed_outputs(RequestSpec& spec, const Scenario& s);
 
+// The prompt's length, drawn or not.
+inline int prompt_len(const RequestSpec& spec) {
+  return spec.prompt.empty() ? spec.seeded_prompt_len : static_cast<int>(spec.prompt.size());
+}
+// The prompt's token ids: the listed ones, or those a prompt given by length draws.
+std::vector<int> prompt_tokens(const RequestSpec& spec, const Scenario& s);
+// The spec with every token id listed: its prompt drawn and its outputs seeded up to
+// min(max_tokens, max_model_len - prompt), as the replay sees them. For the scenario hash, the
+// printers and the shrinker, which work on token ids.
+RequestSpec resolved_request(const RequestSpec& spec, const Scenario& s);
+// resolved_request for every inline request of `s`.
+void resolve_requests(Scenario& s);
+
 }  // namespace mlasim

@@ -210,33 +210,7 @@ void cross_checks(const YamlReader& r, const YamlNode& root, Scenario& s) {
   const YamlNode reqs = root["requests"];
   for (std::size_t i = 0; i < s.requests.size(); ++i) {
     const RequestSpec& req = s.requests[i];
-    // vLLM rejects prompts longer than max_model_len; one of exactly max_model_len tokens could
-    // never be scheduled whole (the scheduler keeps one position for the sampled token).
-    if (static_cast<int>(req.prompt.size()) >= sc.max_model_len) {
-      const YamlNode rn = reqs[i];
-      const char* key = rn["prompt"] ? "prompt" : "prompt_len";
-      r.fail(rn[key], index_key("requests", i) + "." + key,
-             "prompt of " + std::to_string(req.prompt.size()) + " tokens does not fit max_model_len " +
-                 std::to_string(sc.max_model_len),
-             "a prompt must leave room for at least one output token");
-    }
-    // vLLM's sampler never emits EOS or a stop id before min_tokens (MinTokensLogitsProcessor masks
-    // them, ignore_eos or not: sampling_params.py ~784), so a forced output that does is an
-    // input no engine produces; check_stop would stop on it (v1/core/sched/utils.py ~105-126).
-    if (req.output_given) {
-      const std::size_t n = std::min(req.output.size(), static_cast<std::size_t>(req.min_tokens));
-      for (std::size_t j = 0; j < n; ++j) {
-        const int tok = req.output[j];
-        const bool eos = tok == m.eos_token_id;
-        if (!eos && std::find(req.stop_token_ids.begin(), req.stop_token_ids.end(), tok) == req.stop_token_ids.end())
-          continue;
-        r.fail(reqs[i]["output"][j], index_key(index_key("requests", i) + ".output", j),
-               "output[" + std::to_string(j) + "] is " + (eos ? "EOS" : "stop token") + " " + std::to_string(tok) +
-                   " before min_tokens " + std::to_string(req.min_tokens),
-               "no engine samples EOS or a stop id before min_tokens: move it to index >= min_tokens or lower "
-               "min_tokens");
-      }
-    }
+    // The reader checked each prompt against max_model_len and each output against min_tokens.
     // The scheduler's own admission rules (it refuses a request it could never finish).
     const Request request = make_request(req, m, static_cast<ReqId>(i));
     if (std::string problem = check_request(request, sc, sc.max_model_len); !problem.empty())

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "sim/hf_config.h"
+#include "sim/request_reader.h"
 #include "sim/request_tokens.h"
 #include "sim/seeded_tokens.h"
 
@@ -245,128 +246,43 @@ void read_parallel_section(const YamlReader& r, const YamlNode& node, ParallelCo
 
 namespace {
 
-void check_tokens(const YamlReader& r, const YamlNode& list, const std::string& path, const std::vector<int>& ids,
-                  int vocab) {
-  for (std::size_t i = 0; i < ids.size(); ++i)
-    if (ids[i] >= vocab)
-      r.fail(list[i], index_key(path, i),
-             "token id " + std::to_string(ids[i]) + " is outside the vocabulary (vocab_size " + std::to_string(vocab) +
-                 ")",
-             "token ids must be in [0, vocab_size); raise model.vocab_size or fix the id");
-}
+// An inline request's fields: a YAML mapping, with YamlReader's located reads.
+class YamlRequestFields final : public RequestFields {
+ public:
+  YamlRequestFields(const YamlReader& r, const YamlNode& node, std::string path) : r_(r), node_(node), p_(std::move(path)) {
+    r_.expect_map(node_, p_, request_keys());
+  }
+  bool has(const char* key) const override { return static_cast<bool>(node_[key]); }
+  std::string read_string(const char* key) const override { return r_.read_string(node_[key], path(key)); }
+  long long read_int(const char* key, long long lo, long long hi) const override {
+    return r_.read_integer(node_[key], path(key), lo, hi);
+  }
+  double read_seconds(const char* key) const override { return r_.read_double(node_[key], path(key), 0); }
+  bool read_bool(const char* key) const override { return r_.read_bool(node_[key], path(key)); }
+  std::vector<long long> read_int_list(const char* key, long long lo, long long hi) const override {
+    const std::vector<int> v = r_.read_int_list(node_[key], path(key), lo, hi);
+    return std::vector<long long>(v.begin(), v.end());
+  }
+  [[noreturn]] void fail(At at, const char* key, std::string message, std::string hint) const override {
+    if (at == At::kRequest) r_.fail(node_, p_, std::move(message), std::move(hint));
+    r_.fail(at == At::kKey ? key_node(key) : node_[key], path(key), std::move(message), std::move(hint));
+  }
+  [[noreturn]] void fail_item(const char* key, std::size_t item, std::string message, std::string hint) const override {
+    r_.fail(node_[key][item], index_key(path(key), item), std::move(message), std::move(hint));
+  }
 
-RequestSpec read_request(const YamlReader& r, const YamlNode& node, const std::string& p, const Scenario& s) {
-  r.expect_map(node, p,
-               {"id", "arrival_step", "arrival_time", "prompt", "prompt_len", "prompt_hash_ids",
-                "prompt_hash_block_size", "max_tokens", "min_tokens", "ignore_eos",
-                "stop_token_ids", "output", "priority", "accepted_drafts"});
-  const int vocab = s.model.vocab_size;
-  RequestSpec req;
-  if (!node["id"]) r.fail(node, p, "missing required key `id`", "give every request a unique id");
-  req.id = r.read_string(node["id"], p + ".id");
-  if (req.id.empty()) r.fail(node["id"], p + ".id", "must not be empty");
-  // Ids are written one step per line in split goldens and step tables.
-  for (unsigned char c : req.id)
-    if (c < 0x20 || c == 0x7f)
-      r.fail(node["id"], p + ".id", "contains a control character",
-             "split goldens list rows one step per line: write the id without newlines, tabs or other control "
-             "characters");
-  if (node["arrival_step"] && node["arrival_time"])
-    r.fail(node["arrival_time"], p + ".arrival_time", "both arrival_step and arrival_time",
-           "a request arrives at a step or at a time, not both");
-  // Steps are 32-bit: 2^30 leaves the run after the last arrival room to finish.
-  if (node["arrival_step"]) req.arrival_step = r.read_int(node["arrival_step"], p + ".arrival_step", 0, 1LL << 30);
-  if (node["arrival_time"]) {
-    const double seconds = r.read_double(node["arrival_time"], p + ".arrival_time", 0);
-    if (seconds > 1e9) r.fail(node["arrival_time"], p + ".arrival_time", "expected seconds in [0, 1e9]");
-    req.arrival_time_ns = std::llround(seconds * 1e9);
+ private:
+  std::string path(const char* key) const { return p_ + "." + key; }
+  YamlNode key_node(const char* key) const {
+    for (std::size_t i = 0; i < node_.size(); ++i)
+      if (node_.key_at(i).Scalar() == key) return node_.key_at(i);
+    return node_;
   }
-  if (node["prompt"]) {
-    req.prompt = r.read_int_list(node["prompt"], p + ".prompt", 0, 1LL << 31);
-    check_tokens(r, node["prompt"], p + ".prompt", req.prompt, vocab);
-    if (req.prompt.empty())
-      r.fail(node["prompt"], p + ".prompt", "must not be empty", "a prompt has at least one token");
-  }
-  const YamlNode hash_ids = node["prompt_hash_ids"], hash_block = node["prompt_hash_block_size"];
-  if ((hash_ids || hash_block) && (node["prompt"] || !node["prompt_len"]))
-    r.fail(hash_ids ? hash_ids : hash_block, p + (hash_ids ? ".prompt_hash_ids" : ".prompt_hash_block_size"),
-           "prompt_hash_ids seeds a prompt given by prompt_len", "give prompt_len (and no prompt) with prompt_hash_ids");
-  if (hash_block && !hash_ids)
-    r.fail(hash_block, p + ".prompt_hash_block_size", "prompt_hash_block_size without prompt_hash_ids");
-  if (node["prompt_len"]) {
-    int len = r.read_int(node["prompt_len"], p + ".prompt_len", 1);
-    if (node["prompt"] && len != static_cast<int>(req.prompt.size()))
-      r.fail(node["prompt_len"], p + ".prompt_len",
-             "prompt_len " + std::to_string(len) + " disagrees with the prompt's " +
-                 std::to_string(req.prompt.size()) + " tokens",
-             "give either `prompt` or `prompt_len`, or make them agree");
-    // Checked here too (the loader checks every prompt later) so no huge seeded prompt is built.
-    if (!node["prompt"] && len >= s.scheduler.max_model_len)
-      r.fail(node["prompt_len"], p + ".prompt_len",
-             "prompt of " + std::to_string(len) + " tokens does not fit max_model_len " +
-                 std::to_string(s.scheduler.max_model_len),
-             "a prompt must leave room for at least one output token");
-    if (!node["prompt"]) {
-      const int block = hash_block ? r.read_int(hash_block, p + ".prompt_hash_block_size", 1, 1LL << 20)
-                                   : kDefaultPromptHashBlockSize;
-      std::vector<std::uint64_t> ids;
-      if (hash_ids) {
-        for (int id : r.read_int_list(hash_ids, p + ".prompt_hash_ids", 0, (1LL << 31) - 1))
-          ids.push_back(static_cast<std::uint64_t>(id));
-        const std::size_t want = static_cast<std::size_t>((len + block - 1) / block);
-        if (ids.size() != want)
-          r.fail(hash_ids, p + ".prompt_hash_ids",
-                 std::to_string(ids.size()) + " hash ids for a prompt of " + std::to_string(len) +
-                     " tokens in blocks of " + std::to_string(block) + " (needs " + std::to_string(want) + ")",
-                 "one hash id per prompt block: ceil(prompt_len / prompt_hash_block_size)");
-      }
-      seed_prompt(req, len, ids, block, s);
-    }
-  }
-  if (!node["prompt"] && !node["prompt_len"])
-    r.fail(node, p, "missing `prompt` or `prompt_len`", "give the prompt's token ids, or its length for seeded ids");
-  // Outputs are bounded by max_model_len (at most 2^24) anyway; 2^30 keeps prompt + max_tokens in an int.
-  if (node["max_tokens"]) req.max_tokens = r.read_int(node["max_tokens"], p + ".max_tokens", 1, 1LL << 30);
-  if (node["min_tokens"]) {
-    req.min_tokens = r.read_int(node["min_tokens"], p + ".min_tokens", 0, 1LL << 30);
-    if (req.min_tokens > req.max_tokens)  // vLLM SamplingParams rejects this too
-      r.fail(node["min_tokens"], p + ".min_tokens",
-             "min_tokens " + std::to_string(req.min_tokens) + " exceeds max_tokens " + std::to_string(req.max_tokens),
-             "lower min_tokens or raise max_tokens");
-  }
-  if (node["ignore_eos"]) req.ignore_eos = r.read_bool(node["ignore_eos"], p + ".ignore_eos");
-  if (node["stop_token_ids"]) {
-    req.stop_token_ids = r.read_int_list(node["stop_token_ids"], p + ".stop_token_ids", 0, 1LL << 31);
-    check_tokens(r, node["stop_token_ids"], p + ".stop_token_ids", req.stop_token_ids, vocab);
-  }
-  if (node["output"]) {
-    req.output = r.read_int_list(node["output"], p + ".output", 0, 1LL << 31);
-    check_tokens(r, node["output"], p + ".output", req.output, vocab);
-    req.output_given = true;
-  }
-  // Teacher-forced outputs past the listed ones are seeded, never EOS or a stop id, so an
-  // unlisted output runs to max_tokens.
-  // The same stream continues in Request::forced_output_token past max_tokens (draft tokens).
-  // Only as many as max_model_len leaves room for: a request never outputs more, and a huge
-  // max_tokens must not allocate a huge list.
-  seed_outputs(req, s);
-  if (node["priority"]) req.priority = r.read_int(node["priority"], p + ".priority", -(1LL << 31) + 1);
-  if (node["accepted_drafts"]) {
-    const int k = s.scheduler.num_speculative_tokens;
-    if (k == 0)
-      r.fail(node["accepted_drafts"], p + ".accepted_drafts", "given without speculative decoding",
-             "set scheduler.num_speculative_tokens > 0, or drop accepted_drafts");
-    const YamlNode list = node["accepted_drafts"];
-    req.accepted_drafts = r.read_int_list(list, p + ".accepted_drafts", 0, 1LL << 31);
-    for (std::size_t j = 0; j < req.accepted_drafts.size(); ++j)
-      if (req.accepted_drafts[j] > k)
-        r.fail(list[j], index_key(p + ".accepted_drafts", j),
-               std::to_string(req.accepted_drafts[j]) + " accepted drafts, but only " + std::to_string(k) +
-                   " are proposed per step",
-               "each entry is between 0 and scheduler.num_speculative_tokens");
-  }
-  return req;
-}
+
+  const YamlReader& r_;
+  const YamlNode& node_;
+  std::string p_;
+};
 
 }  // namespace
 
@@ -377,7 +293,7 @@ void read_requests_section(const YamlReader& r, const YamlNode& node, Scenario& 
   std::map<std::string, int> first_line;
   for (std::size_t i = 0; i < node.size(); ++i) {
     const std::string p = index_key("requests", i);
-    RequestSpec req = read_request(r, node[i], p, s);
+    RequestSpec req = read_request(YamlRequestFields(r, node[i], p), s, std::nullopt);
     int line = node[i]["id"].Mark().line + 1;
     auto [it, inserted] = first_line.emplace(req.id, line);
     if (!inserted)

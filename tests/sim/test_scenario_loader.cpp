@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "sim/request.h"
+#include "sim/request_tokens.h"
 #include "sim/scenario_loader.h"
 
 using namespace mlasim;
@@ -77,7 +79,8 @@ TEST_CASE("defaults are vLLM's and the tiny preset's", "[loader]") {
   CHECK(s.engine.attention_backend == AttentionBackendKind::kFlashAttnMla);
   CHECK(s.parallel.tensor_parallel_size == 1);
   REQUIRE(s.requests.size() == 1);
-  const RequestSpec& r = s.requests[0];
+  CHECK(s.requests[0].output.empty());  // the unlisted outputs are the request's seeded stream
+  const RequestSpec r = resolved_request(s.requests[0], s);
   CHECK(r.prompt == std::vector<int>{5, 6, 7});
   CHECK(r.max_tokens == 16);
   CHECK(r.output.size() == 16);  // seeded teacher-forced outputs up to max_tokens
@@ -91,17 +94,28 @@ TEST_CASE("prompt_len gives seeded ids that depend on seed and id only", "[loade
   const char* text = "version: 1\nmodel: {seed: 7}\nrequests:\n  - {id: a, prompt_len: 40}\n  - {id: b, prompt_len: 40}\n";
   Scenario s1 = load_ok(text);
   Scenario s2 = load_ok(text);
-  CHECK(s1.requests[0].prompt == s2.requests[0].prompt);
-  CHECK(s1.requests[0].prompt.size() == 40);
-  CHECK(s1.requests[0].prompt != s1.requests[1].prompt);
+  // Loaded by length only (drawn when the replay admits the request), 40 ids when asked for.
+  CHECK(s1.requests[0].prompt.empty());
+  CHECK(s1.requests[0].seeded_prompt_len == 40);
+  CHECK(prompt_len(s1.requests[0]) == 40);
+  const std::vector<int> a1 = prompt_tokens(s1.requests[0], s1);
+  CHECK(a1 == prompt_tokens(s2.requests[0], s2));
+  CHECK(a1.size() == 40);
+  CHECK(a1 != prompt_tokens(s1.requests[1], s1));
+  CHECK(resolved_request(s1.requests[0], s1).prompt == a1);
+  // The replay draws the same ids.
+  Request admitted = make_request(s1.requests[0], s1.model, 0);
+  materialize_prompt(admitted);
+  CHECK(admitted.all_token_ids == a1);
   Scenario s3 = load_ok(text, {"model.seed=8"});
-  CHECK(s3.requests[0].prompt != s1.requests[0].prompt);
+  CHECK(prompt_tokens(s3.requests[0], s3) != a1);
 }
 
 TEST_CASE("explicit output is kept and continued with seeded tokens avoiding EOS and stop ids", "[loader]") {
   Scenario s = load_ok(
       "version: 1\nrequests:\n  - {id: a, prompt: [5], max_tokens: 300, output: [9, 1], stop_token_ids: [3, 4]}\n");
-  const RequestSpec& r = s.requests[0];
+  CHECK(s.requests[0].output == std::vector<int>{9, 1});
+  const RequestSpec r = resolved_request(s.requests[0], s);
   REQUIRE(r.output.size() == 300);
   CHECK(r.output[0] == 9);
   CHECK(r.output[1] == 1);
@@ -209,7 +223,7 @@ TEST_CASE("a huge max_tokens seeds only the outputs max_model_len leaves room fo
   Scenario s = load_ok("version: 1\nscheduler: {max_model_len: 64}\nrequests:\n"
                        "  - {id: a, prompt: [5, 6, 7], max_tokens: 1073741824}\n");
   CHECK(s.requests[0].max_tokens == 1073741824);
-  CHECK(s.requests[0].output.size() == 61u);
+  CHECK(resolved_request(s.requests[0], s).output.size() == 61u);
 }
 
 TEST_CASE("profile vllm-current is an alias of vllm-0.33, the profile picks its release's scheduler rules", "[loader]") {

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "sim/request_tokens.h"
 #include "sim/scenario_loader.h"
 #include "tools/fuzz/finding.h"
 #include "tools/mlasim/commands.h"
@@ -27,6 +28,7 @@ int run_shrink(const ShrinkFlags& f) {
     return kExitBadInput;
   }
   Scenario s = loaded.value();
+  resolve_requests(s);  // the shrinker edits token ids: every prompt and output listed
   s.name += "_min";  // its own golden folder, beside the original's
   if (!s.requests_file.empty()) {
     std::cerr << "mlasim shrink: " << f.scenario
