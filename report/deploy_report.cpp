@@ -3,8 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <initializer_list>
+#include <utility>
+
 #include "sim/scenario_deployment.h"
 #include "sim/scenario_loader.h"
+#include "sim/yaml_document.h"
 #include "report/json_writer.h"
 #include "engine/replay.h"
 
@@ -34,27 +38,44 @@ std::vector<ProbeSpec> probe_specs(int k) {
 }  // namespace
 
 std::string deployment_scenario_yaml(const DeployOptions& o, const std::string& hf_config_ref) {
-  std::string y;
-  y += "# vLLM 0.33.0 serving " + hf_config_ref + " on " + o.gpu + " x" + std::to_string(o.tensor_parallel_size) +
-       " (TP " + std::to_string(o.tensor_parallel_size) + "), kv_cache_dtype " + o.kv_cache_dtype +
-       ": written by `mlasim deploy`.\n";
-  y += "# Its requests are the misrouting report's probes. The model keeps the config's attention\n"
-       "# geometry (what routing reads) and runs one layer with a shrunk vocabulary and MLP on the CPU.\n";
-  y += "version: 1\n";
-  y += "model: {hf_config: \"" + hf_config_ref + "\", num_layers: 1, vocab_size: 4096, intermediate_size: 2048, "
-       "eos_token_id: 1}\n";
-  y += "scheduler: {max_num_batched_tokens: 2048, max_num_seqs: 16, max_model_len: 4096, num_gpu_blocks: 512";
-  if (o.block_size) y += ", block_size: " + std::to_string(*o.block_size);
-  if (o.num_speculative_tokens > 0) y += ", num_speculative_tokens: " + std::to_string(o.num_speculative_tokens);
-  y += "}\n";
-  y += "engine: {profile: vllm-0.33, gpu: " + o.gpu + ", attention_backend: " + o.attention_backend + "}\n";
-  y += "cache: {kv_cache_dtype: " + o.kv_cache_dtype + "}\n";
-  y += "parallel: {tensor_parallel_size: " + std::to_string(o.tensor_parallel_size) + "}\n";
-  y += "requests:\n";
-  for (const ProbeSpec& p : probe_specs(o.num_speculative_tokens))
-    y += fmt::format("  - {{id: {}, arrival_step: {}, prompt_len: {}, max_tokens: {}, ignore_eos: true}}  # {}\n",
-                     p.id, p.arrival_step, p.prompt_len, p.max_tokens, p.name);
-  return y;
+  using V = YamlValue;
+  const std::string tp = std::to_string(o.tensor_parallel_size);
+  const std::string header =
+      "vLLM 0.33.0 serving " + hf_config_ref + " on " + o.gpu + " x" + tp + " (TP " + tp + "), kv_cache_dtype " +
+      o.kv_cache_dtype +
+      ": written by `mlasim deploy`.\n"
+      "Its requests are the misrouting report's probes. The model keeps the config's attention\n"
+      "geometry (what routing reads) and runs one layer with a shrunk vocabulary and MLP on the CPU.";
+  V doc = V::mapping(V::Style::kBlock);
+  doc.set("version", V::number(1));
+  V& model = doc.set("model", V::mapping(V::Style::kFlow));
+  model.set("hf_config", V::quoted(hf_config_ref));
+  using Keys = std::initializer_list<std::pair<const char*, int>>;
+  for (auto [key, value] : Keys{{"num_layers", 1}, {"vocab_size", 4096}, {"intermediate_size", 2048}, {"eos_token_id", 1}})
+    model.set(key, V::number(value));
+  V& scheduler = doc.set("scheduler", V::mapping(V::Style::kFlow));
+  for (auto [key, value] :
+       Keys{{"max_num_batched_tokens", 2048}, {"max_num_seqs", 16}, {"max_model_len", 4096}, {"num_gpu_blocks", 512}})
+    scheduler.set(key, V::number(value));
+  if (o.block_size) scheduler.set("block_size", V::number(*o.block_size));
+  if (o.num_speculative_tokens > 0) scheduler.set("num_speculative_tokens", V::number(o.num_speculative_tokens));
+  V& engine = doc.set("engine", V::mapping(V::Style::kFlow));
+  engine.set("profile", V::plain("vllm-0.33"));
+  engine.set("gpu", V::plain(o.gpu));
+  engine.set("attention_backend", V::plain(o.attention_backend));
+  doc.set("cache", V::mapping(V::Style::kFlow)).set("kv_cache_dtype", V::plain(o.kv_cache_dtype));
+  doc.set("parallel", V::mapping(V::Style::kFlow)).set("tensor_parallel_size", V::number(o.tensor_parallel_size));
+  V& requests = doc.set("requests", V::sequence(V::Style::kBlock));
+  for (const ProbeSpec& p : probe_specs(o.num_speculative_tokens)) {
+    V r = V::mapping(V::Style::kFlow);
+    r.set("id", V::plain(p.id));
+    r.set("arrival_step", V::number(p.arrival_step));
+    r.set("prompt_len", V::number(p.prompt_len));
+    r.set("max_tokens", V::number(p.max_tokens));
+    r.set("ignore_eos", V::boolean(true));
+    requests.push(std::move(r)).comment(p.name);
+  }
+  return emit_yaml(doc, header);
 }
 
 Result<DeployReport> evaluate_deployment(const DeployOptions& o, const std::string& yaml,
@@ -92,11 +113,18 @@ Result<DeployReport> evaluate_deployment(const DeployOptions& o, const std::stri
 }
 
 std::string probe_expectations_yaml(const DeployReport& r) {
-  std::string y = "expect:\n  steps:  # the probes as vLLM 0.33 would log them\n";
-  for (const DeployProbe& p : r.probes)
-    y += fmt::format("    - {{step: {}, num_mqa_tokens: {}, num_mha_tokens: {}}}  # {}: {} path\n", p.step, p.num_mqa,
-                     p.num_mha, p.name, p.decode_path ? "decode" : "prefill");
-  return y;
+  using V = YamlValue;
+  V doc = V::mapping(V::Style::kBlock);
+  V& steps = doc.set("expect", V::mapping(V::Style::kBlock)).set("steps", V::sequence(V::Style::kBlock));
+  steps.comment("the probes as vLLM 0.33 would log them");
+  for (const DeployProbe& p : r.probes) {
+    V step = V::mapping(V::Style::kFlow);
+    step.set("step", V::number(p.step));
+    step.set("num_mqa_tokens", V::number(p.num_mqa));
+    step.set("num_mha_tokens", V::number(p.num_mha));
+    steps.push(std::move(step)).comment(fmt::format("{}: {} path", p.name, p.decode_path ? "decode" : "prefill"));
+  }
+  return emit_yaml(doc);
 }
 
 std::string deploy_report_text(const DeployReport& r) {

@@ -12,6 +12,7 @@
 #include "sim/request_file.h"
 #include "sim/scenario_deployment.h"
 #include "sim/scenario_sections.h"
+#include "sim/set_override.h"
 #include "sim/scheduler.h"
 #include "sim/scheduler_rules.h"
 
@@ -25,22 +26,6 @@ YamlNode locate(const YamlNode& root, const std::string& section, const std::str
   if (sec && sec.IsMap() && sec[key]) return sec[key];
   if (sec) return sec;
   return root;
-}
-
-// "requests.0.max_tokens" -> {"requests", "0", "max_tokens"}.
-std::vector<std::string> split_path(const std::string& path) {
-  std::vector<std::string> parts;
-  std::string cur;
-  for (char c : path) {
-    if (c == '.') {
-      parts.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  parts.push_back(cur);
-  return parts;
 }
 
 // Why `name` cannot name a folder golden/<name>/, or "" when it can.
@@ -59,97 +44,73 @@ std::string golden_name_problem(const std::string& name) {
   return "";
 }
 
-bool is_index(const std::string& s) {
-  return !s.empty() && s.size() < 9 && s.find_first_not_of("0123456789") == std::string::npos;
-}
+// The scenario's tree as --set walks it (sim/set_override.h).
+class TreeSetTarget : public SetTarget {
+ public:
+  TreeSetTarget(YamlTree& tree, std::uint32_t root, std::uint32_t value)
+      : tree_(tree), cur_(tree.node(root)), value_(value) {}
+  Kind kind() const override { return kind_of(cur_); }
+  std::size_t size() const override { return cur_.size(); }
+  Kind child_kind(const std::string& key) const override { return kind_of(cur_[key]); }
+  Kind item_kind(std::size_t index) const override { return kind_of(cur_[index]); }
+  void enter(const std::string& key) override {
+    const std::uint32_t own = own_copy(cur_[key]);
+    tree_.set_map_value(cur_.id(), key, own);
+    cur_ = tree_.node(own);
+  }
+  void enter(std::size_t index) override {
+    const std::uint32_t own = own_copy(cur_[index]);
+    tree_.set_kid(cur_.id(), index, own);
+    cur_ = tree_.node(own);
+  }
+  void assign(const std::string& key) override { tree_.set_map_value(cur_.id(), key, value_); }
+  void assign(std::size_t index) override { tree_.set_kid(cur_.id(), index, value_); }
+  bool value_is_collection() const override {
+    const YamlNode v = tree_.node(value_);
+    return v.IsMap() || v.IsSequence();
+  }
 
-[[noreturn]] void override_error(const std::string& label, int column, const std::string& message,
-                                 const std::string& hint) {
-  Error e;
-  e.file = label;
-  e.line = 1;
-  e.column = column;
-  e.message = message;
-  e.hint = hint;
-  throw LoadError{e};
-}
+ private:
+  static Kind kind_of(const YamlNode& n) {
+    if (!n) return Kind::kAbsent;
+    if (n.IsNull()) return Kind::kNull;
+    if (n.IsMap()) return Kind::kMapping;
+    return n.IsSequence() ? Kind::kSequence : Kind::kScalar;
+  }
+  std::uint32_t own_copy(const YamlNode& next) {
+    if (next.IsMap() || next.IsSequence()) return tree_.copy_collection(next.id());
+    if (!next || next.IsNull()) return tree_.new_map();
+    return next.id();
+  }
+  YamlTree& tree_;
+  YamlNode cur_;
+  std::uint32_t value_;
+};
 
 // Applies one --set to the tree under `root` and returns the new root. Each collection on the
 // path is copied before it is edited, so the edit reaches this path only, never another alias of
 // the same node (`prompt: *p` or `- *request` elsewhere).
 YamlNode apply_override(YamlTree& tree, YamlNode root, YamlReader& reader, const std::string& set) {
-  const std::string label = "<--set " + set + ">";
-  std::size_t eq = set.find('=');
-  if (eq == std::string::npos || eq == 0)
-    override_error(label, 1, "expected key=value",
-                   "for example --set engine.profile=strict or --set requests.0.max_tokens=4");
-  std::vector<std::string> parts = split_path(set.substr(0, eq));
-  std::string normalized;
-  auto parse_value = [&]() -> std::uint32_t {
-    try {
-      YamlMark second;
-      const YamlNode v = tree.parse(set.substr(eq + 1), &second);
-      if (!second.is_null())
-        override_error(label, static_cast<int>(eq) + 2, "the value holds more than one YAML document (`---`)",
-                       "give one value; quote it for the shell if it contains `---`");
-      return v.id();
-    } catch (const YamlSyntaxError& ex) {
-      override_error(label, static_cast<int>(eq) + 2 + std::max(ex.mark.column, 0), "cannot parse the value: " + ex.msg,
-                     "quote the value for the shell; lists are written [a, b]");
-    }
-  };
-  // The node the path goes through next, as this edit's own: a copy of a collection, a new
-  // mapping for a missing or null key (--set creates it on its way), a scalar as it is (the
-  // next segment reports it).
-  auto own_step = [&](const YamlNode& next) -> std::uint32_t {
-    if (next.IsMap() || next.IsSequence()) return tree.copy_collection(next.id());
-    if (!next || next.IsNull()) return tree.new_map();
-    return next.id();
-  };
-  const std::uint32_t new_root = tree.copy_collection(root.id());
-  YamlNode cur = tree.node(new_root);
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    const std::string& part = parts[i];
-    if (part.empty())
-      override_error(label, 1, "empty key segment in \"" + set.substr(0, eq) + "\"", "separate keys with single dots");
-    const bool last = i + 1 == parts.size();
-    if (cur.IsSequence()) {
-      if (!is_index(part))
-        override_error(
-            label, 1,
-            normalized + " is a list of " + std::to_string(cur.size()) + " entries; \"" + part + "\" is not an index",
-            "address list entries by 0-based index, e.g. requests.0.max_tokens");
-      if (std::stoul(part) >= cur.size())
-        override_error(label, 1,
-                       normalized + " is a list of " + std::to_string(cur.size()) + " entries; index " + part +
-                           " is past its end",
-                       (cur.size() == 0 ? std::string("the list is empty")
-                                        : "indexes are 0-based: use 0 to " + std::to_string(cur.size() - 1)) +
-                           "; --set cannot add list entries, edit the scenario file for that");
-      const std::size_t idx = std::stoul(part);
-      normalized = index_key(normalized, idx);
-      if (last) {
-        tree.set_kid(cur.id(), idx, parse_value());
-        break;
-      }
-      const std::uint32_t own = own_step(cur[idx]);
-      tree.set_kid(cur.id(), idx, own);
-      cur = tree.node(own);
-    } else {
-      if (!cur.IsMap())
-        override_error(label, 1, normalized + " is not a mapping, so it has no key \"" + part + "\"",
-                       "see scenarios/README.md for the keys under " + normalized);
-      normalized = join_key(normalized, part);
-      if (last) {
-        tree.set_map_value(cur.id(), part, parse_value());
-        break;
-      }
-      const std::uint32_t own = own_step(cur[part]);
-      tree.set_map_value(cur.id(), part, own);
-      cur = tree.node(own);
-    }
+  Result<SetArgument> parsed =
+      parse_set(set, "for example --set engine.profile=strict or --set requests.0.max_tokens=4");
+  if (!parsed) throw LoadError{parsed.error()};
+  const SetArgument& a = parsed.value();
+  std::uint32_t value = 0;
+  try {
+    YamlMark second;
+    value = tree.parse(a.value, &second).id();
+    if (!second.is_null())
+      throw LoadError{set_error(a, a.value_column, "the value holds more than one YAML document (`---`)",
+                                "give one value; quote it for the shell if it contains `---`")};
+  } catch (const YamlSyntaxError& ex) {
+    throw LoadError{set_error(a, a.value_column + std::max(ex.mark.column, 0), "cannot parse the value: " + ex.msg,
+                              "quote the value for the shell; lists are written [a, b]")};
   }
-  reader.add_override(normalized, OverrideOrigin{label, static_cast<int>(eq) + 2});
+  const std::uint32_t new_root = tree.copy_collection(root.id());
+  TreeSetTarget target(tree, new_root, value);
+  Result<std::string> key_path = apply_set(target, a);
+  if (!key_path) throw LoadError{key_path.error()};
+  reader.add_override(key_path.value(), OverrideOrigin{a.label, a.value_column});
   return tree.node(new_root);
 }
 

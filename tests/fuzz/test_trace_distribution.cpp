@@ -5,28 +5,13 @@
 #include "sim/scenario_loader.h"
 #include "tests/fuzz/fuzz_test_util.h"
 #include "tools/fuzz/scenario_validity.h"
-#include "tools/fuzz/scenario_yaml.h"
-#include "engine/replay.h"
+#include "sim/scenario_writer.h"
+#include "tests/engine/dry_schedule.h"
 
 namespace mlasim {
 namespace {
 
-// The split and schedule of a dry run, as one comparable string per step.
-std::vector<std::string> schedule_of(const Scenario& s) {
-  ReplayOptions options;
-  options.with_model = false;
-  const RunRecord run = replay(s, options);
-  std::vector<std::string> steps;
-  for (const StepRecord& st : run.steps) {
-    std::string line = std::to_string(st.step) + ":" + std::to_string(st.counts.num_mqa_tokens) + "/" +
-                       std::to_string(st.counts.num_mha_tokens);
-    for (const RowRecord& r : st.rows) line += " " + r.id + "=" + r.path + "[" + std::to_string(r.q) + "," + std::to_string(r.nct) + "]";
-    for (const std::string& p : st.preempted) line += " preempt:" + p;
-    steps.push_back(line);
-  }
-  for (const RequestRecord& r : run.requests) steps.push_back(r.id + " " + r.status + " " + std::to_string(r.token_ids.size()));
-  return steps;
-}
+using test::dry_schedule;
 
 TEST_CASE("fuzz traces are valid for every knob and the same for the same seed and run", "[fuzz]") {
   const TraceDistribution d = test::fuzz_distribution({}, kAllKnobs);
@@ -64,7 +49,7 @@ TEST_CASE("a fuzz trace written as YAML loads and replays exactly as the trace",
     Result<Scenario> back = load_scenario_text(yaml, s.name + ".yaml");
     if (!back) FAIL(back.error().format() + "\n" + yaml);
     CHECK(back.value().name == s.name);
-    CHECK(schedule_of(back.value()) == schedule_of(s));
+    CHECK(dry_schedule(back.value()) == dry_schedule(s));
   }
 }
 

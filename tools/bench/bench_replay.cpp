@@ -3,7 +3,8 @@
 // child, validates its summary, then times it (wall, ns per generated token) and reads its peak RSS.
 // Usage: bench_replay [--mlasim PATH] [--requests N=20000] [--reps R=3] [--rate REQ_PER_S=0 (all at
 //        step 0)] [--scale] [--pictures] [--keep]   (--scale: 10,000 vs 1,000,000 short requests, peak RSS
-//        side by side; --pictures: the same run again with --svg and --trace-out, time, peak RSS, file sizes)
+//        side by side; --pictures: the same run again with --svg and --trace-out, time, peak RSS, file sizes;
+//        --inline: the requests written in the scenario's `requests:` list instead of a requests_file)
 #include <unistd.h>
 
 #include <algorithm>
@@ -47,6 +48,7 @@ struct Shape {  // log-normal lengths clamped to [1, max]; rate: Poisson arrival
   int requests, prompt_max, output_max;
   double prompt_median, output_median, sigma, rate;
   std::uint64_t seed;
+  bool inline_requests = false;  // in the YAML's requests: list, not a requests_file
 };
 
 struct Trace {
@@ -59,18 +61,23 @@ Trace write_trace(const fs::path& dir, const std::string& name, const Shape& s) 
   const auto t0 = std::chrono::steady_clock::now();
   Trace t;
   t.yaml = (dir / (name + ".yaml")).string();
-  std::ofstream y(t.yaml);
-  y << "version: 1\nname: " << name << "\nmodel: {preset: v3-attn}\n"
-    << "scheduler: {max_num_batched_tokens: 8192, max_num_seqs: 256, num_gpu_blocks: 32768, "
-    << "enable_chunked_prefill: true, max_model_len: " << kMaxModelLen << "}\n"
-    << "requests_file: " << name << ".jsonl\n";
-  y.close();
-  if (!y) die("cannot write " + t.yaml);
   const std::string jsonl = (dir / (name + ".jsonl")).string();
-  std::FILE* f = std::fopen(jsonl.c_str(), "w");
-  if (!f) die("cannot write " + jsonl);
+  const std::string head = "version: 1\nname: " + name + "\nmodel: {preset: v3-attn}\n" +
+                           "scheduler: {max_num_batched_tokens: 8192, max_num_seqs: 256, num_gpu_blocks: 32768, " +
+                           "enable_chunked_prefill: true, max_model_len: " + std::to_string(kMaxModelLen) + "}\n" +
+                           (s.inline_requests ? "requests:\n" : "requests_file: " + name + ".jsonl\n");
+  const std::string& path = s.inline_requests ? t.yaml : jsonl;
+  if (!s.inline_requests) {
+    std::ofstream y(t.yaml);
+    y << head;
+    y.close();
+    if (!y) die("cannot write " + t.yaml);
+  }
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) die("cannot write " + path);
   std::vector<char> buf(1 << 20);
   std::setvbuf(f, buf.data(), _IOFBF, buf.size());
+  if (s.inline_requests) std::fputs(head.c_str(), f);
   mlasim::kit::Rng rng(s.seed);
   double clock = 0;
   for (int i = 0; i < s.requests; ++i) {
@@ -78,16 +85,19 @@ Trace write_trace(const fs::path& dir, const std::string& name, const Shape& s) 
     const int output = lognormal(rng, s.output_median, s.sigma, 1, s.output_max);
     t.prompt_tokens += prompt;
     t.output_tokens += std::min<long long>(output, kMaxModelLen - prompt);
+    if (s.inline_requests) std::fprintf(f, "  - {id: r%d, ", i);
     if (s.rate > 0) {
       clock += -std::log(rng.uniform()) / s.rate;  // exponential gaps
-      std::fprintf(f, "{\"arrival_time\": %.6f, ", clock);
+      std::fprintf(f, s.inline_requests ? "arrival_time: %.6f, " : "{\"arrival_time\": %.6f, ", clock);
     } else {
-      std::fputs("{\"arrival_step\": 0, ", f);
+      std::fputs(s.inline_requests ? "arrival_step: 0, " : "{\"arrival_step\": 0, ", f);
     }
-    std::fprintf(f, "\"prompt_len\": %d, \"max_tokens\": %d, \"ignore_eos\": true}\n", prompt, output);
+    std::fprintf(f, s.inline_requests ? "prompt_len: %d, max_tokens: %d, ignore_eos: true}\n"
+                                      : "\"prompt_len\": %d, \"max_tokens\": %d, \"ignore_eos\": true}\n",
+                 prompt, output);
   }
-  if (std::fclose(f) != 0) die("cannot write " + jsonl);
-  t.bytes = static_cast<long long>(fs::file_size(jsonl));
+  if (std::fclose(f) != 0) die("cannot write " + path);
+  t.bytes = static_cast<long long>(fs::file_size(path));
   t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return t;
 }
@@ -193,7 +203,7 @@ int main(int argc, char** argv) {
   std::string mlasim;
   int requests = 20000, reps = 3;
   double rate = 0;
-  bool scale = false, keep = false, pictures = false;
+  bool scale = false, keep = false, pictures = false, inline_requests = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -207,6 +217,7 @@ int main(int argc, char** argv) {
     else if (a == "--scale") scale = true;
     else if (a == "--keep") keep = true;
     else if (a == "--pictures") pictures = true;
+    else if (a == "--inline") inline_requests = true;
     else die("unknown argument " + a + " (see the header of tools/bench/bench_replay.cpp)");
   }
   if (requests < 1 || reps < 1 || rate < 0) die("--requests and --reps must be >= 1, --rate >= 0");
@@ -221,13 +232,15 @@ int main(int argc, char** argv) {
 
   if (!scale) {
     const Shape shape{.requests = requests, .prompt_max = 16000, .output_max = 4000, .prompt_median = 600,
-                      .output_median = 180, .sigma = 1.0, .rate = rate, .seed = 20261201};
+                      .output_median = 180, .sigma = 1.0, .rate = rate, .seed = 20261201,
+                      .inline_requests = inline_requests};
     const Trace t = write_trace(dir, "replay", shape);
     char arrivals[64] = "all at step 0";
     if (rate > 0) std::snprintf(arrivals, sizeof arrivals, "Poisson arrivals at %g req/s", rate);
     std::printf("\ntrace: %d requests, log-normal prompts (median 600, sigma 1, [1, 16000]) and outputs (median 180,\n"
-                "       sigma 1, [1, 4000]), %s; %lld prompt tokens, %lld generated tokens, %.2f MB of JSONL\n",
-                requests, arrivals, t.prompt_tokens, t.output_tokens, static_cast<double>(t.bytes) / 1e6);
+                "       sigma 1, [1, 4000]), %s; %lld prompt tokens, %lld generated tokens, %.2f MB of %s\n",
+                requests, arrivals, t.prompt_tokens, t.output_tokens, static_cast<double>(t.bytes) / 1e6,
+                inline_requests ? "inline YAML" : "JSONL");
     validate(mlasim, t, requests, dir);
     const Timing r = time_runs(mlasim, t, reps, dir);
     print_timing(r, t, reps);

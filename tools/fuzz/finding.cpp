@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "sim/scenario_loader.h"
-#include "tools/fuzz/scenario_yaml.h"
+#include "sim/scenario_writer.h"
 
 namespace mlasim {
 

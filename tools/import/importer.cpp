@@ -79,21 +79,21 @@ Result<OutputNames> output_names(const ImportOptions& o) {
 }
 
 // The scheduler and model keys the importer writes, before --set.
-void default_scenario(YamlMap& y, const ImportOptions& o, const OutputNames& n) {
-  y.set("version", "1");
-  y.set("name", n.stem);
-  y.set("description", "");
-  y.set("model.preset", o.model_preset, "--model");
-  y.set("scheduler.max_num_batched_tokens", "8192");
-  y.set("scheduler.max_num_seqs", "256");
-  y.set("scheduler.num_gpu_blocks", "32768");
-  y.set("scheduler.enable_chunked_prefill", "true");
-  y.set("scheduler.enable_prefix_caching", "true");
-  y.set("requests_file", n.jsonl_file);
+void default_scenario(YamlValue& y, const ImportOptions& o, const OutputNames& n) {
+  set_scalar(y, "version", "1");
+  set_scalar(y, "name", n.stem);
+  set_scalar(y, "description", "");
+  set_scalar(y, "model.preset", o.model_preset, "--model");
+  set_scalar(y, "scheduler.max_num_batched_tokens", "8192");
+  set_scalar(y, "scheduler.max_num_seqs", "256");
+  set_scalar(y, "scheduler.num_gpu_blocks", "32768");
+  set_scalar(y, "scheduler.enable_chunked_prefill", "true");
+  set_scalar(y, "scheduler.enable_prefix_caching", "true");
+  set_scalar(y, "requests_file", n.jsonl_file);
 }
 
-Error origin_error(const YamlMap& y, const std::string& key, std::string message, std::string hint) {
-  const std::string& origin = *y.origin_of(key);
+Error origin_error(const YamlValue& y, const std::string& key, std::string message, std::string hint) {
+  const std::string& origin = find_scalar(y, key)->origin();
   Error e = plain_error(origin, std::move(message), std::move(hint));
   e.key_path = key;
   if (origin.rfind("<--set ", 0) == 0) {
@@ -105,8 +105,8 @@ Error origin_error(const YamlMap& y, const std::string& key, std::string message
 
 // max_model_len for the skip rule: scheduler.max_model_len if set, else the model's
 // max_position_embeddings (set, or the preset's), as the scenario loader derives it.
-Result<long long> resolve_max_model_len(const YamlMap& y) {
-  const std::string& preset = *y.find("model.preset");
+Result<long long> resolve_max_model_len(const YamlValue& y) {
+  const std::string& preset = find_scalar(y, "model.preset")->text();
   std::optional<ModelConfig> model = model_preset(preset);
   if (!model) {
     std::string known;
@@ -115,8 +115,9 @@ Result<long long> resolve_max_model_len(const YamlMap& y) {
   }
   long long len = model->max_position_embeddings;
   for (const char* key : {"model.max_position_embeddings", "scheduler.max_model_len"}) {
-    const std::string* v = y.find(key);
-    if (!v) continue;
+    const YamlValue* found = find_scalar(y, key);
+    if (!found) continue;
+    const std::string* v = &found->text();
     if (std::optional<FieldProblem> p = parse_count(*v, len); p || len < 2)
       return origin_error(y, key, "expected a whole number >= 2, found \"" + *v + "\"",
                           "prompts of max_model_len tokens or more are skipped");
@@ -147,7 +148,7 @@ Result<ImportSummary> import_trace(const ImportOptions& o) {
   Result<OutputNames> names = output_names(o);
   if (!names) return names.error();
   const OutputNames& n = names.value();
-  YamlMap yaml;
+  YamlValue yaml = YamlValue::mapping(YamlValue::Style::kBlock);
   default_scenario(yaml, o, n);
   for (const std::string& set : o.sets)
     if (Status st = apply_set(yaml, set); !st) return st.error();
@@ -209,16 +210,16 @@ Result<ImportSummary> import_trace(const ImportOptions& o) {
                        "no request to import: " + plural(s.skipped(), "request") + " skipped (" + skip_reasons(s) + ")",
                        "a scenario needs at least one request with a prompt and an output that fit max_model_len");
 
-  if (yaml.origin_of("description")->empty()) {
+  if (find_scalar(yaml, "description")->origin().empty()) {
     std::string d = "Imported by mlasim import " + std::string(to_string(o.format)) + " from " +
                     fs::path(o.input).filename().string() + ": " + plural(s.imported, "request") + ", " +
                     std::to_string(s.skipped()) + " skipped (" + skip_reasons(s) + ")";
     if (s.stopped_at_limit) d += ", stopped at --limit " + std::to_string(o.limit);
-    yaml.set("description", d + ".");
+    set_scalar(yaml, "description", d + ".");
   }
-  const std::string text = "# Written by `mlasim import " + std::string(to_string(o.format)) + "` from " +
-                           fs::path(o.input).filename().string() + "; the requests are in " + n.jsonl_file + ".\n" +
-                           yaml.emit();
+  const std::string text = emit_yaml(yaml, "Written by `mlasim import " + std::string(to_string(o.format)) +
+                                                "` from " + fs::path(o.input).filename().string() +
+                                                "; the requests are in " + n.jsonl_file + ".");
   AtomicOutputFile yaml_file;
   if (Status st = yaml_file.open(n.yaml); !st) return st.error();
   yaml_file.write(text);
