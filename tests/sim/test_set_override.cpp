@@ -21,7 +21,7 @@ Error loader_error(const std::string& set) {
 Error import_error(const std::string& set) {
   YamlValue doc = YamlValue::mapping(YamlValue::Style::kBlock);
   set_scalar(doc, "model.preset", "tiny");
-  Status st = apply_set(doc, set);
+  Status st = apply_import_set(doc, set);
   REQUIRE_FALSE(st.ok());
   return st.error();
 }
@@ -76,8 +76,8 @@ TEST_CASE("set on the loader tree: lists by index, a mapping replaced by a mappi
 TEST_CASE("set on the import document adds and replaces scalars, never the requests", "[set]") {
   YamlValue doc = YamlValue::mapping(YamlValue::Style::kBlock);
   set_scalar(doc, "model.preset", "tiny", "--model");
-  REQUIRE(apply_set(doc, "model.preset=v3-attn").ok());
-  REQUIRE(apply_set(doc, "scheduler.max_num_seqs=8").ok());
+  REQUIRE(apply_import_set(doc, "model.preset=v3-attn").ok());
+  REQUIRE(apply_import_set(doc, "scheduler.max_num_seqs=8").ok());
   CHECK(find_scalar(doc, "model.preset")->text() == "v3-attn");
   CHECK(find_scalar(doc, "model.preset")->origin() == "<--set model.preset=v3-attn>");
   CHECK(emit_yaml(doc) == "model:\n  preset: v3-attn\nscheduler:\n  max_num_seqs: 8\n");

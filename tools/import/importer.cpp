@@ -151,7 +151,7 @@ Result<ImportSummary> import_trace(const ImportOptions& o) {
   YamlValue yaml = YamlValue::mapping(YamlValue::Style::kBlock);
   default_scenario(yaml, o, n);
   for (const std::string& set : o.sets)
-    if (Status st = apply_set(yaml, set); !st) return st.error();
+    if (Status st = apply_import_set(yaml, set); !st) return st.error();
   Result<long long> max_model_len = resolve_max_model_len(yaml);
   if (!max_model_len) return max_model_len.error();
 

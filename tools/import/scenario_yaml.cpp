@@ -65,7 +65,7 @@ const YamlValue* find_scalar(const YamlValue& root, const std::string& dotted) {
   return cur->kind() == YamlValue::Kind::kScalar ? cur : nullptr;
 }
 
-Status apply_set(YamlValue& root, const std::string& set) {
+Status apply_import_set(YamlValue& root, const std::string& set) {
   Result<SetArgument> parsed =
       parse_set(set, "for example --set scheduler.max_num_batched_tokens=4096 or --set model.preset=tiny");
   if (!parsed) return parsed.error();
@@ -74,7 +74,7 @@ Status apply_set(YamlValue& root, const std::string& set) {
     return set_error(a, 1, a.parts[0] + ": the imported requests cannot be changed with --set",
                      "import picks the requests: use --limit, or edit the written files");
   DocumentSetTarget target(root, YamlValue::str(a.value).origin(a.label));
-  Result<std::string> key_path = mlasim::apply_set(target, a);
+  Result<std::string> key_path = apply_set(target, a);
   if (!key_path) return key_path.error();
   return Status::Ok();
 }

@@ -18,6 +18,6 @@ const YamlValue* find_scalar(const YamlValue& root, const std::string& dotted);
 
 // Applies one `--set key.path=value`, not under `requests` or `requests_file` (the importer picks
 // the requests). It may add keys but not replace a mapping by a scalar or go through a scalar.
-Status apply_set(YamlValue& root, const std::string& set);
+Status apply_import_set(YamlValue& root, const std::string& set);
 
 }  // namespace mlasim
