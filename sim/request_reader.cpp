@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "sim/request_tokens.h"
 
@@ -13,9 +14,13 @@ namespace {
 using At = RequestFields::At;
 
 constexpr long long kMaxTokenId = 1LL << 31;
+// Lists of ids take any integer >= 0 that fits 64 bits (scenarios/README.md: "list of ints >= 0");
+// the checks after the read (the vocabulary, k drafts) give the precise message. Trace hash ids
+// are 64-bit.
+constexpr long long kAnyId = std::numeric_limits<long long>::max();
 
 std::vector<int> read_tokens(const RequestFields& f, const char* key, int vocab) {
-  const std::vector<long long> ids = f.read_int_list(key, 0, kMaxTokenId);
+  const std::vector<long long> ids = f.read_int_list(key, 0, kAnyId);
   for (std::size_t i = 0; i < ids.size(); ++i)
     if (ids[i] >= vocab)
       f.fail_item(key, i,
@@ -67,7 +72,7 @@ void read_seeded_prompt(const RequestFields& f, int len, RequestSpec& req) {
     block = static_cast<int>(f.read_int("prompt_hash_block_size", 1, 1LL << 20));
   std::vector<std::uint64_t> ids;
   if (f.has("prompt_hash_ids")) {
-    const std::vector<long long> list = f.read_int_list("prompt_hash_ids", 0, kMaxTokenId - 1);
+    const std::vector<long long> list = f.read_int_list("prompt_hash_ids", 0, kAnyId);
     const std::size_t want = static_cast<std::size_t>((len + block - 1) / block);
     if (list.size() != want)
       f.fail(At::kValue, "prompt_hash_ids",
@@ -156,7 +161,7 @@ void read_accepted_drafts(const RequestFields& f, const Scenario& s, RequestSpec
   if (k == 0)
     f.fail(At::kKey, "accepted_drafts", "given without speculative decoding",
            "set scheduler.num_speculative_tokens > 0, or drop accepted_drafts");
-  const std::vector<long long> list = f.read_int_list("accepted_drafts", 0, kMaxTokenId);
+  const std::vector<long long> list = f.read_int_list("accepted_drafts", 0, kAnyId);
   for (std::size_t j = 0; j < list.size(); ++j)
     if (list[j] > k)
       f.fail_item("accepted_drafts", j,

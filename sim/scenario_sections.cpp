@@ -260,8 +260,7 @@ class YamlRequestFields final : public RequestFields {
   double read_seconds(const char* key) const override { return r_.read_double(node_[key], path(key), 0); }
   bool read_bool(const char* key) const override { return r_.read_bool(node_[key], path(key)); }
   std::vector<long long> read_int_list(const char* key, long long lo, long long hi) const override {
-    const std::vector<int> v = r_.read_int_list(node_[key], path(key), lo, hi);
-    return std::vector<long long>(v.begin(), v.end());
+    return r_.read_integer_list(node_[key], path(key), lo, hi);
   }
   [[noreturn]] void fail(At at, const char* key, std::string message, std::string hint) const override {
     if (at == At::kRequest) r_.fail(node_, p_, std::move(message), std::move(hint));

@@ -220,6 +220,15 @@ std::vector<int> YamlReader::read_int_list(const YamlNode& node, const std::stri
   return out;
 }
 
+std::vector<long long> YamlReader::read_integer_list(const YamlNode& node, const std::string& key_path, long long min,
+                                                     long long max) const {
+  expect_sequence(node, key_path);
+  std::vector<long long> out;
+  out.reserve(node.size());
+  for (std::size_t i = 0; i < node.size(); ++i) out.push_back(read_integer(node[i], index_key(key_path, i), min, max));
+  return out;
+}
+
 std::vector<std::string> YamlReader::read_string_list(const YamlNode& node, const std::string& key_path) const {
   expect_sequence(node, key_path);
   std::vector<std::string> out;

@@ -46,6 +46,8 @@ class YamlReader {
   bool read_bool(const YamlNode& node, const std::string& key_path) const;
   std::vector<int> read_int_list(const YamlNode& node, const std::string& key_path, long long min,
                                  long long max) const;
+  std::vector<long long> read_integer_list(const YamlNode& node, const std::string& key_path, long long min,
+                                           long long max) const;
   std::vector<std::string> read_string_list(const YamlNode& node, const std::string& key_path) const;
 
  private:

@@ -195,3 +195,26 @@ TEST_CASE("the loader checks requests_file against the rest of the scenario", "[
   CHECK(r.error().key_path == "requests_file");
   CHECK(r.error().message == "cannot read the requests file " + (t.dir / "nowhere.jsonl").string() + " (no such file)");
 }
+
+TEST_CASE("id lists take any 64-bit integer >= 0 in both forms; a huge token id is outside the vocabulary", "[request_file]") {
+  TraceDir d;
+  // Mooncake-style traces carry 64-bit block hashes.
+  Result<Scenario> file = d.load("{\"prompt_len\": 20, \"prompt_hash_block_size\": 16, \"prompt_hash_ids\": [9223372036854775807, 4294967296]}\n");
+  if (!file) FAIL(file.error().format());
+  Result<Scenario> inline_form = load_scenario_text(
+      "version: 1\nrequests:\n  - {id: a, prompt_len: 20, prompt_hash_block_size: 16, "
+      "prompt_hash_ids: [9223372036854775807, 4294967296]}\n",
+      "t.yaml");
+  if (!inline_form) FAIL(inline_form.error().format());
+  CHECK(inline_form.value().requests[0].prompt_hash_ids ==
+        std::vector<std::uint64_t>{9223372036854775807ULL, 4294967296ULL});
+
+  Result<Scenario> bad_file = d.load("{\"prompt\": [5, 3000000000]}\n");
+  REQUIRE_FALSE(bad_file.ok());
+  CHECK(bad_file.error().key_path == "requests_file[0].prompt[1]");
+  CHECK(bad_file.error().message == "token id 3000000000 is outside the vocabulary (vocab_size 512)");
+  Result<Scenario> bad_inline = load_scenario_text("version: 1\nrequests:\n  - {id: a, prompt: [5, 3000000000]}\n", "t.yaml");
+  REQUIRE_FALSE(bad_inline.ok());
+  CHECK(bad_inline.error().key_path == "requests[0].prompt[1]");
+  CHECK(bad_inline.error().message == bad_file.error().message);
+}
