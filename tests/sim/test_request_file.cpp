@@ -196,7 +196,7 @@ TEST_CASE("the loader checks requests_file against the rest of the scenario", "[
   CHECK(r.error().message == "cannot read the requests file " + (t.dir / "nowhere.jsonl").string() + " (no such file)");
 }
 
-TEST_CASE("id lists take any 64-bit integer >= 0 in both forms; a huge token id is outside the vocabulary", "[request_file]") {
+TEST_CASE("id lists take any 64-bit integer >= 0 in both forms, and a huge token id is outside the vocabulary", "[request_file]") {
   TraceDir d;
   // Mooncake-style traces carry 64-bit block hashes.
   Result<Scenario> file = d.load("{\"prompt_len\": 20, \"prompt_hash_block_size\": 16, \"prompt_hash_ids\": [9223372036854775807, 4294967296]}\n");
