@@ -1,5 +1,5 @@
 // The backend table of docs/spec/routing.md §3, from vLLM 0.33.0's MLA metadata builders
-// (sim/mla_backends.cpp cites each).
+// (config/mla_backends.cpp cites each).
 #include "attention/backend_profile.h"
 
 #include <algorithm>

@@ -1,8 +1,8 @@
 // Attention backends' decode thresholds and query-length support (docs/spec/routing.md §3).
 #pragma once
 
-#include "sim/mla_backends.h"
-#include "sim/scenario.h"
+#include "config/mla_backends.h"
+#include "config/scenario.h"
 
 namespace mlasim {
 

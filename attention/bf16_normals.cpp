@@ -13,7 +13,7 @@
 #include <numbers>
 
 #include "attention/bf16.h"
-#include "sim/seeded_tokens.h"
+#include "config/seeded_tokens.h"
 
 namespace mlasim {
 namespace {

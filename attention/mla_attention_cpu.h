@@ -10,7 +10,7 @@
 #include "attention/faults.h"
 #include "attention/latent_cache.h"
 #include "attention/mla_dims.h"
-#include "sim/model_config.h"
+#include "config/model_config.h"
 
 namespace mlasim {
 

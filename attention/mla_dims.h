@@ -1,7 +1,7 @@
 // The MLA glossary dimensions of one model (docs/spec/mla.md §1) as a plain struct.
 #pragma once
 
-#include "sim/model_config.h"
+#include "config/model_config.h"
 
 namespace mlasim {
 

@@ -11,7 +11,7 @@
 
 #include "attention/bf16_normals.h"
 #include "attention/cpu_thread_pool.h"
-#include "sim/seeded_tokens.h"
+#include "config/seeded_tokens.h"
 
 namespace mlasim {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/model_config.h"
+#include "config/model_config.h"
 #include "base/status.h"
 
 namespace mlasim {

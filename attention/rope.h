@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include "sim/model_config.h"
+#include "config/model_config.h"
 
 namespace mlasim {
 

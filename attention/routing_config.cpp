@@ -5,7 +5,7 @@
 #include <array>
 
 #include "attention/backend_profile.h"
-#include "sim/scenario_deployment.h"
+#include "config/scenario_deployment.h"
 
 namespace mlasim {
 

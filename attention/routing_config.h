@@ -6,8 +6,8 @@
 #include <optional>
 #include <span>
 
-#include "sim/mla_backends.h"
-#include "sim/scenario.h"
+#include "config/mla_backends.h"
+#include "config/scenario.h"
 
 namespace mlasim {
 

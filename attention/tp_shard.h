@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "sim/model_config.h"
+#include "config/model_config.h"
 
 namespace mlasim {
 

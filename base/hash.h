@@ -1,5 +1,5 @@
 // Stable 64-bit hashes, the same with every compiler and standard library: splitmix64's mixer
-// (mlasim's RNG, base/rng.h, and the seeded tokens, sim/seeded_tokens.h, are built on it) and FNV-1a.
+// (mlasim's RNG, base/rng.h, and the seeded tokens, config/seeded_tokens.h, are built on it) and FNV-1a.
 #pragma once
 
 #include <cstdint>

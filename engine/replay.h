@@ -10,7 +10,7 @@
 #include "attention/cpu_backend.h"
 #include "attention/faults.h"
 #include "attention/mla_weights.h"
-#include "sim/scenario.h"
+#include "config/scenario.h"
 #include "base/status.h"
 #include "engine/run_record.h"
 #include "engine/step_sink.h"

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "sim/request_tokens.h"
+#include "config/request_tokens.h"
 
 namespace mlasim {
 

@@ -2,7 +2,7 @@
 // one RunRecord. For tests, goldens and regression-sized scenarios; traces stream to other sinks.
 #pragma once
 
-#include "sim/scenario.h"
+#include "config/scenario.h"
 #include "engine/step_sink.h"
 
 namespace mlasim {

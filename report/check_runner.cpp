@@ -1,7 +1,7 @@
 // Scenario discovery, per-scenario checking and the check reports.
 #include "report/check_runner.h"
 
-#include "sim/scenario_deployment.h"
+#include "config/scenario_deployment.h"
 
 #include <fmt/format.h>
 
@@ -20,8 +20,8 @@
 #include <sstream>
 
 #include "base/check.h"
-#include "sim/request_stream.h"
-#include "sim/scenario_loader.h"
+#include "scenario/request_stream.h"
+#include "scenario/scenario_loader.h"
 #include "engine/engine.h"
 #include "report/expectations.h"
 #include "base/atomic_file.h"

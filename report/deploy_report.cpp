@@ -6,9 +6,9 @@
 #include <initializer_list>
 #include <utility>
 
-#include "sim/scenario_deployment.h"
-#include "sim/scenario_loader.h"
-#include "sim/yaml_document.h"
+#include "config/scenario_deployment.h"
+#include "scenario/scenario_loader.h"
+#include "scenario/yaml_document.h"
 #include "report/json_writer.h"
 #include "engine/replay.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/scenario.h"
+#include "config/scenario.h"
 #include "base/status.h"
 
 namespace mlasim {

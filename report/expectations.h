@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sim/scenario.h"
+#include "config/scenario.h"
 #include "engine/run_record.h"
 #include "engine/step_sink.h"
 

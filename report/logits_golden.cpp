@@ -10,9 +10,9 @@
 #include <sstream>
 
 #include "base/file_read.h"
-#include "sim/seeded_tokens.h"
-#include "sim/yaml_reader.h"
-#include "sim/yaml_tree.h"
+#include "config/seeded_tokens.h"
+#include "scenario/yaml_reader.h"
+#include "scenario/yaml_tree.h"
 #include "base/atomic_file.h"
 #include "report/json_value.h"
 #include "report/logits_stream.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/scenario.h"
+#include "config/scenario.h"
 #include "base/status.h"
 #include "base/atomic_file.h"
 #include "report/logits_compare.h"

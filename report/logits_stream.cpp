@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "base/check.h"
-#include "sim/seeded_tokens.h"
+#include "config/seeded_tokens.h"
 #include "report/npy.h"
 
 namespace mlasim {

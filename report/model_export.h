@@ -5,7 +5,7 @@
 #include <string>
 
 #include "attention/mla_weights.h"
-#include "sim/model_config.h"
+#include "config/model_config.h"
 #include "base/status.h"
 
 namespace mlasim {

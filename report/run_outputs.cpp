@@ -16,6 +16,9 @@ std::string run_flag_conflict(const RunOutputOptions& o, bool dry_run, bool comp
   if (compare_profile && (!o.json_path.empty() || !o.jsonl_path.empty() || !o.logits_dir.empty() || !o.trace_path.empty()))
     return "mlasim run: --compare-profile prints the differences of two fp64 replays (and draws them with\n"
            "--svg); it writes no --json, --jsonl, --logits-dir or --trace-out: run those without it";
+  if (compare_profile && !o.resolved_path.empty())
+    return "mlasim run: --compare-profile replays the scenario under two profiles; --resolved writes the trace of\n"
+           "one replay: run it without --compare-profile";
   return "";
 }
 
@@ -66,6 +69,8 @@ Status RunOutputs::open(const Backend* backend) {
     if (Status st = jsonl_.open(options_.jsonl_path, name); !st) return st;
   if (!options_.trace_path.empty())
     if (Status st = trace_.open(options_.trace_path, name); !st) return st;
+  if (!options_.resolved_path.empty())
+    if (Status st = resolved_.open(options_.resolved_path, scenario_, make_routing_config(scenario_)); !st) return st;
   return Status::Ok();
 }
 
@@ -78,6 +83,7 @@ void RunOutputs::attach(Engine& engine) {
   if (!options_.json_path.empty()) engine.add_sink(&json_);
   if (!options_.jsonl_path.empty()) engine.add_sink(&jsonl_);
   if (!options_.trace_path.empty()) engine.add_sink(&trace_);
+  if (!options_.resolved_path.empty()) engine.add_sink(&resolved_);
   if (!options_.svg_path.empty()) engine.add_sink(&timeline_);
 }
 
@@ -109,6 +115,8 @@ Status RunOutputs::publish() {
     outputs.emplace_back([&] { return jsonl_.finish(); }, [&] { return jsonl_.publish(); });
   if (!options_.trace_path.empty())
     outputs.emplace_back([&] { return trace_.finish(); }, [&] { return trace_.publish(); });
+  if (!options_.resolved_path.empty())
+    outputs.emplace_back([&] { return resolved_.finish(); }, [&] { return resolved_.publish(); });
   if (!options_.svg_path.empty())
     outputs.emplace_back(
         [&] {

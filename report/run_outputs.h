@@ -1,5 +1,5 @@
 // The outputs of one `mlasim run`: the step table, the expectations, the logits (the golden check
-// and --logits-dir) and the --json, --jsonl, --trace-out and --svg files, built as sinks of one
+// and --logits-dir) and the --json, --jsonl, --resolved, --trace-out and --svg files, built as sinks of one
 // Engine, judged after the run, then published as one set.
 #pragma once
 
@@ -16,12 +16,13 @@
 #include "report/logits_golden.h"
 #include "report/logits_stream.h"
 #include "report/progress_line.h"
+#include "report/resolved_trace.h"
 #include "report/run_json_sink.h"
 #include "report/run_summary.h"
 #include "report/step_table_sink.h"
 #include "report/timeline.h"
 #include "report/trace_event_sink.h"
-#include "sim/scenario.h"
+#include "config/scenario.h"
 
 namespace mlasim {
 
@@ -30,6 +31,7 @@ struct RunOutputOptions {
   bool explain = false;                      // the table says why each row took its path
   std::string golden_dir = "golden";         // golden/<name>/logits.npy, compared when present
   std::string json_path, jsonl_path, svg_path, trace_path, logits_dir;  // "" when not asked for
+  std::string resolved_path;                 // --resolved: the trace as replayed ("" when not asked for)
   TraceClock trace_clock = TraceClock::kSimulated;
 };
 
@@ -85,6 +87,7 @@ class RunOutputs {
   std::optional<LogitsStreamSink> logits_;
   RunFileSink json_{RunFileFormat::kJson};
   RunFileSink jsonl_{RunFileFormat::kJsonl};
+  ResolvedTraceSink resolved_;
   TraceEventSink trace_;
   Timeline timeline_;
   AtomicOutputFile svg_file_;

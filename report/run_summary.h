@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/scenario.h"
+#include "config/scenario.h"
 #include "report/histogram.h"
 #include "engine/step_sink.h"
 

@@ -5,7 +5,7 @@
 
 #include "attention/backend_profile.h"
 #include "attention/routing_config.h"
-#include "sim/request_tokens.h"
+#include "config/request_tokens.h"
 
 namespace mlasim {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "sim/scenario.h"
+#include "config/scenario.h"
 
 namespace mlasim {
 

@@ -8,8 +8,8 @@
 #include <sstream>
 #include <vector>
 
-#include "sim/request_tokens.h"
-#include "sim/seeded_tokens.h"
+#include "config/request_tokens.h"
+#include "config/seeded_tokens.h"
 #include "report/scenario_printer.h"
 
 namespace mlasim {

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/scenario.h"
+#include "config/scenario.h"
 #include "base/status.h"
 #include "engine/run_record.h"
 

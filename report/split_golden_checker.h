@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "sim/scenario.h"
+#include "config/scenario.h"
 #include "report/split_golden.h"
 #include "engine/step_sink.h"
 

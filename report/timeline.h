@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sim/scenario.h"
+#include "config/scenario.h"
 #include "engine/step_sink.h"
 
 namespace mlasim {

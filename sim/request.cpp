@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "base/check.h"
-#include "sim/request_tokens.h"
-#include "sim/seeded_tokens.h"
+#include "config/request_tokens.h"
+#include "config/seeded_tokens.h"
 
 namespace mlasim {
 

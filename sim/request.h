@@ -7,8 +7,8 @@
 #include <span>
 #include <vector>
 
-#include "sim/model_config.h"
-#include "sim/scenario.h"
+#include "config/model_config.h"
+#include "config/scenario.h"
 
 namespace mlasim {
 
@@ -56,7 +56,7 @@ struct Request {
   // ids in [2, vocab_size) that are neither EOS nor a stop id.
   std::vector<int> forced_output;
   std::uint64_t output_seed = 0;
-  std::uint64_t output_stream = 0;  // output_token_stream(scenario id); see sim/seeded_tokens.h
+  std::uint64_t output_stream = 0;  // output_token_stream(scenario id); see config/seeded_tokens.h
   int vocab_size = 0;
   // Accepted drafts per verification step (a step in which drafts were scheduled); past the
   // list every draft is accepted. num_verify_steps counts the steps done so far.

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "sim/request.h"
-#include "sim/scenario.h"
+#include "config/scenario.h"
 
 namespace mlasim {
 

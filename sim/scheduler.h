@@ -12,7 +12,7 @@
 #include "sim/kv_cache_manager.h"
 #include "sim/request.h"
 #include "sim/request_queue.h"
-#include "sim/scenario.h"
+#include "config/scenario.h"
 #include "sim/scheduler_output.h"
 
 namespace mlasim {

@@ -1,7 +1,7 @@
 // Which vLLM release's scheduler rules an engine profile replays (docs/spec/scheduler.md §9).
 #pragma once
 
-#include "sim/scenario.h"
+#include "config/scenario.h"
 
 namespace mlasim {
 

@@ -14,8 +14,8 @@
 #include "attention/backend.h"
 #include "attention/route.h"
 #include "attention/routing_config.h"
-#include "sim/model_config.h"
-#include "sim/seeded_tokens.h"
+#include "config/model_config.h"
+#include "config/seeded_tokens.h"
 
 namespace mlasim::test {
 

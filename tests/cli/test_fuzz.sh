@@ -104,6 +104,30 @@ check "the golden finding fails check" 1 "$mlasim" check "$scratch/gf/fuzz_3_12.
 contains "the golden finding fails check" "$scratch/gf/golden/fuzz_3_12/split.txt:7: split differs from the golden"
 not_contains "the golden finding fails check" "fingerprint differs"
 
+# --emit: the traces themselves, checking nothing; each loads and replays (tools/conformance reads them).
+check "fuzz --emit" 0 "$mlasim" fuzz --emit "$scratch/emit" --runs 20 --seed 5 --vary all
+contains "fuzz --emit" "wrote 20 traces in $scratch/emit"
+[[ $(ls "$scratch/emit" | wc -l) == 20 ]] || { echo "FAIL fuzz --emit: 20 files"; fail=1; }
+grep -qF "# drawn by mlasim fuzz --seed 5 --vary all, run 7" "$scratch/emit/fuzz_5_7.yaml" ||
+  { echo "FAIL fuzz --emit: the comment names seed, flags and run"; fail=1; }
+for f in "$scratch"/emit/*.yaml; do
+  "$mlasim" run "$f" --dry-run --table none >/dev/null 2>&1 || { echo "FAIL emitted trace $f does not replay"; fail=1; }
+done
+grep -lqE "policy: priority" "$scratch"/emit/*.yaml || { echo "FAIL fuzz --vary all draws the priority policy"; fail=1; }
+grep -lqE "stop_token_ids|ignore_eos" "$scratch"/emit/*.yaml || { echo "FAIL fuzz --vary all draws stops"; fail=1; }
+check "fuzz --emit with --property" 2 "$mlasim" fuzz --emit "$scratch/e2" --property step_invariants
+contains "fuzz --emit with --property" "--emit writes --runs traces and checks nothing"
+# shrink --candidates: every one-edit-smaller trace, in the shrinker's order, as loadable files.
+check "shrink --candidates" 0 "$mlasim" shrink "$root/scenarios/seed/one_token_prompt_behind_decode.yaml" --candidates "$scratch/cand"
+n=$(ls "$scratch/cand" | wc -l)
+contains "shrink --candidates" "$n candidates in $scratch/cand"
+[[ $n -ge 3 ]] || { echo "FAIL shrink --candidates: $n candidates"; fail=1; }
+for f in "$scratch"/cand/*.yaml; do
+  "$mlasim" run "$f" --dry-run --table none >/dev/null 2>&1 || { echo "FAIL candidate $f does not replay"; fail=1; }
+done
+check "shrink with neither" 2 "$mlasim" shrink "$root/scenarios/seed/one_token_prompt_behind_decode.yaml"
+contains "shrink with neither" "give --property NAME (shrink) or --candidates DIR"
+
 check "matrix --help" 0 "$mlasim" matrix --help
 contains "matrix --help" "mlasim matrix --runs 1000"
 check "matrix --runs 0" 2 "$mlasim" matrix --runs 0

@@ -42,8 +42,15 @@ for flag in --json --jsonl --trace-out; do
   contains "--compare-profile with $flag" "writes no --json, --jsonl, --logits-dir or --trace-out"
 done
 check "--compare-profile with --logits-dir" 2 "$mlasim" run "$seed" --compare-profile strict --logits-dir "$scratch/l"
+check "--compare-profile with --resolved" 2 "$mlasim" run "$seed" --compare-profile strict --resolved "$scratch/x"
+contains "--compare-profile with --resolved" "--resolved writes the trace of"
 [[ -e $scratch/x || -e $scratch/l ]] && { echo "FAIL a refused --compare-profile wrote a file"; fail=1; }
 
+# --resolved: a header, then one line per request as admitted (the seed's one request at step 0).
+check "resolved" 0 "$mlasim" run "$seed" --dry-run --table none --resolved "$scratch/r.jsonl"
+[[ $(wc -l <"$scratch/r.jsonl") == 2 ]] || { echo "FAIL resolved: header + 1 request"; fail=1; }
+head -1 "$scratch/r.jsonl" | grep -qF '"format": "mlasim-resolved-trace"' || { echo "FAIL resolved header"; fail=1; }
+sed -n 2p "$scratch/r.jsonl" | grep -qF '"admitted_step": 0, "prompt": [' || { echo "FAIL resolved request line"; fail=1; }
 check "trace" 0 "$mlasim" run "$root/scenarios/scheduler/preemption_fcfs.yaml" --dry-run --table none --trace-out "$scratch/t.json" --trace-clock step
 head -1 "$scratch/t.json" | grep -qF '"traceEvents": [' || { echo "FAIL trace header"; fail=1; }
 [[ $(grep -c '"ph": "X"' "$scratch/t.json") == 7 ]] || { echo "FAIL trace: 7 slices"; fail=1; }

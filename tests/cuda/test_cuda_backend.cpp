@@ -29,7 +29,7 @@
 #include "attention/rope.h"
 #include "attention/tp_shard.h"
 #include "kit/rng.h"
-#include "sim/scenario_loader.h"
+#include "scenario/scenario_loader.h"
 #include "tests/attention/mla_test_util.h"
 #include "tests/cuda/gpu_checks.h"
 #include "report/logits_compare.h"
@@ -348,7 +348,7 @@ void check_gemm(const char* what, CublasGemm& gemm, LinearParams p, Rng& rng) {
   CHECK(outside == "");
 }
 
-TEST_CASE("cublas_linear", "[gpu]") {
+TEST_CASE("cublas_linear", "[gpu][forward-only]") {
   Rng rng(5);
   cudaStream_t stream = nullptr;
   MLASIM_CUDA_CHECK(cudaStreamCreate(&stream));
@@ -409,7 +409,7 @@ TEST_CASE("communicator_in_device_rank_order", "[gpu]") {
   for (auto& s : streams) MLASIM_CUDA_CHECK(cudaStreamDestroy(s));
 }
 
-TEST_CASE("device_weights_rank_shard", "[gpu]") {
+TEST_CASE("device_weights_rank_shard", "[gpu][forward-only]") {
   const MlaWeights w = seeded_weights(test::tiny_config(8));
   const ModelConfig& c = w.config;
   const TpShard s = tp_shard(c, 4, 2);  // heads [4, 6), MLP [256, 384)
@@ -497,7 +497,7 @@ std::vector<double> mixed_script(Backend& backend, bool force_prefill = false, i
   return out;
 }
 
-TEST_CASE("cuda_backend_options_and_names", "[gpu]") {
+TEST_CASE("cuda_backend_options_and_names", "[gpu][forward-only]") {
   const MlaWeights w = seeded_weights(test::tiny_config(8));
   CudaBackendOptions o = cuda_options(2, 64, 4, {Fault::kDecodeScale1OverSqrt576});
   CHECK(cuda_backend_support_error(w.config, o) == "");
@@ -516,7 +516,7 @@ TEST_CASE("cuda_backend_options_and_names", "[gpu]") {
   CHECK(cuda_backend_support_error(geometry, o) != "");
 }
 
-TEST_CASE("cuda_backend_mixed_steps_tp_1_2_4_8_vs_cpu", "[gpu]") {
+TEST_CASE("cuda_backend_mixed_steps_tp_1_2_4_8_vs_cpu", "[gpu][forward-only]") {
   const MlaWeights w = seeded_weights(test::tiny_config(8));
   std::unique_ptr<Backend> cpu = cpu_float(w, 1, 64, 4);
   const std::vector<double> ref = mixed_script(*cpu);
@@ -529,7 +529,7 @@ TEST_CASE("cuda_backend_mixed_steps_tp_1_2_4_8_vs_cpu", "[gpu]") {
   check_within_bf16("forced prefill form, tp 2", mixed_script(forced, true), ref, w.config.vocab_size);
 }
 
-TEST_CASE("cuda_backend_chunked_context_vs_cpu", "[gpu]") {
+TEST_CASE("cuda_backend_chunked_context_vs_cpu", "[gpu][forward-only]") {
   // W = 16 tokens: two rows with context share it, MCC = 8, contexts of 10 and 11 take 2 chunks.
   const MlaWeights w = seeded_weights(test::tiny_config(4));
   auto run = [&](Backend& backend, const RoutingConfig& routing, int* num_chunks) {
@@ -553,7 +553,7 @@ TEST_CASE("cuda_backend_chunked_context_vs_cpu", "[gpu]") {
   check_within_bf16("2 chunks vs 1", got, ref, w.config.vocab_size);
 }
 
-TEST_CASE("cuda_backend_q_lora_vs_cpu", "[gpu]") {
+TEST_CASE("cuda_backend_q_lora_vs_cpu", "[gpu][forward-only]") {
   ModelConfig c = test::tiny_config(8);
   c.q_lora_rank = 64;
   const MlaWeights w = seeded_weights(c);
@@ -562,7 +562,7 @@ TEST_CASE("cuda_backend_q_lora_vs_cpu", "[gpu]") {
   check_within_bf16("q_lora_rank 64, tp 2", mixed_script(cuda), mixed_script(*cpu), c.vocab_size);
 }
 
-TEST_CASE("cuda_backend_faults_vs_cpu", "[gpu]") {
+TEST_CASE("cuda_backend_faults_vs_cpu", "[gpu][forward-only]") {
   const MlaWeights w = seeded_weights(test::tiny_config(4));
   std::unique_ptr<Backend> clean = cpu_float(w, 1, 64, 4);
   const std::vector<double> clean_ref = mixed_script(*clean);
@@ -605,7 +605,7 @@ void check_replay_vs_cpu(const std::string& text, const std::vector<int>& tps) {
   }
 }
 
-TEST_CASE("cuda_backend_v2_lite_attn_tp_1_2_8_one_gpu", "[gpu]") {
+TEST_CASE("cuda_backend_v2_lite_attn_tp_1_2_8_one_gpu", "[gpu][forward-only]") {
   // 16 heads (2 per rank at TP 8), one layer, a small vocabulary. a prefills in two chunks (the
   // second with context on the prefill path) then decodes; b and a one-token prompt c arrive
   // while a decodes.
@@ -621,7 +621,7 @@ TEST_CASE("cuda_backend_v2_lite_attn_tp_1_2_8_one_gpu", "[gpu]") {
   check_replay_vs_cpu(text, {1, 2, 8});
 }
 
-TEST_CASE("cuda_backend_scenarios_vs_golden", "[gpu]") {
+TEST_CASE("cuda_backend_scenarios_vs_golden", "[gpu][forward-only]") {
   namespace fs = std::filesystem;
   // The repository root: $MLASIM_ROOT, else the working directory when it holds scenarios/ (the
   // binaries are built here and run from a copy of the tree elsewhere), else the build's source.

@@ -186,7 +186,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // The host scheduling pass: every token of every request is covered exactly once, chunks of a
 // request are numbered 0..n−1 in token order, empty requests get one (empty) chunk, at most
 // batch + parts − 1 splits, and every part's work is within payload.
-TEST_CASE("mla_decode_schedule", "[gpu]") {
+TEST_CASE("mla_decode_schedule", "[gpu][forward-only]") {
   Rng rng(7);
   for (int batch : {1, 2, 5, 64, 128, 300})
     for (int parts : {1, 2, 3, 7, 66, 132})
@@ -226,7 +226,7 @@ TEST_CASE("mla_decode_schedule", "[gpu]") {
 
 // FlashMLA's decode grid, trimmed so the double reference stays cheap: b·s_q·H·s_k ≤ 2^22 and
 // b·s_k ≤ 2^15 (drops b = 64 at s_k = 4096, kept once below). Varlen alternates, block size 64 / 16.
-TEST_CASE("mla_decode_grid", "[gpu]") {
+TEST_CASE("mla_decode_grid", "[gpu][long]") {
   const auto t0 = std::chrono::steady_clock::now();
   Stats st;
   std::uint64_t seed = 100;
@@ -273,7 +273,7 @@ TEST_CASE("mla_decode_noncausal", "[gpu]") {
 }
 
 // FlashMLA's corner case: b = 128 with about half the requests of length 0 (output 0, LSE +inf).
-TEST_CASE("mla_decode_half_empty", "[gpu]") {
+TEST_CASE("mla_decode_half_empty", "[gpu][long-reverse]") {
   const auto t0 = std::chrono::steady_clock::now();
   Stats st;
   for (int s_q : {1, 2})

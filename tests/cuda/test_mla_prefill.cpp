@@ -217,14 +217,14 @@ std::string label(const char* base, bool causal) { return std::string(base) + (c
 // ---------------------------------------------------------------------------------------------
 // Tests: prefill
 
-TEST_CASE("mla_prefill_dense_1024", "[gpu]") {
+TEST_CASE("mla_prefill_dense_1024", "[gpu][long-reverse]") {
   for (bool causal : {true, false}) {
     const Problem p = make_prefill_problem({1024, 1024}, {1024, 1024}, 16, causal, 101);
     check_problem(label("b2 s1024 H16", causal).c_str(), p);
   }
 }
 
-TEST_CASE("mla_prefill_dense_4096", "[gpu]") {
+TEST_CASE("mla_prefill_dense_4096", "[gpu][long]") {
   for (bool causal : {true, false}) {
     const Problem p = make_prefill_problem({4096, 4096}, {4096, 4096}, 16, causal, 102);
     check_problem(label("b2 s4096 H16 heads{0,15}", causal).c_str(), p, {0, 15});
@@ -232,13 +232,13 @@ TEST_CASE("mla_prefill_dense_4096", "[gpu]") {
 }
 
 // s = 8192, causal: every 7th row plus the last 128 rows of each sequence, two heads.
-TEST_CASE("mla_prefill_dense_8192", "[gpu]") {
+TEST_CASE("mla_prefill_dense_8192", "[gpu][long]") {
   const Problem p = make_prefill_problem({8192, 8192}, {8192, 8192}, 16, true, 103);
   check_problem("b2 s8192 H16 causal sampled rows", p, {0, 15}, sampled_rows(p, 7, 128));
 }
 
 // Varlen N(mean, mean/2) clipped ≥ 1: new tokens only (s_q = s_k) and with a context in front.
-TEST_CASE("mla_prefill_varlen", "[gpu]") {
+TEST_CASE("mla_prefill_varlen", "[gpu][long]") {
   Rng rng(104);
   for (bool causal : {true, false}) {
     const std::vector<int> s8 = varlen_lengths(8, 1024, rng);
@@ -261,14 +261,14 @@ TEST_CASE("mla_prefill_fa3_odd_pairs", "[gpu]") {
   }
 }
 
-TEST_CASE("mla_prefill_odd_kv_lens", "[gpu]") {
+TEST_CASE("mla_prefill_odd_kv_lens", "[gpu][long]") {
   for (bool causal : {true, false}) {
     const Problem p = make_prefill_problem({1832, 3928}, {5532, 7563}, 16, causal, 109);
     check_problem(label("q 1832/3928 kv 5532/7563 head 5", causal).c_str(), p, {5});
   }
 }
 
-TEST_CASE("mla_prefill_heads_1_128", "[gpu]") {
+TEST_CASE("mla_prefill_heads_1_128", "[gpu][long]") {
   check_problem("H1 b2 s 1000/1537 causal", make_prefill_problem({1000, 1537}, {1000, 1537}, 1, true, 110));
   for (bool causal : {true, false})
     check_problem(label("H128 b1 s1024 heads{0,77,127}", causal).c_str(),
@@ -298,7 +298,7 @@ TEST_CASE("mla_prefill_empty_sequences", "[gpu]") {
 }
 
 // Five runs bitwise identical (outputs and LSE), varlen causal with context.
-TEST_CASE("mla_prefill_bitwise_repeat", "[gpu]") {
+TEST_CASE("mla_prefill_bitwise_repeat", "[gpu][long-reverse]") {
   Rng rng(115);
   std::vector<int> sq = varlen_lengths(4, 1024, rng), sk(4);
   for (int b = 0; b < 4; ++b) sk[b] = sq[b] + 100 * b;

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/scenario_loader.h"
+#include "scenario/scenario_loader.h"
 #include "base/atomic_file.h"
 #include "engine/engine.h"
 #include "report/expectations.h"

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/scenario_loader.h"
+#include "scenario/scenario_loader.h"
 #include "base/atomic_file.h"
 #include "report/check_runner.h"
 #include "engine/engine.h"

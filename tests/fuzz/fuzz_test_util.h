@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "sim/scenario_loader.h"
+#include "scenario/scenario_loader.h"
 #include "tools/fuzz/trace_distribution.h"
 
 namespace mlasim::test {

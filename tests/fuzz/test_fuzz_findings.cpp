@@ -9,7 +9,7 @@
 #include "tools/fuzz/finding.h"
 #include "tools/fuzz/fuzzer.h"
 #include "tools/fuzz/shrinker.h"
-#include "sim/scenario_loader.h"
+#include "scenario/scenario_loader.h"
 #include "report/check_runner.h"
 
 namespace mlasim {

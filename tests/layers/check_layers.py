@@ -12,21 +12,23 @@ import sys
 
 # Top-down: each layer may include itself and the layers listed for it (docs/design.md "Layers").
 LAYERS = {
-    "tools/mlasim": {"tools/import", "tools/fuzz", "report", "engine", "kit", "attention/cuda", "attention", "sim", "base"},
-    "tools/fuzz": {"report", "engine", "kit", "attention", "sim", "base"},
-    "tools/import": {"report", "engine", "attention", "sim", "base"},
-    "report": {"engine", "kit", "attention", "sim", "base"},
-    "engine": {"attention", "sim", "base"},
-    "kit/cuda": {"kit", "attention/cuda", "attention", "sim", "base"},
-    "kit": {"attention", "sim", "base"},
-    "attention/cuda": {"attention", "sim", "base"},
-    "attention": {"sim", "base"},
-    "sim": {"base"},
+    "tools/mlasim": {"tools/import", "tools/fuzz", "report", "engine", "kit", "attention/cuda", "attention", "scenario", "sim", "config", "base"},
+    "tools/fuzz": {"report", "engine", "kit", "attention", "scenario", "sim", "config", "base"},
+    "tools/import": {"report", "engine", "attention", "scenario", "sim", "config", "base"},
+    "report": {"engine", "kit", "attention", "scenario", "sim", "config", "base"},
+    "engine": {"attention", "scenario", "sim", "config", "base"},
+    "kit/cuda": {"kit", "attention/cuda", "attention", "sim", "config", "base"},
+    "kit": {"attention", "sim", "config", "base"},
+    "attention/cuda": {"attention", "sim", "config", "base"},
+    "attention": {"sim", "config", "base"},
+    "scenario": {"sim", "config", "base"},
+    "sim": {"config", "base"},
+    "config": {"base"},
     "base": set(),
 }
 # Programs and tests over the layers: they may include any layer.
 TOP = ("tools/bench", "tests", "emu")
-PRODUCT = ("base", "sim", "attention", "kit", "engine", "report", "tools", "emu")
+PRODUCT = ("base", "config", "sim", "scenario", "attention", "kit", "engine", "report", "tools", "emu")
 SOURCE = re.compile(r"\.(h|cpp|cu|cuh|py)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

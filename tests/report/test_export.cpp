@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/scenario_loader.h"
+#include "scenario/scenario_loader.h"
 #include "report/json_value.h"
 #include "report/logits_golden.h"
 #include "report/model_export.h"

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "sim/scenario_loader.h"
+#include "scenario/scenario_loader.h"
 #include "report/logits_compare.h"
 #include "engine/replay.h"
 

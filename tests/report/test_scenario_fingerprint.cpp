@@ -2,7 +2,7 @@
 // comments, its description and its expect block do not.
 #include <catch2/catch.hpp>
 
-#include "sim/scenario_loader.h"
+#include "scenario/scenario_loader.h"
 #include "report/split_golden.h"
 
 using namespace mlasim;

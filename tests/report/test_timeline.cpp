@@ -10,7 +10,7 @@
 #include <functional>
 #include <sstream>
 
-#include "sim/scenario_loader.h"
+#include "scenario/scenario_loader.h"
 #include "engine/engine.h"
 #include "report/json_value.h"
 #include "report/timeline.h"

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/scenario_loader.h"
+#include "scenario/scenario_loader.h"
 #include "report/deploy_report.h"
 #include "report/json_value.h"
 

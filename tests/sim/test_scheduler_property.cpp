@@ -11,7 +11,7 @@
 #include "scheduler_test_util.h"
 #include "sim/scheduler_rules.h"
 #include "kit/rng.h"
-#include "sim/seeded_tokens.h"
+#include "config/seeded_tokens.h"
 
 using namespace mlasim;
 

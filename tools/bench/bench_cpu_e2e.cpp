@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "attention/mla_weights.h"
-#include "sim/model_config.h"
+#include "config/model_config.h"
 #include "tools/bench/child_process.h"
 
 namespace {

@@ -15,7 +15,7 @@
 #include <fstream>
 #include <string>
 
-#include "sim/scenario_loader.h"
+#include "scenario/scenario_loader.h"
 #include "tools/bench/child_process.h"
 #include "tools/fuzz/fuzzer.h"
 #include "tools/fuzz/shrinker.h"

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "sim/model_config.h"
+#include "config/model_config.h"
 #include "base/atomic_file.h"
 #include "tools/import/azure_reader.h"
 #include "tools/import/burstgpt_reader.h"

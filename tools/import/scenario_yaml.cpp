@@ -1,7 +1,7 @@
 // The importer's scenario document and its --set.
 #include "tools/import/scenario_yaml.h"
 
-#include "sim/set_override.h"
+#include "scenario/set_override.h"
 
 namespace mlasim {
 namespace {

@@ -1,12 +1,12 @@
-// The scenario document `mlasim import` writes (sim/yaml_document.h, block style), its keys set
+// The scenario document `mlasim import` writes (scenario/yaml_document.h, block style), its keys set
 // by dotted path and `--set key.path=value` applied to it through the one --set walk
-// (sim/set_override.h).
+// (scenario/set_override.h).
 #pragma once
 
 #include <string>
 
 #include "base/status.h"
-#include "sim/yaml_document.h"
+#include "scenario/yaml_document.h"
 
 namespace mlasim {
 

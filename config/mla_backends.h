@@ -1,0 +1,74 @@
+// vLLM 0.33.0's MLA attention backends as its selector sees them: each class's supported dtypes,
+// KV-cache dtypes, head sizes, kernel block sizes, compute capabilities and combination checks
+// (validate_configuration, vllm/v1/attention/backend.py ~279-369), and what its metadata builder
+// sets: reorder_batch_threshold, query-length support, whether speculation raises the threshold
+// and whether the split needs uniform decodes. docs/spec/routing.md §3 cites each entry.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/deployment.h"
+#include "config/engine_enums.h"
+
+namespace mlasim {
+
+// A kernel block size: exactly `size`, or (multiple_of) any multiple of it (vLLM's MultipleOf).
+struct KernelBlockSize {
+  int size = 16;
+  bool multiple_of = false;
+};
+
+// What validate_configuration and the builders read: AttentionSelectorConfig plus the model
+// config fields some backends consult (get_current_vllm_config().model_config.hf_text_config).
+struct BackendQuery {
+  GpuVendor vendor = GpuVendor::kNvidia;
+  int major = 9, minor = 0;           // DeviceCapability
+  int head_size = 576;                // kv_lora_rank + qk_rope_head_dim
+  bool dtype_is_bf16 = true;          // model dtype bfloat16 (true) or float16 (false); float32 serves
+                                      // on no MLA backend
+  bool dtype_is_fp32 = false;
+  KvCacheDtype kv_cache_dtype = KvCacheDtype::kAuto;
+  std::optional<int> block_size;      // set only when the user gave --block-size
+  bool use_sparse = false;
+  int num_heads_per_rank = 128;
+  int qk_nope_head_dim = 128, qk_rope_head_dim = 64, kv_lora_rank = 512, v_head_dim = 128;
+  std::optional<int> index_topk;
+  int num_speculative_tokens = 0;     // k
+  bool parallel_drafting = false;     // max_decode_query_len = 1 + 2k instead of 1 + k
+};
+
+// The builder's view: threshold after _init_reorder_batch_threshold, the support class and
+// whether split_decodes_and_prefills runs with require_uniform.
+struct BuilderFacts {
+  int class_threshold = 1;            // before speculation
+  int reorder_batch_threshold = 1;    // with k speculative tokens
+  QueryLenSupport query_len_support = QueryLenSupport::kSingle;
+  bool require_uniform = true;
+  const char* source = "";
+};
+
+// vLLM's AttentionBackendEnum name (FLASH_ATTN_MLA) and where the class is.
+const char* vllm_backend_name(AttentionBackendKind kind);
+const char* backend_source(AttentionBackendKind kind);
+std::optional<AttentionBackendKind> parse_vllm_backend_name(const std::string& name);
+bool is_sparse_backend(AttentionBackendKind kind);
+// A sparse backend whose prefill rows may take dense MHA (vLLM 0.33's MLAAttention builds a
+// prefill backend for it): every sparse one but FLASHINFER_MLA_SPARSE_SM120
+// (flashinfer_mla_sparse_sm120.py ~37, supports_dense_mha_prefill = False).
+bool supports_dense_mha_prefill(AttentionBackendKind kind);
+
+// validate_configuration's reasons, in vLLM's order and words; empty = valid.
+std::vector<std::string> validate_configuration(AttentionBackendKind kind, const BackendQuery& q);
+
+// get_supported_kernel_block_sizes(kv_cache_spec): `with_spec` as the worker calls it (the
+// quantized-cache variant of FLASHMLA_SPARSE on SM100), without as the platform's selection does.
+std::vector<KernelBlockSize> supported_kernel_block_sizes(AttentionBackendKind kind, const BackendQuery& q,
+                                                          bool with_spec = false);
+bool supports_block_size(AttentionBackendKind kind, const BackendQuery& q, int block_size);
+std::string kernel_block_sizes_text(const std::vector<KernelBlockSize>& sizes);  // "[MultipleOf(16)]"
+
+BuilderFacts builder_facts(AttentionBackendKind kind, const BackendQuery& q);
+
+}  // namespace mlasim

@@ -1,0 +1,66 @@
+// Seeded prompt and output ids.
+#include "config/request_tokens.h"
+
+#include <algorithm>
+
+#include "config/seeded_tokens.h"
+
+namespace mlasim {
+
+void generate_prompt(std::vector<int>& out, int len, std::uint64_t seed, std::uint64_t id_stream,
+                     const std::vector<std::uint64_t>& hash_ids, int block_size, int vocab_size) {
+  out.reserve(out.size() + static_cast<std::size_t>(len));
+  if (hash_ids.empty()) {
+    for (int j = 0; j < len; ++j) out.push_back(seeded_token(seed, id_stream, static_cast<std::uint64_t>(j), vocab_size));
+    return;
+  }
+  for (int j = 0; j < len; ++j) {
+    const std::uint64_t stream = prompt_block_stream(hash_ids[static_cast<std::size_t>(j / block_size)]);
+    out.push_back(seeded_token(seed, stream, static_cast<std::uint64_t>(j % block_size), vocab_size));
+  }
+}
+
+void seed_prompt(RequestSpec& spec, int len, const std::vector<std::uint64_t>& hash_ids, int block_size,
+                 const Scenario& s) {
+  spec.prompt.clear();
+  generate_prompt(spec.prompt, len, s.model.seed, prompt_token_stream(spec.id), hash_ids, block_size,
+                  s.model.vocab_size);
+}
+
+void seed_outputs(RequestSpec& spec, const Scenario& s) {
+  extend_outputs(spec, s, std::min(spec.max_tokens, s.scheduler.max_model_len - prompt_len(spec)));
+}
+
+void extend_outputs(RequestSpec& spec, const Scenario& s, int n) {
+  const std::uint64_t out_stream = output_token_stream(spec.id);
+  if (n > static_cast<int>(spec.output.size())) spec.output.reserve(static_cast<std::size_t>(n));
+  for (int j = static_cast<int>(spec.output.size()); j < n; ++j)
+    spec.output.push_back(seeded_token(s.model.seed, out_stream, static_cast<std::uint64_t>(j), s.model.vocab_size,
+                                       spec.stop_token_ids, s.model.eos_token_id));
+}
+
+std::vector<int> prompt_tokens(const RequestSpec& spec, const Scenario& s) {
+  if (!spec.prompt.empty() || spec.seeded_prompt_len == 0) return spec.prompt;
+  std::vector<int> out;
+  generate_prompt(out, spec.seeded_prompt_len, s.model.seed, prompt_token_stream(spec.id), spec.prompt_hash_ids,
+                  spec.prompt_hash_block_size, s.model.vocab_size);
+  return out;
+}
+
+RequestSpec resolved_request(const RequestSpec& spec, const Scenario& s) {
+  RequestSpec r = spec;
+  if (r.prompt.empty() && r.seeded_prompt_len > 0) {
+    r.prompt = prompt_tokens(spec, s);
+    r.seeded_prompt_len = 0;
+    r.prompt_hash_ids.clear();
+    r.prompt_hash_block_size = kDefaultPromptHashBlockSize;
+  }
+  seed_outputs(r, s);
+  return r;
+}
+
+void resolve_requests(Scenario& s) {
+  for (RequestSpec& r : s.requests) r = resolved_request(r, s);
+}
+
+}  // namespace mlasim

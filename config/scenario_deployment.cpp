@@ -1,0 +1,156 @@
+// Scenario → vLLM 0.33.0's backend, block size and runner.
+#include "config/scenario_deployment.h"
+
+namespace mlasim {
+namespace {
+
+bool is_vllm033(EngineProfile p) { return p == EngineProfile::kVllm033 || p == EngineProfile::kStrict; }
+
+}  // namespace
+
+BackendQuery backend_query(const Scenario& s) {
+  const GpuInfo& gpu = gpu_info(s.deployment.gpu);
+  const ModelConfig& m = s.model;
+  BackendQuery q;
+  q.vendor = gpu.vendor;
+  q.major = gpu.major;
+  q.minor = gpu.minor;
+  q.head_size = m.kv_lora_rank + m.qk_rope_head_dim;  // model_arch_config_convertor.py ~91-98
+  q.dtype_is_bf16 = m.torch_dtype == "bfloat16";
+  q.dtype_is_fp32 = m.torch_dtype == "float32";
+  q.kv_cache_dtype = s.deployment.effective_kv_cache_dtype;
+  if (s.scheduler.block_size_given) q.block_size = s.scheduler.block_size;
+  q.use_sparse = m.index_topk.has_value();
+  q.num_heads_per_rank = m.num_attention_heads / std::max(1, s.parallel.tensor_parallel_size);
+  q.qk_nope_head_dim = m.qk_nope_head_dim;
+  q.qk_rope_head_dim = m.qk_rope_head_dim;
+  q.kv_lora_rank = m.kv_lora_rank;
+  q.v_head_dim = m.v_head_dim;
+  q.index_topk = m.index_topk;
+  q.num_speculative_tokens = s.scheduler.num_speculative_tokens;
+  return q;
+}
+
+std::string resolve_deployment(Scenario& s) {
+  DeploymentConfig& d = s.deployment;
+  d.effective_kv_cache_dtype = d.kv_cache_dtype;
+  d.kv_cache_dtype_note.clear();
+  // `auto` resolved from a modelopt quantization_config (engine/arg_utils.py ~2297).
+  if (d.kv_cache_dtype == KvCacheDtype::kAuto && !s.model.quant_kv_cache_dtype.empty())
+    if (auto from_quant = parse_kv_cache_dtype(s.model.quant_kv_cache_dtype); from_quant && *from_quant != KvCacheDtype::kAuto) {
+      d.effective_kv_cache_dtype = *from_quant;
+      d.kv_cache_dtype_note = "the config's quantization_config (" + s.model.quant_method + ") names the KV cache's dtype: " +
+                              s.model.quant_kv_cache_dtype + " (utils/torch_utils.py ~443-516)";
+    }
+  // verify_and_update_config (model_executor/models/config.py ~74-110).
+  if (s.model.architecture == "DeepseekV32ForCausalLM" && d.effective_kv_cache_dtype == KvCacheDtype::kBfloat16) {
+    d.effective_kv_cache_dtype = KvCacheDtype::kAuto;
+    d.kv_cache_dtype_note = "DeepseekV32ForCausalLM.verify_and_update_config: bfloat16 → auto (models/config.py ~84-86)";
+  }
+  const GpuInfo& gpu = gpu_info(d.gpu);
+  if (s.model.architecture == "GlmMoeDsaForCausalLM" && d.effective_kv_cache_dtype == KvCacheDtype::kAuto &&
+      gpu.vendor == GpuVendor::kNvidia && gpu.major == 10) {
+    d.effective_kv_cache_dtype = KvCacheDtype::kFp8E4m3;
+    d.kv_cache_dtype_note = "GlmMoeDsaForCausalLM.verify_and_update_config: auto → fp8_e4m3 on SM10x (models/config.py ~89-101)";
+  }
+  d.selection_applies = is_vllm033(s.engine.profile);
+  if (!d.selection_applies) {
+    // Older profiles and SGLang: the backend named (or flashattn-mla), block 16, runner v1.
+    d.selection = {};
+    d.selection.backend = s.engine.attention_backend;
+    d.selection.explicit_backend = s.engine.attention_backend_given.has_value();
+    d.selection.block_size = s.scheduler.block_size;
+    d.selection.block_size_auto = false;
+    d.selection.kernel_block_size = s.scheduler.block_size;
+    d.selection.model_runner = s.engine.model_runner;
+    return "";
+  }
+  SelectionRequest req;
+  req.query = backend_query(s);
+  req.backend = s.engine.attention_backend_given;
+  req.model_runner = s.engine.model_runner_given;
+  // An explicit backend is checked against the deployment only when the scenario describes one
+  // (engine.gpu or model.hf_config); without, it is a routing what-if, as before.
+  d.validated = !req.backend || d.gpu_given || !s.model.hf_config.empty();
+  req.validate_explicit = d.validated;
+  d.selection = select_backend(req);
+  if (!d.selection.error.empty()) return d.selection.error;
+  s.engine.attention_backend = d.selection.backend;
+  s.scheduler.block_size = d.selection.block_size;
+  s.engine.model_runner = d.selection.model_runner;
+  return "";
+}
+
+std::string explain_deployment(const Scenario& s) {
+  const DeploymentConfig& d = s.deployment;
+  const ModelConfig& m = s.model;
+  const GpuInfo& gpu = gpu_info(d.gpu);
+  const BackendSelection& sel = d.selection;
+  std::string out;
+  auto line = [&](const std::string& t) { out += t + "\n"; };
+  line("model: " + (m.hf_config.empty() ? "preset " + m.preset + " (as " + m.architecture + ")"
+                                        : m.hf_config + ": " + m.architecture + ", model_type " + m.model_type) +
+       "; MLA (head_size " + std::to_string(m.kv_lora_rank + m.qk_rope_head_dim) + " = kv_lora_rank " +
+       std::to_string(m.kv_lora_rank) + " + qk_rope_head_dim " + std::to_string(m.qk_rope_head_dim) + ")");
+  line(std::string("sparse: ") +
+       (m.index_topk ? "yes: index_topk = " + std::to_string(*m.index_topk) +
+                           " (is_v32 = hasattr(config, \"index_topk\"), deepseek_v2.py ~1138)"
+                     : "no: the config has no index_topk (deepseek_v2.py ~1138), so dense MLA"));
+  line(std::string("deployment: ") + gpu.display +
+       (gpu.vendor == GpuVendor::kNvidia
+            ? " (compute capability " + std::to_string(gpu.major) + "." + std::to_string(gpu.minor) + ")"
+            : std::string(" (") + gpu.gcn_arch + ")") +
+       (d.gpu_given ? "" : " [default]") + ", TP " + std::to_string(s.parallel.tensor_parallel_size) + " (" +
+       std::to_string(m.num_attention_heads / std::max(1, s.parallel.tensor_parallel_size)) +
+       " heads per rank), kv_cache_dtype " + to_string(d.kv_cache_dtype) +
+       (d.effective_kv_cache_dtype != d.kv_cache_dtype ? std::string(" → ") + to_string(d.effective_kv_cache_dtype) +
+                                                             " (" + d.kv_cache_dtype_note + ")"
+                                                       : ""));
+  if (!d.selection_applies) {
+    line(std::string("backend: ") + vllm_backend_name(sel.backend) + " (profile " + to_string(s.engine.profile) +
+         " predates vLLM 0.33's selection: the backend named, else FLASH_ATTN_MLA; block size 16 unless set; runner v1)");
+    return out;
+  }
+  line(sel.explicit_backend ? "candidates: the backend named in engine.attention_backend" +
+                                  std::string(d.validated ? ", checked as vLLM checks --attention-backend"
+                                                          : " (not checked: the scenario names no engine.gpu)")
+                            : "candidates (vLLM 0.33 _get_backend_priorities, cuda.py ~84-155, in priority order):");
+  for (const auto& c : sel.candidates) {
+    std::string reasons;
+    for (const auto& r : c.reasons) reasons += (reasons.empty() ? "" : "; ") + r;
+    const std::string verdict = sel.explicit_backend && !d.validated ? "taken as named"
+                                : c.reasons.empty()                  ? "valid"
+                                                                     : "invalid: " + reasons;
+    line(std::string("  ") + vllm_backend_name(c.kind) + ": " + verdict);
+  }
+  if (!sel.error.empty()) {
+    line("refused: " + sel.error);
+    return out;
+  }
+  for (const auto& w : sel.warnings) line("warning: " + w);
+  const BuilderFacts& b = sel.builder;
+  line(std::string("backend: ") + vllm_backend_name(sel.backend) + " (" + backend_source(sel.backend) +
+       "); reorder_batch_threshold " + std::to_string(b.reorder_batch_threshold) +
+       (b.reorder_batch_threshold != b.class_threshold ? " (class " + std::to_string(b.class_threshold) + ", raised to 1 + k)" : "") +
+       ", query_len_support " + to_string(b.query_len_support) + " (" + b.source + ")");
+  line("block size: " + std::to_string(sel.block_size) +
+       (sel.block_size_auto ? " (auto: the backend's preferred size, platforms/interface.py ~700-790)"
+                            : " (scheduler.block_size)") +
+       "; kernel block size " + std::to_string(sel.kernel_block_size) +
+       (sel.kernel_block_size != sel.block_size ? " (select_common_block_size, v1/worker/utils.py ~515)" : ""));
+  line(std::string("model runner: ") + to_string(sel.model_runner) + " (" + sel.model_runner_reason + ")");
+  const std::string t = std::to_string(b.reorder_batch_threshold);
+  if (m.index_topk && is_sparse_backend(sel.backend))
+    line("paths: the split's decodes (q <= " + t + ") on the decode path; its prefills take dense MHA while the "
+         "longest prefill sequence fits index_topk " + std::to_string(*m.index_topk) +
+         (supports_dense_mha_prefill(sel.backend) ? "" : " (not on this backend: no dense prefill)") +
+         ", else every token the decode path (sparse_mla_attention.py ~136-144, mla_attention.py ~986-994)");
+  else if (m.index_topk)
+    line("paths: every token on the decode path (sparse MLA)");
+  else
+    line("paths: rows with q <= " + t + (b.require_uniform ? " (uniform)" : "") +
+         " at the front of the batch are decodes on the decode path (MQA); the rest take the prefill path (MHA)");
+  return out;
+}
+
+}  // namespace mlasim

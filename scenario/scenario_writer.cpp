@@ -1,0 +1,176 @@
+// A Scenario as scenario YAML (schema version 1, scenarios/README.md).
+#include "scenario/scenario_writer.h"
+
+#include <filesystem>
+#include <tuple>
+#include <vector>
+
+#include "scenario/hf_config.h"
+#include "config/request_tokens.h"
+#include "sim/scheduler_rules.h"
+
+namespace mlasim {
+namespace {
+
+using Style = YamlValue::Style;
+
+YamlValue flow_map() { return YamlValue::mapping(Style::kFlow); }
+
+YamlValue model_section(const ModelConfig& m) {
+  ModelConfig p = model_preset(m.preset).value_or(ModelConfig{});
+  YamlValue out = flow_map();
+  if (!m.hf_config.empty()) {  // the config.json as the base (absolute: the YAML may land anywhere)
+    p = *model_preset("tiny");
+    (void)read_hf_config(m.hf_config, p);
+    out.set("hf_config", YamlValue::quoted(std::filesystem::absolute(m.hf_config).string()));
+  } else {
+    out.set("preset", YamlValue::plain(m.preset));
+  }
+  auto i = [&](const char* key, int a, int b) {
+    if (a != b) out.set(key, YamlValue::number(a));
+  };
+  auto d = [&](const char* key, double a, double b) {
+    if (a != b) out.set(key, YamlValue::number(a));
+  };
+  i("vocab_size", m.vocab_size, p.vocab_size);
+  i("hidden_size", m.hidden_size, p.hidden_size);
+  i("num_hidden_layers", m.num_hidden_layers, p.num_hidden_layers);
+  i("num_attention_heads", m.num_attention_heads, p.num_attention_heads);
+  i("q_lora_rank", m.q_lora_rank, p.q_lora_rank);
+  i("kv_lora_rank", m.kv_lora_rank, p.kv_lora_rank);
+  i("qk_nope_head_dim", m.qk_nope_head_dim, p.qk_nope_head_dim);
+  i("qk_rope_head_dim", m.qk_rope_head_dim, p.qk_rope_head_dim);
+  i("v_head_dim", m.v_head_dim, p.v_head_dim);
+  i("intermediate_size", m.intermediate_size, p.intermediate_size);
+  i("max_position_embeddings", m.max_position_embeddings, p.max_position_embeddings);
+  d("rms_norm_eps", m.rms_norm_eps, p.rms_norm_eps);
+  d("rope_theta", m.rope_theta, p.rope_theta);
+  d("rope_scaling_factor", m.rope_scaling_factor, p.rope_scaling_factor);
+  d("mscale_all_dim", m.mscale_all_dim, p.mscale_all_dim);
+  i("original_max_position_embeddings", m.original_max_position_embeddings, p.original_max_position_embeddings);
+  d("beta_fast", m.beta_fast, p.beta_fast);
+  d("beta_slow", m.beta_slow, p.beta_slow);
+  if (m.seed != p.seed) out.set("seed", YamlValue::number(m.seed));
+  if (m.dtype != p.dtype) out.set("dtype", YamlValue::plain(to_string(m.dtype)));
+  i("eos_token_id", m.eos_token_id, p.eos_token_id);
+  if (m.index_topk) out.set("index_topk", YamlValue::number(*m.index_topk));
+  return out;
+}
+
+YamlValue scheduler_section(const Scenario& s) {
+  const SchedulerConfig& c = s.scheduler;
+  const SchedulerConfig d;
+  YamlValue out = flow_map();
+  auto i = [&](const char* key, long long a, long long b) {
+    if (a != b) out.set(key, YamlValue::number(a));
+  };
+  auto b = [&](const char* key, bool a, bool def) {
+    if (a != def) out.set(key, YamlValue::boolean(a));
+  };
+  i("max_num_batched_tokens", c.max_num_batched_tokens, d.max_num_batched_tokens);
+  i("max_num_seqs", c.max_num_seqs, d.max_num_seqs);
+  i("max_model_len", c.max_model_len, s.model.max_position_embeddings);
+  b("enable_chunked_prefill", c.enable_chunked_prefill, d.enable_chunked_prefill);
+  i("long_prefill_token_threshold", c.long_prefill_token_threshold, d.long_prefill_token_threshold);
+  // Always written: left out, vLLM 0.33's auto choice for the backend would replace it.
+  out.set("block_size", YamlValue::number(c.block_size));
+  i("num_gpu_blocks", c.num_gpu_blocks, d.num_gpu_blocks);
+  b("enable_prefix_caching", c.enable_prefix_caching, d.enable_prefix_caching);
+  if (c.policy != d.policy) out.set("policy", YamlValue::plain(to_string(c.policy)));
+  i("num_speculative_tokens", c.num_speculative_tokens, d.num_speculative_tokens);
+  if (c.speculative_method != d.speculative_method)
+    out.set("speculative_method", YamlValue::plain(to_string(c.speculative_method)));
+  b("scheduler_reserve_full_isl", c.rules.scheduler_reserve_full_isl,
+    scheduler_rules_for(s.engine.profile).scheduler_reserve_full_isl);
+  return out;
+}
+
+YamlValue engine_section(const Scenario& s) {
+  const EngineConfig& e = s.engine;
+  YamlValue out = flow_map();
+  out.set("profile", YamlValue::plain(to_string(e.profile)));
+  if (s.deployment.gpu_given) out.set("gpu", YamlValue::plain(gpu_info(s.deployment.gpu).name));
+  out.set("attention_backend", YamlValue::plain(to_string(e.attention_backend)));
+  if (e.reorder_batch_threshold) out.set("reorder_batch_threshold", YamlValue::number(*e.reorder_batch_threshold));
+  if (e.query_len_support) out.set("query_len_support", YamlValue::plain(to_string(*e.query_len_support)));
+  // Always written for vLLM 0.33's profiles: left out, it would be auto (V2).
+  if (e.profile == EngineProfile::kVllm033 || e.profile == EngineProfile::kStrict || e.model_runner != ModelRunner::kV1)
+    out.set("model_runner", YamlValue::plain(to_string(e.model_runner)));
+  if (e.sglang_chunked_prefix_cache_threshold != EngineConfig{}.sglang_chunked_prefix_cache_threshold)
+    out.set("sglang_chunked_prefix_cache_threshold", YamlValue::number(e.sglang_chunked_prefix_cache_threshold));
+  return out;
+}
+
+YamlValue timing_section(const TimingConfig& t) {
+  const TimingConfig d;
+  YamlValue out = flow_map();
+  for (auto [key, a, b] : {std::tuple{"fixed_us", t.fixed_us, d.fixed_us},
+                           std::tuple{"per_scheduled_token_us", t.per_scheduled_token_us, d.per_scheduled_token_us},
+                           std::tuple{"per_context_token_us", t.per_context_token_us, d.per_context_token_us},
+                           std::tuple{"per_request_us", t.per_request_us, d.per_request_us}})
+    if (a != b) out.set(key, YamlValue::number(a));
+  return out;
+}
+
+// The prompt as it was given: token ids, or a length (with its hash ids) for seeded ids.
+void prompt_keys(const RequestSpec& r, YamlValue& out) {
+  if (!r.prompt.empty() || r.seeded_prompt_len == 0) {
+    out.set("prompt", YamlValue::list(r.prompt));
+    return;
+  }
+  out.set("prompt_len", YamlValue::number(r.seeded_prompt_len));
+  if (r.prompt_hash_ids.empty()) return;
+  out.set("prompt_hash_ids", YamlValue::list(r.prompt_hash_ids));
+  if (r.prompt_hash_block_size != kDefaultPromptHashBlockSize)
+    out.set("prompt_hash_block_size", YamlValue::number(r.prompt_hash_block_size));
+}
+
+YamlValue request_entry(const RequestSpec& r, const Scenario& s) {
+  YamlValue out = flow_map();
+  out.set("id", YamlValue::quoted(r.id));
+  if (r.arrival_time_ns)
+    out.set("arrival_time", YamlValue::number(static_cast<double>(*r.arrival_time_ns) / 1e9));
+  else if (r.arrival_step != 0)
+    out.set("arrival_step", YamlValue::number(r.arrival_step));
+  prompt_keys(r, out);
+  out.set("max_tokens", YamlValue::number(r.max_tokens));
+  if (r.min_tokens != 0) out.set("min_tokens", YamlValue::number(r.min_tokens));
+  if (r.ignore_eos) out.set("ignore_eos", YamlValue::boolean(true));
+  if (!r.stop_token_ids.empty()) out.set("stop_token_ids", YamlValue::list(r.stop_token_ids));
+  if (r.output_given) out.set("output", YamlValue::list(r.output));
+  if (r.priority != 0) out.set("priority", YamlValue::number(r.priority));
+  if (!r.accepted_drafts.empty() && s.scheduler.num_speculative_tokens > 0)
+    out.set("accepted_drafts", YamlValue::list(r.accepted_drafts));
+  return out;
+}
+
+}  // namespace
+
+YamlValue scenario_document(const Scenario& s) {
+  YamlValue doc = YamlValue::mapping(Style::kBlock);
+  doc.set("version", YamlValue::number(1));
+  doc.set("name", YamlValue::quoted(s.name));
+  if (!s.description.empty()) doc.set("description", YamlValue::quoted(s.description));
+  doc.set("model", model_section(s.model));
+  if (YamlValue sc = scheduler_section(s); !sc.empty()) doc.set("scheduler", std::move(sc));
+  doc.set("engine", engine_section(s));
+  if (s.deployment.kv_cache_dtype != KvCacheDtype::kAuto)
+    doc.set("cache", flow_map()).set("kv_cache_dtype", YamlValue::plain(to_string(s.deployment.kv_cache_dtype)));
+  if (s.parallel.tensor_parallel_size != 1)
+    doc.set("parallel", flow_map()).set("tensor_parallel_size", YamlValue::number(s.parallel.tensor_parallel_size));
+  if (YamlValue t = timing_section(s.timing); !t.empty()) doc.set("timing", std::move(t));
+  YamlValue& requests = doc.set("requests", YamlValue::sequence(Style::kBlock));
+  for (const RequestSpec& r : s.requests) requests.push(request_entry(r, s));
+  if (!s.expect.invariants.empty()) {
+    YamlValue invariants = YamlValue::sequence(Style::kFlow);
+    for (const std::string& name : s.expect.invariants) invariants.push(YamlValue::plain(name));
+    doc.set("expect", YamlValue::mapping(Style::kBlock)).set("invariants", std::move(invariants));
+  }
+  return doc;
+}
+
+std::string scenario_to_yaml(const Scenario& s, const std::string& comment) {
+  return emit_yaml(scenario_document(s), comment);
+}
+
+}  // namespace mlasim
