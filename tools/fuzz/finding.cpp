@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "sim/scenario_loader.h"
-#include "sim/scenario_writer.h"
+#include "scenario/scenario_loader.h"
+#include "scenario/scenario_writer.h"
 
 namespace mlasim {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "attention/faults.h"
-#include "sim/scenario.h"
+#include "config/scenario.h"
 #include "tools/fuzz/property.h"
 
 namespace mlasim {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "attention/faults.h"
-#include "sim/scenario.h"
+#include "config/scenario.h"
 
 namespace mlasim {
 

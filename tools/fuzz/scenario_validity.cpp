@@ -1,10 +1,10 @@
-// The loader's semantic checks on a Scenario struct (sim/scenario_loader.cpp cross_checks).
+// The loader's semantic checks on a Scenario struct (scenario/scenario_loader.cpp cross_checks).
 #include "tools/fuzz/scenario_validity.h"
 
 #include <set>
 
 #include "sim/request.h"
-#include "sim/request_tokens.h"
+#include "config/request_tokens.h"
 #include "sim/scheduler.h"
 
 namespace mlasim {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "sim/scenario.h"
+#include "config/scenario.h"
 
 namespace mlasim {
 

@@ -157,25 +157,33 @@ TraceSize trace_size(const Scenario& s) {
   return {static_cast<int>(s.requests.size()), prompt, max_tokens, arrivals, drafts, away, rest};
 }
 
+std::vector<Scenario> shrink_candidates(const Scenario& s, const std::vector<std::string>& keep_keys) {
+  std::vector<Scenario> out;
+  const TraceSize size = trace_size(s);
+  for (const Edit& edit : candidate_edits(s, keep_keys)) {
+    Scenario candidate = s;
+    edit(candidate);
+    for (RequestSpec& r : candidate.requests) r.accepted_drafts.resize(
+        candidate.scheduler.num_speculative_tokens > 0 ? r.accepted_drafts.size() : 0);
+    for (RequestSpec& r : candidate.requests)
+      for (int& a : r.accepted_drafts) a = std::min(a, candidate.scheduler.num_speculative_tokens);
+    reseed_outputs(candidate);
+    if (trace_size(candidate) >= size || !scenario_problem(candidate).empty()) continue;
+    candidate.num_requests = static_cast<int>(candidate.requests.size());
+    out.push_back(std::move(candidate));
+  }
+  return out;
+}
+
 ShrinkResult shrink(const Scenario& s, const Violation& violation, const ShrinkOptions& options) {
   ShrinkResult result{s, violation, 0, 0};
   for (bool progress = true; progress && result.attempts < options.max_attempts;) {
     progress = false;
-    const TraceSize size = trace_size(result.scenario);
-    for (const Edit& edit : candidate_edits(result.scenario, options.keep_keys)) {
-      Scenario candidate = result.scenario;
-      edit(candidate);
-      for (RequestSpec& r : candidate.requests) r.accepted_drafts.resize(
-          candidate.scheduler.num_speculative_tokens > 0 ? r.accepted_drafts.size() : 0);
-      for (RequestSpec& r : candidate.requests)
-        for (int& a : r.accepted_drafts) a = std::min(a, candidate.scheduler.num_speculative_tokens);
-      reseed_outputs(candidate);
-      if (trace_size(candidate) >= size || !scenario_problem(candidate).empty()) continue;
+    for (Scenario& candidate : shrink_candidates(result.scenario, options.keep_keys)) {
       if (result.attempts >= options.max_attempts) break;
       ++result.attempts;
       std::optional<Violation> v = check_property(candidate, options.property, options.faults);
       if (!v) continue;
-      candidate.num_requests = static_cast<int>(candidate.requests.size());
       result.scenario = std::move(candidate);
       result.violation = *v;
       ++result.accepted;

@@ -34,6 +34,11 @@ struct ShrinkResult {
   int accepted = 0;     // candidates that were smaller and still violating
 };
 
+// The traces one edit smaller than `s` that are valid scenarios, in the order shrink() tries them
+// (`mlasim shrink --candidates`: for a caller that judges them itself, as tools/conformance does
+// with vLLM). keep_keys as in ShrinkOptions.
+std::vector<Scenario> shrink_candidates(const Scenario& s, const std::vector<std::string>& keep_keys = {});
+
 // `s` must violate options.property (`violation` is that violation).
 ShrinkResult shrink(const Scenario& s, const Violation& violation, const ShrinkOptions& options);
 

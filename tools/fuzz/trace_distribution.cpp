@@ -6,7 +6,7 @@
 
 #include "attention/routing_config.h"
 #include "sim/request.h"
-#include "sim/request_tokens.h"
+#include "config/request_tokens.h"
 #include "sim/scheduler.h"
 #include "sim/scheduler_rules.h"
 #include "base/rng.h"
@@ -24,6 +24,10 @@ const std::vector<KnobName>& knob_names() {
       {Knob::kBlocks, "blocks", "scheduler.block_size, num_gpu_blocks"},
       {Knob::kPrefixCaching, "prefix-caching", "scheduler.enable_prefix_caching"},
       {Knob::kDecodeThreshold, "decode-threshold", "engine.reorder_batch_threshold"},
+      {Knob::kPolicy, "policy", "scheduler.policy, requests' priority"},
+      {Knob::kSampling, "sampling", "requests' min_tokens, stop_token_ids, ignore_eos, output"},
+      {Knob::kSpecMethod, "spec-method", "scheduler.speculative_method"},
+      {Knob::kReserve, "reserve", "scheduler.scheduler_reserve_full_isl"},
   };
   return names;
 }
@@ -50,6 +54,9 @@ unsigned knob_of_key(std::string_view key) {
       {"scheduler.block_size", Knob::kBlocks},
       {"scheduler.num_gpu_blocks", Knob::kBlocks},
       {"scheduler.enable_prefix_caching", Knob::kPrefixCaching},
+      {"scheduler.policy", Knob::kPolicy},
+      {"scheduler.speculative_method", Knob::kSpecMethod},
+      {"scheduler.scheduler_reserve_full_isl", Knob::kReserve},
   };
   for (const auto& [k, knob] : keys)
     if (key == k) return static_cast<unsigned>(knob);
@@ -158,6 +165,43 @@ void draw_requests(const TraceDistribution& d, Rng& rng, Scenario& s) {
   s.num_requests = n;
 }
 
+// The request-side knobs, from their own generator `rng`. A stop (a stop id, or EOS that 30% of
+// those requests ignore) is listed among the outputs just past min_tokens, since seeded outputs
+// avoid both.
+void draw_sampling(const TraceDistribution& d, Rng& rng, Scenario& s) {
+  SchedulerConfig& sc = s.scheduler;
+  const bool policy = varies(d, Knob::kPolicy), sampling = varies(d, Knob::kSampling);
+  if (policy && rng.coin(50)) sc.policy = SchedulingPolicy::kPriority;
+  if (varies(d, Knob::kSpecMethod) && sc.num_speculative_tokens > 0 && rng.coin(50))
+    sc.speculative_method = SpeculativeMethod::kNgram;
+  if (varies(d, Knob::kReserve)) sc.rules.scheduler_reserve_full_isl = rng.coin(50);
+  for (RequestSpec& r : s.requests) {
+    if (policy) r.priority = rng.between(0, 2);
+    if (!sampling) continue;
+    if (rng.coin(20)) r.min_tokens = rng.between(1, r.max_tokens);
+    // The stop's index: past min_tokens (no engine samples a stop before) and within the outputs
+    // the request can sample.
+    const int lo = r.min_tokens, hi = std::min(static_cast<int>(r.output.size()) - 1, r.min_tokens + 3);
+    if (lo > hi || !rng.coin(30)) continue;
+    const int eos = s.model.eos_token_id;
+    // A stop id is drawn again while one of the first min_tokens outputs (seeded before it was
+    // chosen) is that id: no engine samples a stop there, and the loader refuses it.
+    const auto early = [&](int id) {
+      return std::find(r.output.begin(), r.output.begin() + r.min_tokens, id) != r.output.begin() + r.min_tokens;
+    };
+    int stop = rng.coin(50) ? eos : rng.between(2, s.model.vocab_size - 1);
+    while (stop != eos && early(stop)) stop = rng.between(2, s.model.vocab_size - 1);
+    if (stop == eos)
+      r.ignore_eos = rng.coin(30);
+    else
+      r.stop_token_ids.push_back(stop);
+    r.output.resize(static_cast<std::size_t>(rng.between(lo, hi)));
+    r.output.push_back(stop);
+    r.output_given = true;
+    seed_outputs(r, s);
+  }
+}
+
 // KV blocks: the base's, or (blocks varied) enough for the longest request, sometimes barely.
 void draw_blocks(const TraceDistribution& d, Rng& rng, Scenario& s) {
   SchedulerConfig& sc = s.scheduler;
@@ -193,6 +237,11 @@ Scenario generate_trace(const TraceDistribution& d, std::uint64_t seed, int run)
   draw_engine(d, rng, s);
   draw_scheduler(d, rng, s);
   draw_requests(d, rng, s);
+  if (d.vary & (static_cast<unsigned>(Knob::kPolicy) | static_cast<unsigned>(Knob::kSampling) |
+                static_cast<unsigned>(Knob::kSpecMethod) | static_cast<unsigned>(Knob::kReserve))) {
+    Rng own(splitmix64(seed ^ 0x7f4a7c15ULL) ^ splitmix64(0x9e3779b9ULL + static_cast<std::uint64_t>(run)));
+    draw_sampling(d, own, s);
+  }
   draw_blocks(d, rng, s);
   return s;
 }
@@ -216,7 +265,12 @@ std::string describe_distribution() {
          "  blocks          block_size 16 (3/8), 1, 2, 4, 8, 64; num_gpu_blocks: 40% barely enough for\n"
          "                  the longest request (preemption pressure), else 64, 256 or 1024\n"
          "  prefix-caching  enable_prefix_caching on (80%) or off\n"
-         "  decode-threshold  reorder_batch_threshold, the backend's T (70%) or 1, 2, 4, 16, 64, 512\n";
+         "  decode-threshold  reorder_batch_threshold, the backend's T (70%) or 1, 2, 4, 16, 64, 512\n"
+         "  policy          policy priority (50%), each request's priority 0..2\n"
+         "  sampling        per request: min_tokens 1..max_tokens (20%); a stop among the outputs after it\n"
+         "                  (30%): a stop id, or EOS (ignore_eos for 30% of those)\n"
+         "  spec-method     speculative_method ngram (50%, with k > 0) instead of mtp\n"
+         "  reserve         scheduler_reserve_full_isl on or off (50%)\n";
 }
 
 }  // namespace mlasim

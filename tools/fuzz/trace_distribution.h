@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/scenario.h"
+#include "config/scenario.h"
 
 namespace mlasim {
 
@@ -24,8 +24,13 @@ enum class Knob : unsigned {
   kBlocks = 1u << 6,         // block_size, num_gpu_blocks (preemption pressure)
   kPrefixCaching = 1u << 7,  // enable_prefix_caching
   kDecodeThreshold = 1u << 8,  // engine.reorder_batch_threshold (overrides the backend's T)
+  // Drawn from a generator of their own, so that varying them leaves every other draw as it was.
+  kPolicy = 1u << 9,         // scheduler.policy and each request's priority
+  kSampling = 1u << 10,      // min_tokens, stop_token_ids, ignore_eos, a stop among the first outputs
+  kSpecMethod = 1u << 11,    // scheduler.speculative_method (ngram instead of mtp, with k > 0)
+  kReserve = 1u << 12,       // scheduler.scheduler_reserve_full_isl
 };
-inline constexpr unsigned kAllKnobs = 0x1ffu;
+inline constexpr unsigned kAllKnobs = 0x1fffu;
 // The scheduler side varies by default; the engine (profile, backend, k) is the base's.
 inline constexpr unsigned kDefaultKnobs = static_cast<unsigned>(Knob::kChunkedPrefill) |
                                           static_cast<unsigned>(Knob::kThresholds) |

@@ -8,7 +8,7 @@
 #include "attention/backend.h"
 #include "attention/faults.h"
 #include "attention/mla_weights.h"
-#include "sim/scenario.h"
+#include "config/scenario.h"
 
 namespace mlasim::cli {
 

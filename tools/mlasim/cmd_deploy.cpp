@@ -4,7 +4,7 @@
 #include <iostream>
 #include <limits>
 
-#include "sim/deployment.h"
+#include "config/deployment.h"
 #include "base/atomic_file.h"
 #include "report/deploy_report.h"
 #include "tools/mlasim/commands.h"

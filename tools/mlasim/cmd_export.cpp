@@ -2,7 +2,7 @@
 #include <iostream>
 
 #include "attention/mla_weights.h"
-#include "sim/scenario_loader.h"
+#include "scenario/scenario_loader.h"
 #include "report/model_export.h"
 #include "engine/replay.h"
 #include "tools/mlasim/commands.h"

@@ -6,7 +6,8 @@
 #include <limits>
 #include <memory>
 
-#include "sim/scenario_loader.h"
+#include "scenario/scenario_loader.h"
+#include "scenario/scenario_writer.h"
 #include "tools/fuzz/finding.h"
 #include "tools/fuzz/fuzzer.h"
 #include "report/split_golden.h"
@@ -34,7 +35,23 @@ struct FuzzFlags {
   std::string out_dir;
   std::string golden_dir;     // matches_golden_split
   std::string record_golden;  // write each run's split golden here instead of checking
+  std::string emit;           // write each run's trace here instead of checking
 };
+
+// --emit DIR: every run's trace as DIR/fuzz_<seed>_<run>.yaml, checking nothing (the traces
+// tools/conformance replays through vLLM).
+int emit_traces(const FuzzOptions& options, const std::string& dir, const std::string& origin) {
+  int written = 0;
+  for (int run = 0; run < options.max_runs; ++run) {
+    const Scenario trace = generate_trace(options.distribution, options.seed, run);
+    const std::string path = dir + "/" + trace.name + ".yaml";
+    if (Status st = write_creating_folder(path, scenario_to_yaml(trace, origin + ", run " + std::to_string(run))); !st)
+      return report_error(st.error());
+    ++written;
+  }
+  std::cout << "wrote " << written << " traces in " << dir << "\n";
+  return kExitOk;
+}
 
 // --record-golden DIR: every run's split golden, as `mlasim golden update` writes split.txt.
 int record_goldens(const FuzzOptions& options, const std::string& dir) {
@@ -102,6 +119,17 @@ int run_fuzz(const FuzzFlags& f) {
     return kExitBadInput;
   }
   options.properties.golden_dir = f.golden_dir;
+  if (!f.emit.empty()) {
+    if (!f.properties.empty() || f.model || !f.record_golden.empty() || f.seconds > 0) {
+      std::cerr << "mlasim fuzz: --emit writes --runs traces and checks nothing; drop --property, --model, --time and "
+                   "--record-golden\n";
+      return kExitBadInput;
+    }
+    std::string origin = "drawn by mlasim fuzz --seed " + std::to_string(f.seed);
+    for (const std::string& v : f.vary) origin += " --vary " + v;
+    for (const std::string& s : f.sets) origin += " --set " + s;
+    return emit_traces(options, f.emit, origin);
+  }
   if (!f.record_golden.empty()) {
     if (!f.properties.empty() || f.model) {
       std::cerr << "mlasim fuzz: --record-golden writes goldens and checks nothing; drop --property and --model\n";
@@ -156,7 +184,7 @@ void add_fuzz_command(CLI::App& app, int& exit_code) {
           "          mlasim fuzz --model --inject decode_skips_cache_write_for_fresh_rows --runs 50");
   cmd->add_option("base", f->base, "Base scenario: model, engine and scheduler (default: every key at its default)");
   cmd->add_option("--set", f->sets, "Override a base key (repeatable); pins its knob, and the shrinker keeps it")->type_name("KEY=VALUE");
-  cmd->add_option("--vary", f->vary, "Knob to draw (repeatable): all, none, profile, backend, spec, chunked, thresholds, budgets, blocks, prefix-caching, decode-threshold")
+  cmd->add_option("--vary", f->vary, "Knob to draw (repeatable): all, none, profile, backend, spec, chunked, thresholds, budgets, blocks, prefix-caching, decode-threshold, policy, sampling, spec-method, reserve")
       ->type_name("KNOB");
   cmd->add_option("--property", f->properties, "Property to check (repeatable)")->type_name("NAME");
   cmd->add_option("--seed", f->seed, "Seed of the distribution (default 0)");
@@ -168,6 +196,8 @@ void add_fuzz_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--inject", f->injects, "Inject a fault into the model (repeatable; see `mlasim run --help`)");
   cmd->add_option("-o,--out-dir", f->out_dir, "Write the shrunk violation as DIR/<name>.yaml");
   cmd->add_option("--golden-dir", f->golden_dir, "Split goldens for matches_golden_split (DIR/<trace>/split.txt)")
+      ->type_name("DIR");
+  cmd->add_option("--emit", f->emit, "Write every run's trace as DIR/fuzz_<seed>_<run>.yaml and check nothing")
       ->type_name("DIR");
   cmd->add_option("--record-golden", f->record_golden,
                   "Write every run's split golden as DIR/fuzz_<seed>_<run>/split.txt and check nothing")

@@ -2,7 +2,7 @@
 #include <iostream>
 #include <map>
 
-#include "sim/scenario_loader.h"
+#include "scenario/scenario_loader.h"
 #include "report/check_runner.h"
 #include "tools/mlasim/commands.h"
 

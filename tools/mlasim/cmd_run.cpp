@@ -11,8 +11,8 @@
 #include "report/scenario_printer.h"
 #include "report/timeline.h"
 #include "report/timeline_svg.h"
-#include "sim/scenario_deployment.h"
-#include "sim/scenario_loader.h"
+#include "config/scenario_deployment.h"
+#include "scenario/scenario_loader.h"
 #include "tools/mlasim/cli_backend.h"
 #include "tools/mlasim/commands.h"
 
@@ -77,6 +77,7 @@ std::optional<Scenario> load_for_run(const RunOptions& o, FaultSet& faults, int&
   if (rc = check_device(o.device); rc != kExitOk) return std::nullopt;
   rc = kExitBadInput;
   if (!output_path_ok("--json", o.outputs.json_path) || !output_path_ok("--jsonl", o.outputs.jsonl_path) ||
+      !output_path_ok("--resolved", o.outputs.resolved_path) ||
       !output_path_ok("--svg", o.outputs.svg_path) || !output_path_ok("--trace-out", o.outputs.trace_path) ||
       !parse_faults(o.injects, faults))
     return std::nullopt;
@@ -156,6 +157,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--jsonl", o->outputs.jsonl_path,
                   "Write the run as JSONL to FILE (atomically): a header line, one object per step, then one per\n"
                   "request in scenario order, with simulated times; for traces too big for one document");
+  cmd->add_option("--resolved", o->outputs.resolved_path,
+                  "Write the trace as the replay ran it to FILE (JSONL, atomically): the resolved configuration,\n"
+                  "then each request as admitted, with its prompt token ids, sampling parameters, forced outputs,\n"
+                  "accepted drafts and admission step; what tools/conformance replays through vLLM");
   cmd->add_option("--svg", o->outputs.svg_path,
                   "Draw the run's timeline to FILE (one self-contained SVG, atomically): a lane per request, a cell\n"
                   "per step coloured by its path (a fresh prefill on the decode path in red, outlined), num_mqa /\n"

@@ -3,8 +3,12 @@
 #include <iostream>
 #include <memory>
 
-#include "sim/request_tokens.h"
-#include "sim/scenario_loader.h"
+#include <fmt/format.h>
+
+#include "config/request_tokens.h"
+#include "scenario/scenario_writer.h"
+#include "tools/fuzz/shrinker.h"
+#include "scenario/scenario_loader.h"
 #include "tools/fuzz/finding.h"
 #include "tools/mlasim/commands.h"
 #include "tools/mlasim/fuzz_cli.h"
@@ -19,7 +23,24 @@ struct ShrinkFlags {
   std::vector<std::string> injects;
   bool model = false;
   std::string out;
+  std::string candidates;  // --candidates DIR
 };
+
+// --candidates DIR: the traces one edit smaller than `s`, in the order the shrinker tries them, as
+// DIR/000.yaml, DIR/001.yaml, ...; the caller judges them (tools/conformance, against vLLM).
+int write_candidates(Scenario s, const ShrinkFlags& f) {
+  s.expect = {};
+  s.description.clear();
+  const std::vector<Scenario> candidates = shrink_candidates(s, set_keys(f.sets));
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const std::string path = fmt::format("{}/{:03}.yaml", f.candidates, i);
+    const std::string comment = fmt::format("candidate {} of {} one edit smaller than {}", i, candidates.size(), f.scenario);
+    if (Status st = write_creating_folder(path, scenario_to_yaml(candidates[i], comment)); !st)
+      return report_error(st.error());
+  }
+  std::cout << candidates.size() << " candidates in " << f.candidates << "\n";
+  return kExitOk;
+}
 
 int run_shrink(const ShrinkFlags& f) {
   Result<Scenario> loaded = load_scenario_file(f.scenario, f.sets);
@@ -29,13 +50,18 @@ int run_shrink(const ShrinkFlags& f) {
   }
   Scenario s = loaded.value();
   resolve_requests(s);  // the shrinker edits token ids: every prompt and output listed
-  s.name += "_min";  // its own golden folder, beside the original's
   if (!s.requests_file.empty()) {
     std::cerr << "mlasim shrink: " << f.scenario
               << " reads its requests from a requests_file; shrink works on inline requests\n"
                  "  hint: list the requests under `requests:` (a short trace: shrinking replays it many times)\n";
     return kExitBadInput;
   }
+  if (f.candidates.empty() == f.property.empty()) {
+    std::cerr << "mlasim shrink: give --property NAME (shrink) or --candidates DIR (write the candidates), one of them\n";
+    return kExitBadInput;
+  }
+  if (!f.candidates.empty()) return write_candidates(s, f);
+  s.name += "_min";  // its own golden folder, beside the original's
   std::vector<Property> properties;
   if (!parse_properties({f.property}, f.model, properties)) return kExitBadInput;
   if (properties[0] == Property::kMatchesGoldenSplit) {
@@ -68,11 +94,16 @@ void add_shrink_command(CLI::App& app, int& exit_code) {
       "a scenario with a one-line comment and an expect: block that `mlasim check` fails.\n\n"
       "Properties:\n" +
           properties_help() +
-          "\nExit 0 the scenario does not violate the property, 1 shrunk (written with -o), 2 bad input.\n"
+          "\nExit 0 the scenario does not violate the property (or --candidates wrote them), 1 shrunk (written\n"
+          "with -o), 2 bad input.\n"
           "Example: mlasim shrink scenarios/seed/one_token_prompt_behind_decode.yaml \\\n"
           "           --property no_fresh_prefill_on_decode_path -o /tmp/minimal.yaml");
   cmd->add_option("scenario", f->scenario, "The scenario file")->required();
-  cmd->add_option("--property", f->property, "The violated property")->required()->type_name("NAME");
+  cmd->add_option("--property", f->property, "The violated property")->type_name("NAME");
+  cmd->add_option("--candidates", f->candidates,
+                  "Instead of shrinking, write every valid trace one edit smaller than SCENARIO, in the order the\n"
+                  "shrinker tries them, as DIR/000.yaml, DIR/001.yaml, ... (for a caller that judges them itself)")
+      ->type_name("DIR");
   cmd->add_option("--set", f->sets, "Override a scenario key first (repeatable); the shrinker keeps it")->type_name("KEY=VALUE");
   cmd->add_flag("--model", f->model, "Run the MLA model (fp64 CPU reference) for same_logits_as_strict");
   cmd->add_option("--inject", f->injects, "Inject a fault into the model (repeatable; see `mlasim run --help`)");
