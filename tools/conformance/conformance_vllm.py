@@ -1,0 +1,442 @@
+"""vLLM 0.33.0's side of the conformance check: its real Scheduler on the CPU, driven with
+mlasim's step loop (engine/engine.cpp) and teacher forcing (sim/teacher_forcing.cpp) over a
+resolved trace (conformance_mlasim.Trace), and its real batch ordering and decode/prefill split.
+`replay_vllm` returns a record shaped like `mlasim run --json`."""
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from conformance_mlasim import Req, Trace
+
+MAX_IDLE_STEPS = 1000  # engine/engine.h kMaxIdleSteps
+MAX_STEPS = 20000
+# mlasim backend name -> vLLM module and metadata builder class (vllm/v1/attention/backends/mla/).
+BACKENDS = {
+    "flashmla": ("flashmla", "FlashMLAMetadataBuilder"),
+    "flashattn-mla": ("flashattn_mla", "FlashAttnMLAMetadataBuilder"),
+    "flashinfer-mla": ("flashinfer_mla", "FlashInferMLAMetadataBuilder"),
+    "cutlass-mla": ("cutlass_mla", "CutlassMLAMetadataBuilder"),
+    "triton-mla": ("triton_mla", "TritonMLAMetadataBuilder"),
+    "rocm-aiter-mla": ("rocm_aiter_mla", "AiterMLAMetadataBuilder"),
+    "tokenspeed-mla": ("tokenspeed_mla", "TokenspeedMLAMetadataBuilder"),
+}
+
+
+class VllmRejects(Exception):
+    """vLLM's config or request validation refused the trace."""
+
+
+class VllmStall(Exception):
+    """vLLM made no progress for MAX_IDLE_STEPS steps."""
+
+
+class _V:  # the vLLM names this module uses, set by import_vllm
+    pass
+
+
+V = _V()
+
+
+def import_vllm(runner: str) -> str:
+    """Imports vLLM for the model runner `runner`; returns its version."""
+    os.environ["VLLM_USE_V2_MODEL_RUNNER"] = "1" if runner == "v2" else "0"
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
+    import logging
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    logging.disable(logging.WARNING)
+    import torch
+    import vllm
+    from vllm.config import CacheConfig, DeviceConfig, ModelConfig, ParallelConfig, SchedulerConfig, SpeculativeConfig, VllmConfig
+    from vllm.sampling_params import SamplingParams
+    from vllm.utils.hashing import sha256
+    from vllm.v1.attention.backends.utils import reorder_batch_to_split_decodes_and_prefills, split_decodes_and_prefills
+    from vllm.v1.core.kv_cache_utils import get_request_block_hasher, init_none_hash
+    from vllm.v1.core.sched.scheduler import Scheduler
+    from vllm.v1.kv_cache_interface import KVCacheConfig, KVCacheGroupSpec, MLAAttentionSpec
+    from vllm.v1.outputs import DraftTokenIds, ModelRunnerOutput
+    from vllm.v1.request import Request, RequestStatus
+    from vllm.v1.structured_output import StructuredOutputManager
+    import vllm.v1.worker.gpu_input_batch as gpu_input_batch
+
+    # The persistent batch lives on the CPU here: no pinned host buffers without a GPU driver.
+    gpu_input_batch.PIN_MEMORY = False
+    init_none_hash(sha256)
+    for name, value in list(locals().items()):
+        setattr(V, name, value)
+    try:
+        from vllm.v1.worker.gpu.model_runner import sort_batch_req_ids
+
+        V.sort_batch_req_ids = sort_batch_req_ids
+    except Exception:  # noqa: BLE001 - only the V2 runner needs it
+        V.sort_batch_req_ids = None
+    return vllm.__version__
+
+
+_builder_cache: dict[str, tuple[int, str]] = {}
+
+
+def backend_class_values(backend: str) -> tuple[int, str]:
+    """(reorder_batch_threshold, query_len_support) of the backend's metadata builder class,
+    read from the installed vLLM source (several modules do not import without a GPU); a class
+    that sets neither inherits MLACommonMetadataBuilder's (threshold 1, SINGLE_ONLY)."""
+    if backend not in _builder_cache:
+        module, cls_name = BACKENDS[backend]
+        values = {"reorder_batch_threshold": 1, "query_len_support": "SINGLE_ONLY"}
+        src = (Path(V.vllm.__file__).parent / "v1/attention/backends/mla" / f"{module}.py").read_text()
+        for node in ast.parse(src).body:
+            if isinstance(node, ast.ClassDef) and node.name == cls_name:
+                for stmt in node.body:
+                    target = stmt.target if isinstance(stmt, ast.AnnAssign) else (stmt.targets[0] if isinstance(stmt, ast.Assign) else None)
+                    if isinstance(target, ast.Name) and target.id in values and stmt.value is not None:
+                        v = stmt.value
+                        values[target.id] = v.value if isinstance(v, ast.Constant) else v.attr
+        support = str(values["query_len_support"]).lower().replace("single_only", "single")
+        _builder_cache[backend] = (int(values["reorder_batch_threshold"]), support)
+    return _builder_cache[backend]
+
+
+def vllm_threshold(trace: Trace) -> tuple[int, bool]:
+    """The decode threshold and require_uniform vLLM 0.33.0 uses for the trace's backend
+    (MLACommonMetadataBuilder.__init__ -> _init_reorder_batch_threshold, max_decode_query_len);
+    a threshold or support the scenario sets replaces the class's."""
+    e = trace.engine
+    t, support = backend_class_values(e["attention_backend"])
+    if e["query_len_support_given"]:
+        support = e["query_len_support"]
+    k = trace.sched["num_speculative_tokens"]
+    if e["decode_threshold_given"]:
+        t = e["decode_threshold"]
+    elif support != "single" and k > 0:
+        t = max(t, 1 + k)
+    return t, support != "varlen"
+
+
+_model_dirs: dict[tuple, str] = {}
+
+
+def model_dir(trace: Trace, tmp: Path) -> str:
+    """A small DeepSeek-V3-style config.json (no weights: the scheduler never loads a model)."""
+    m = trace.model
+    key = (m["vocab_size"], m["max_position_embeddings"], m["eos_token_id"])
+    if key not in _model_dirs:
+        d = tmp / f"model_{os.getpid()}_{len(_model_dirs)}"
+        d.mkdir(parents=True, exist_ok=True)
+        cfg = {
+            "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "vocab_size": key[0],
+            "hidden_size": 256, "intermediate_size": 512, "moe_intermediate_size": 128, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "num_key_value_heads": 4, "n_routed_experts": 4, "n_shared_experts": 1,
+            "num_experts_per_tok": 2, "n_group": 1, "topk_group": 1, "first_k_dense_replace": 2,
+            "num_nextn_predict_layers": 1, "q_lora_rank": None, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
+            "qk_rope_head_dim": 64, "v_head_dim": 128, "max_position_embeddings": key[1], "rms_norm_eps": 1e-6,
+            "rope_theta": 10000, "bos_token_id": 0, "eos_token_id": key[2], "hidden_act": "silu",
+            "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+        }  # fmt: skip
+        (d / "config.json").write_text(json.dumps(cfg))
+        _model_dirs[key] = str(d)
+    return _model_dirs[key]
+
+
+def make_scheduler(trace: Trace, tmp: Path):
+    s = trace.sched
+    try:
+        mml = s["max_model_len"]
+        model_config = V.ModelConfig(model=model_dir(trace, tmp), skip_tokenizer_init=True, max_model_len=mml, dtype="bfloat16", seed=0)
+        scheduler_config = V.SchedulerConfig(
+            max_num_batched_tokens=s["max_num_batched_tokens"],
+            max_num_seqs=s["max_num_seqs"],
+            max_model_len=mml,
+            is_encoder_decoder=False,
+            enable_chunked_prefill=s["enable_chunked_prefill"],
+            long_prefill_token_threshold=s["long_prefill_token_threshold"],
+            policy=s["policy"],
+            scheduler_reserve_full_isl=s["scheduler_reserve_full_isl"],
+            async_scheduling=False,
+        )
+        cache_config = V.CacheConfig(block_size=s["block_size"], enable_prefix_caching=s["enable_prefix_caching"])
+        k = s["num_speculative_tokens"]
+        # The drafts come from teacher forcing, as in mlasim; the method only sets the scheduler's
+        # reservations: MTP (DeepSeek's drafter: the target's config with num_nextn_predict_layers,
+        # eagle-family) k lookahead slots and one-token hash lookahead, n-gram none.
+        spec = None
+        if k and s["speculative_method"] == "mtp":
+            spec = V.SpeculativeConfig(
+                method="mtp", num_speculative_tokens=k, target_model_config=model_config, target_parallel_config=V.ParallelConfig()
+            )
+        elif k:
+            spec = V.SpeculativeConfig(method="ngram", num_speculative_tokens=k, prompt_lookup_max=2, prompt_lookup_min=1)
+        vllm_config = V.VllmConfig(
+            model_config=model_config,
+            scheduler_config=scheduler_config,
+            cache_config=cache_config,
+            device_config=V.DeviceConfig("cpu"),
+            speculative_config=spec,
+        )
+        n = s["num_gpu_blocks"]
+        vllm_config.cache_config.num_gpu_blocks = n
+        kv_spec = V.MLAAttentionSpec(block_size=s["block_size"], num_kv_heads=1, head_size=576, dtype=V.torch.bfloat16)
+        kv_cache_config = V.KVCacheConfig(num_blocks=n, kv_cache_tensors=[], kv_cache_groups=[V.KVCacheGroupSpec(["mla"], kv_spec)])
+        sched = V.Scheduler(
+            vllm_config=vllm_config,
+            kv_cache_config=kv_cache_config,
+            structured_output_manager=V.StructuredOutputManager(vllm_config),
+            block_size=s["block_size"],
+            log_stats=False,
+        )
+    except Exception as e:  # noqa: BLE001 - vLLM's config validation
+        lines = [ln.strip() for ln in str(e).splitlines() if ln.strip() and not ln.strip().startswith("For further")]
+        raise VllmRejects(f"{type(e).__name__}: {' / '.join(lines[:3])}") from e
+    return sched, vllm_config
+
+
+def make_request(trace: Trace, r: Req, arrival: int, vllm_config):
+    mml = trace.sched["max_model_len"]
+    # vllm/v1/engine/input_processor.py _validate_prompt_len: prompt_len >= max_model_len is refused.
+    if len(r.prompt) >= mml:
+        raise VllmRejects(f"request {r.id}: prompt length {len(r.prompt)} >= max_model_len {mml}")
+    try:
+        sp = V.SamplingParams(
+            max_tokens=r.max_tokens,
+            min_tokens=r.min_tokens,
+            ignore_eos=r.ignore_eos,
+            stop_token_ids=list(r.stop_token_ids),
+            temperature=0.0,
+        )
+        sp.update_from_generation_config({}, eos_token_id=trace.model["eos_token_id"])
+    except Exception as e:  # noqa: BLE001
+        raise VllmRejects(f"request {r.id}: {type(e).__name__}: {e}") from e
+    # As EngineCore.__init__ (vllm/v1/engine/core.py) builds it.
+    hasher = None
+    if trace.sched["enable_prefix_caching"]:
+        hasher = V.get_request_block_hasher(trace.sched["block_size"], V.sha256, vllm_config.num_hash_lookahead_tokens)
+    return V.Request(
+        request_id=r.id,
+        prompt_token_ids=list(r.prompt),
+        sampling_params=sp,
+        pooling_params=None,
+        arrival_time=float(arrival),
+        priority=r.priority,
+        block_hasher=hasher,
+    )
+
+
+class V1PersistentBatch:
+    """vLLM's real InputBatch (vllm/v1/worker/gpu_input_batch.py) on the CPU, driven the way
+    GPUModelRunner._update_states (vllm/v1/worker/gpu_model_runner.py) drives it: the row
+    placement part of that method is ported here (removals, CachedRequestState bookkeeping, adds,
+    condense), then vLLM's own reorder_batch_to_split_decodes_and_prefills runs on it."""
+
+    def __init__(self, trace: Trace, threshold: int):
+        s = trace.sched
+        mml, bs = s["max_model_len"], s["block_size"]
+        self.threshold = threshold
+        self.batch = V.gpu_input_batch.InputBatch(
+            max_num_reqs=s["max_num_seqs"],
+            max_model_len=mml,
+            max_num_batched_tokens=s["max_num_batched_tokens"],
+            device=V.torch.device("cpu"),
+            vocab_size=trace.model["vocab_size"],
+            block_sizes=[bs],
+            max_num_blocks_per_req=[-(-mml // bs) + 1],
+            num_spec_tokens=s["num_speculative_tokens"],
+        )
+        self.states: dict[str, Any] = {}
+
+    def update(self, so) -> list[str]:
+        b = self.batch
+        for rid in so.finished_req_ids:
+            self.states.pop(rid, None)
+            b.remove_request(rid)
+        scheduled = so.num_scheduled_tokens.keys()
+        resumed = so.scheduled_cached_reqs.resumed_req_ids
+        for rid in b.req_id_to_index.keys() - (scheduled - resumed):
+            b.remove_request(rid)
+        to_add = []
+        for nr in so.scheduled_new_reqs:
+            st = V.gpu_input_batch.CachedRequestState(
+                req_id=nr.req_id,
+                prompt_token_ids=nr.prompt_token_ids,
+                mm_features=[],
+                sampling_params=nr.sampling_params,
+                generator=None,
+                block_ids=tuple(list(g) for g in nr.block_ids),
+                num_computed_tokens=nr.num_computed_tokens,
+                output_token_ids=[],
+            )
+            self.states[nr.req_id] = st
+            to_add.append(st)
+        cr = so.scheduled_cached_reqs
+        for i, rid in enumerate(cr.req_ids):
+            st = self.states[rid]
+            nct = cr.num_computed_tokens[i]
+            new_block_ids = cr.new_block_ids[i]
+            st.num_computed_tokens = nct
+            if rid not in resumed:
+                if new_block_ids is not None:
+                    for ids, new in zip(st.block_ids, new_block_ids):
+                        ids.extend(new)
+            else:
+                st.block_ids = tuple(list(g) for g in new_block_ids)
+            idx = b.req_id_to_index.get(rid)
+            if idx is None:
+                to_add.append(st)
+                continue
+            b.num_computed_tokens_cpu[idx] = nct
+            if new_block_ids is not None:
+                b.block_table.append_row(new_block_ids, idx)
+        for st in to_add:
+            b.add_request(st)
+        b.condense()
+        V.reorder_batch_to_split_decodes_and_prefills(b, so, decode_threshold=self.threshold)
+        b.batch_update_builder.get_and_reset(b.num_reqs)  # refresh_metadata's reset (no sampling metadata needed)
+        return list(b.req_ids)
+
+    def nct(self, rid: str) -> int:
+        return int(self.batch.num_computed_tokens_cpu[self.batch.req_id_to_index[rid]])
+
+    def prompt_len(self, rid: str) -> int:
+        return int(self.batch.num_prompt_tokens[self.batch.req_id_to_index[rid]])
+
+
+class V2Batch:
+    """Model runner V2 (vllm/v1/worker/gpu/model_runner.py): no persistent batch; each step's
+    rows are sort_batch_req_ids(num_scheduled_tokens, drafts, decode_query_len = 1 + k)."""
+
+    def __init__(self, trace: Trace, requests: dict[str, Any]):
+        self.k = trace.sched["num_speculative_tokens"]
+        self.requests = requests
+        self.pre_nct: dict[str, int] = {}
+
+    def update(self, so) -> list[str]:
+        self.pre_nct = {nr.req_id: nr.num_computed_tokens for nr in so.scheduled_new_reqs}
+        cr = so.scheduled_cached_reqs
+        self.pre_nct.update(zip(cr.req_ids, cr.num_computed_tokens))
+        return V.sort_batch_req_ids(so.num_scheduled_tokens, so.scheduled_spec_decode_tokens, 1 + self.k)
+
+    def nct(self, rid: str) -> int:
+        return self.pre_nct[rid]
+
+    def prompt_len(self, rid: str) -> int:
+        return self.requests[rid].num_prompt_tokens
+
+
+def split(rows: list[str], so, threshold: int, require_uniform: bool, batch) -> tuple[int, int, int, int]:
+    """vLLM's split_decodes_and_prefills on the step's rows (the CommonAttentionMetadata fields it
+    reads; MLA passes treat_short_extends_as_decodes = not use_pcp = True)."""
+    if not rows:
+        return (0, 0, 0, 0)
+    q = [so.num_scheduled_tokens[r] for r in rows]
+    qsl = [0]
+    for x in q:
+        qsl.append(qsl[-1] + x)
+    meta = argparse.Namespace(
+        max_query_len=max(q),
+        num_reqs=len(rows),
+        num_actual_tokens=qsl[-1],
+        query_start_loc_cpu=V.torch.tensor(qsl, dtype=V.torch.int32),
+        is_prefilling=V.torch.tensor([batch.nct(r) < batch.prompt_len(r) for r in rows]),
+    )
+    nd, np_, ndt, npt = V.split_decodes_and_prefills(meta, decode_threshold=threshold, require_uniform=require_uniform)
+    return (int(nd), int(np_), int(ndt), int(npt))
+
+
+def _step_record(step: int, so, sched, runner: str, was_preempted: set[str]) -> dict[str, Any]:
+    rec: dict[str, Any] = {"step": step, "num_scheduled_tokens": dict(so.num_scheduled_tokens)}
+    new_ids = [nr.req_id for nr in so.scheduled_new_reqs]
+    cr = so.scheduled_cached_reqs
+    if runner == "v2":  # MRV2: resumed requests are sent as new requests
+        rec["new"] = [i for i in new_ids if i not in was_preempted]
+        rec["resumed"] = [i for i in new_ids if i in was_preempted]
+    else:
+        rec["new"] = new_ids
+        rec["resumed"] = [i for i in cr.req_ids if i in cr.resumed_req_ids]
+    rec["preempted"] = sorted(so.preempted_req_ids)
+    nbi = {nr.req_id: list(nr.block_ids[0]) for nr in so.scheduled_new_reqs}
+    for i, rid in enumerate(cr.req_ids):
+        if cr.new_block_ids[i] is not None and cr.new_block_ids[i][0]:
+            nbi[rid] = list(cr.new_block_ids[i][0])
+    rec["new_block_ids"] = nbi
+    rec["scheduled_spec_decode_tokens"] = {i: list(d) for i, d in so.scheduled_spec_decode_tokens.items()}
+    rec["num_free_blocks"] = sched.kv_cache_manager.block_pool.get_num_free_blocks()
+    return rec
+
+
+def replay_vllm(trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] | None) -> dict[str, Any]:
+    """The trace through vLLM's Scheduler: requests added at the steps mlasim admitted them, in
+    that order; arrivals before schedule(); idle steps kept; the step counter jumping to the next
+    arrival when nothing is alive; teacher-forced outputs and drafts. With `routing` (threshold,
+    require_uniform) also the batch row order and split of `runner`."""
+    sched, vllm_config = make_scheduler(trace, tmp)
+    k = trace.sched["num_speculative_tokens"]
+    order = trace.requests
+    reqs = {r.id: r for r in order}
+    live: dict[str, Any] = {}
+    verify_steps = {r.id: 0 for r in order}
+    batch = None
+    if routing is not None:
+        batch = V2Batch(trace, live) if runner == "v2" else V1PersistentBatch(trace, routing[0])
+    steps = []
+    step = nxt = idle = 0
+    while nxt < len(order) or sched.has_unfinished_requests():
+        if not sched.has_unfinished_requests():
+            step = max(step, order[nxt].arrival_step)
+        while nxt < len(order) and order[nxt].arrival_step <= step:
+            req = make_request(trace, order[nxt], nxt, vllm_config)
+            live[order[nxt].id] = req
+            sched.add_request(req)
+            nxt += 1
+        was_preempted = {rid for rid, q in live.items() if q.status == V.RequestStatus.PREEMPTED}
+        so = sched.schedule()
+        rec = _step_record(step, so, sched, runner, was_preempted)
+        if batch is not None:
+            rows = batch.update(so)
+            nd, np_, ndt, npt = split(rows, so, routing[0], routing[1], batch)
+            rec.update(order=rows, split=[nd, np_, ndt, npt], num_mqa_tokens=ndt, num_mha_tokens=so.total_num_scheduled_tokens - ndt)
+        req_ids, sampled, drafts_next = [], [], []
+        for rid in so.num_scheduled_tokens:
+            q, r = live[rid], reqs[rid]
+            req_ids.append(rid)
+            if q.is_prefill_chunk:  # a partial prefill samples nothing
+                sampled.append([])
+                drafts_next.append([])
+                continue
+            o = q.num_output_tokens
+            drafts = so.scheduled_spec_decode_tokens.get(rid) or []
+            accepted = 0
+            # Placeholder drafts (-1, a padded one-token admission) are never accepted and, as in
+            # mlasim's teacher forcing, do not use up an accepted_drafts entry.
+            if drafts and drafts[0] != -1:
+                accepted = r.accepted_at(verify_steps[rid], len(drafts))
+                verify_steps[rid] += 1
+            sampled.append([r.forced(o + j) for j in range(accepted + 1)])
+            drafts_next.append([r.forced(o + accepted + 1 + j) for j in range(k)])
+        mo = V.ModelRunnerOutput(req_ids=req_ids, req_id_to_index={rid: i for i, rid in enumerate(req_ids)}, sampled_token_ids=sampled)
+        sched.update_from_output(so, mo)
+        rec["finished"] = sorted(sched.finished_req_ids)
+        if k and so.total_num_scheduled_tokens > 0:  # EngineCore.post_step
+            sched.update_draft_token_ids(V.DraftTokenIds(req_ids, drafts_next))
+        steps.append(rec)
+        idle = idle + 1 if so.total_num_scheduled_tokens == 0 else 0
+        if idle >= MAX_IDLE_STEPS or len(steps) >= MAX_STEPS:
+            raise VllmStall(f"no progress for {idle} steps at step {step}" if idle else f"over {MAX_STEPS} steps")
+        step += 1
+    requests = []
+    for r in trace.by_index:
+        q = live[r.id]
+        requests.append(
+            {
+                "id": r.id,
+                "status": q.status.name.lower(),  # RequestStatus names, as mlasim's
+                "token_ids": list(q.all_token_ids),
+                "num_preemptions": q.num_preemptions,
+                "stop_reason": q.stop_reason,
+            }
+        )
+    return {"steps": steps, "requests": requests}
