@@ -74,6 +74,50 @@ int record_goldens(const FuzzOptions& options, const std::string& dir) {
   return kExitOk;
 }
 
+// --vary names into the knob mask; keys pinned by --set are never drawn.
+bool parse_vary(const FuzzFlags& f, unsigned& vary) {
+  if (!f.vary.empty()) vary = 0;
+  for (const std::string& name : f.vary) {
+    std::optional<unsigned> k = parse_knobs(name);
+    if (!k) {
+      std::cerr << "--vary: unknown knob \"" << name << "\"\n  hint: all, none";
+      for (const KnobName& kn : knob_names()) std::cerr << ", " << kn.name;
+      std::cerr << "\n";
+      return false;
+    }
+    vary |= *k;
+  }
+  for (const std::string& key : set_keys(f.sets)) vary &= ~knob_of_key(key);
+  return true;
+}
+
+// The checking campaign: the runs, and the first violation shrunk and written under --out.
+int run_campaign(const FuzzFlags& f, const FuzzOptions& options) {
+  const TraceDistribution& d = options.distribution;
+  std::cout << "mlasim fuzz: seed " << f.seed << ", " << to_string(d.base.engine.profile) << " / "
+            << to_string(d.base.engine.attention_backend) << ", varying";
+  if (d.vary == 0) std::cout << " nothing";
+  for (const KnobName& kn : knob_names())
+    if (d.vary & static_cast<unsigned>(kn.knob)) std::cout << " " << kn.name;
+  std::cout << "\nproperties:";
+  for (Property p : options.properties.properties) std::cout << " " << to_string(p);
+  std::cout << "\n";
+  const FuzzResult result = fuzz(options);
+  if (!result.violation) {
+    std::cout << "no violation in " << result.runs << " runs\n";
+    return kExitOk;
+  }
+  std::cout << "run " << result.run << " (" << result.trace->name << ", " << describe_batch(*result.trace)
+            << "): " << to_string(result.violation->property) << " violated\n  " << result.violation->detail << "\n";
+  const std::string path = f.out_dir.empty() ? "" : f.out_dir + "/" + result.trace->name + ".yaml";
+  std::string origin = "found by mlasim fuzz --seed " + std::to_string(f.seed);
+  for (const std::string& s : f.sets) origin += " --set " + s;
+  if (f.model) origin += " --model";
+  for (const std::string& fault : f.injects) origin += " --inject " + fault;
+  return shrink_and_write(*result.trace, *result.violation, options.properties.faults, set_keys(f.sets), path,
+                          origin, f.golden_dir);
+}
+
 int run_fuzz(const FuzzFlags& f) {
   Result<Scenario> base = f.base.empty() ? load_scenario_text(kDefaultBase, "<fuzz base>", f.sets)
                                          : load_scenario_file(f.base, f.sets);
@@ -88,18 +132,7 @@ int run_fuzz(const FuzzFlags& f) {
   TraceDistribution& d = options.distribution;
   d.base = base.value();
   d.max_requests = f.max_requests;
-  if (!f.vary.empty()) d.vary = 0;
-  for (const std::string& name : f.vary) {
-    std::optional<unsigned> k = parse_knobs(name);
-    if (!k) {
-      std::cerr << "--vary: unknown knob \"" << name << "\"\n  hint: all, none";
-      for (const KnobName& kn : knob_names()) std::cerr << ", " << kn.name;
-      std::cerr << "\n";
-      return kExitBadInput;
-    }
-    d.vary |= *k;
-  }
-  for (const std::string& key : set_keys(f.sets)) d.vary &= ~knob_of_key(key);
+  if (!parse_vary(f, d.vary)) return kExitBadInput;
   if (!parse_faults(f.injects, options.properties.faults)) return kExitBadInput;
   if (!options.properties.faults.empty() && !f.model) {
     std::cerr << "mlasim fuzz: --inject changes the model's math, so it needs --model\n";
@@ -138,28 +171,7 @@ int run_fuzz(const FuzzFlags& f) {
     return record_goldens(options, f.record_golden);
   }
 
-  std::cout << "mlasim fuzz: seed " << f.seed << ", " << to_string(d.base.engine.profile) << " / "
-            << to_string(d.base.engine.attention_backend) << ", varying";
-  if (d.vary == 0) std::cout << " nothing";
-  for (const KnobName& kn : knob_names())
-    if (d.vary & static_cast<unsigned>(kn.knob)) std::cout << " " << kn.name;
-  std::cout << "\nproperties:";
-  for (Property p : options.properties.properties) std::cout << " " << to_string(p);
-  std::cout << "\n";
-  const FuzzResult result = fuzz(options);
-  if (!result.violation) {
-    std::cout << "no violation in " << result.runs << " runs\n";
-    return kExitOk;
-  }
-  std::cout << "run " << result.run << " (" << result.trace->name << ", " << describe_batch(*result.trace)
-            << "): " << to_string(result.violation->property) << " violated\n  " << result.violation->detail << "\n";
-  const std::string path = f.out_dir.empty() ? "" : f.out_dir + "/" + result.trace->name + ".yaml";
-  std::string origin = "found by mlasim fuzz --seed " + std::to_string(f.seed);
-  for (const std::string& s : f.sets) origin += " --set " + s;
-  if (f.model) origin += " --model";
-  for (const std::string& fault : f.injects) origin += " --inject " + fault;
-  return shrink_and_write(*result.trace, *result.violation, options.properties.faults, set_keys(f.sets), path,
-                          origin, f.golden_dir);
+  return run_campaign(f, options);
 }
 
 }  // namespace
