@@ -105,7 +105,7 @@ void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan,
 
   // Per rank: its heads' q, attention in both forms, partial o_proj; summed in rank order.
   std::vector<T> q(at(n, H * dqk)), o(at(n, H * dims.d_v)), attn_sum(at(n, d), T(0)), partial(at(n, d));
-  const int num_reqs = md.num_reqs, ndec = plan.num_decodes;
+  const int num_reqs = md.num_reqs, ndec = plan.forms.num_decodes;
   for (int rank = 0; rank < plan.tp; ++rank) {
     const TpShard s = tp_shard(c, plan.tp, rank);
     const int q0 = s.head_begin * dqk, q_cols = (s.head_end - s.head_begin) * dqk;

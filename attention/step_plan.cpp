@@ -24,16 +24,16 @@ void check_inputs(const StepInputs& in, int vocab_size, int block_size) {
 void select_forms(const StepInputs& in, StepPlan& p) {
   const AttentionMetadata& md = *in.metadata;
   if (in.force_prefill_path) {
-    p.num_decodes = 0;
+    p.forms.num_decodes = 0;
     p.context_chunks = single_context_chunks(md, 0, md.num_reqs);
     return;
   }
-  p.num_decodes = md.decode ? md.decode->num_rows : 0;
+  p.forms.num_decodes = md.decode ? md.decode->num_rows : 0;
   if (md.prefill) {
-    MLASIM_CHECK(md.prefill->row_start == p.num_decodes, "prefill rows must follow the decode rows");
+    MLASIM_CHECK(md.prefill->row_start == p.forms.num_decodes, "prefill rows must follow the decode rows");
     p.context_chunks = context_chunks_from_metadata(md);
   } else {
-    MLASIM_CHECK(p.num_decodes == md.num_reqs, "rows on neither path");
+    MLASIM_CHECK(p.forms.num_decodes == md.num_reqs, "rows on neither path");
   }
 }
 
@@ -41,7 +41,7 @@ void select_forms(const StepInputs& in, StepPlan& p) {
 std::vector<bool> cache_writes(const StepPlan& p, const FaultSet& faults) {
   std::vector<bool> write(static_cast<std::size_t>(p.num_actual_tokens), true);
   if (!faults.has(Fault::kDecodeSkipsCacheWriteForFreshRows)) return write;
-  for (int r = 0; r < p.num_decodes; ++r) {
+  for (int r = 0; r < p.forms.num_decodes; ++r) {
     if (p.md->context_lens[static_cast<std::size_t>(r)] != 0) continue;
     for (int t = p.query_start(r); t < p.query_start(r + 1); ++t) write[static_cast<std::size_t>(t)] = false;
   }
@@ -73,10 +73,12 @@ StepPlan make_step_plan(const StepInputs& in, int vocab_size, int block_size, co
   p.num_reqs = md.num_reqs;
   p.num_actual_tokens = md.num_actual_tokens;
   select_forms(in, p);
-  p.num_prefills = p.num_reqs - p.num_decodes;
-  p.num_decode_tokens = p.query_start(p.num_decodes);
-  p.num_prefill_tokens = p.num_actual_tokens - p.num_decode_tokens;
-  MLASIM_CHECK(static_cast<int>(p.context_chunks.size()) == p.num_prefills, "one context chunk list per prefill-form row");
+  p.forms.num_prefills = p.num_reqs - p.forms.num_decodes;
+  p.forms.num_decode_tokens = p.query_start(p.forms.num_decodes);
+  p.forms.num_prefill_tokens = p.num_actual_tokens - p.forms.num_decode_tokens;
+  p.forms.num_mqa_tokens = p.forms.num_decode_tokens;
+  p.forms.num_mha_tokens = p.forms.num_prefill_tokens;
+  MLASIM_CHECK(static_cast<int>(p.context_chunks.size()) == p.forms.num_prefills, "one context chunk list per prefill-form row");
   for (const std::vector<ContextChunk>& row : p.context_chunks)
     p.num_context_rounds = std::max(p.num_context_rounds, static_cast<int>(row.size()));
   p.write_cache = cache_writes(p, faults);

@@ -10,23 +10,22 @@
 #include "attention/backend.h"
 #include "attention/faults.h"
 #include "attention/context_chunk.h"
+#include "attention/split_counts.h"
 
 namespace mlasim {
 
 struct AttentionMetadata;
 
-// Rows in reordered order: [0, num_decodes) through the decode (absorbed MQA) form, then
-// [num_decodes, num_reqs) through the prefill (MHA) form; their tokens are contiguous in the same
-// order. The counts are the forms the step runs, not the split's verdict: force_prefill_path sends
-// every row through the prefill form.
+// Rows in reordered order: [0, forms.num_decodes) through the decode (absorbed MQA) form, then
+// [forms.num_decodes, num_reqs) through the prefill (MHA) form; their tokens are contiguous in the
+// same order: [0, forms.num_decode_tokens), then [forms.num_decode_tokens, num_actual_tokens).
 struct StepPlan {
   const AttentionMetadata* md = nullptr;  // the step's metadata (query_start_loc, seq_lens, blocks)
   int num_reqs = 0;
   int num_actual_tokens = 0;
-  int num_decodes = 0;         // rows through the decode form
-  int num_decode_tokens = 0;   // their tokens [0, num_decode_tokens)
-  int num_prefills = 0;        // rows through the prefill form
-  int num_prefill_tokens = 0;  // their tokens [num_decode_tokens, num_actual_tokens)
+  // The forms the step runs, not the split's verdict (force_prefill_path sends every row through
+  // the prefill form): num_mqa_tokens = num_decode_tokens, num_mha_tokens = num_prefill_tokens.
+  SplitCounts forms;
   // Per prefill-form row (index row - num_decodes): its cached context, chunk by chunk, attended
   // non-causally and merged in this order.
   std::vector<std::vector<ContextChunk>> context_chunks;

@@ -121,7 +121,7 @@ void CudaBackend::Impl::prepare(Rank& rk, const DevicePlan& p) {
   const std::size_t n = static_cast<std::size_t>(p.num_actual_tokens), d = static_cast<std::size_t>(c.hidden_size);
   const std::size_t nh = static_cast<std::size_t>(rk.w->num_local_heads()), m = static_cast<std::size_t>(rk.w->mlp_width());
   const std::size_t rq = static_cast<std::size_t>(std::max(c.q_lora_rank, 1));
-  const std::size_t n_mqa = static_cast<std::size_t>(p.num_decode_tokens), n_pre = static_cast<std::size_t>(p.num_prefill_tokens);
+  const std::size_t n_mqa = static_cast<std::size_t>(p.forms.num_decode_tokens), n_pre = static_cast<std::size_t>(p.forms.num_prefill_tokens);
   const std::size_t n_kv = std::max(n_pre, static_cast<std::size_t>(p.max_round_total));
   const std::size_t ns = static_cast<std::size_t>(p.num_samples()), V = static_cast<std::size_t>(c.vocab_size);
   const int dev = rk.device;
@@ -145,8 +145,8 @@ void CudaBackend::Impl::prepare(Rank& rk, const DevicePlan& p) {
     rk.qlat.reserve(dev, n_mqa * nh * kL * B);
     rk.olat.reserve(dev, n_mqa * nh * kRkv * B);
     rk.lse_dec.reserve(dev, n_mqa * nh * F);
-    rk.o_accum.reserve(dev, mla_decode_o_accum_floats(p.num_decode_tokens, static_cast<int>(nh), rk.num_sm_parts) * F);
-    rk.lse_accum.reserve(dev, mla_decode_lse_accum_floats(p.num_decode_tokens, static_cast<int>(nh), rk.num_sm_parts) * F);
+    rk.o_accum.reserve(dev, mla_decode_o_accum_floats(p.forms.num_decode_tokens, static_cast<int>(nh), rk.num_sm_parts) * F);
+    rk.lse_accum.reserve(dev, mla_decode_lse_accum_floats(p.forms.num_decode_tokens, static_cast<int>(nh), rk.num_sm_parts) * F);
     rk.tile_md.reserve(dev, static_cast<std::size_t>(rk.num_sm_parts) * kMlaDecodeMetadataInts * sizeof(int));
     rk.num_splits.reserve(dev, (n_mqa + 1) * sizeof(int));
   }
@@ -179,7 +179,7 @@ void CudaBackend::Impl::prepare(Rank& rk, const DevicePlan& p) {
   if (n_mqa > 0) {
     MlaDecodeMetadataParams mp;
     mp.cache_seqlens = rk.ip(p.off_dec_seqlens);
-    mp.batch = p.num_decode_tokens;
+    mp.batch = p.forms.num_decode_tokens;
     mp.num_sm_parts = rk.num_sm_parts;
     mp.tile_scheduler_metadata = rk.tile_md.as<int>();
     mp.num_splits = rk.num_splits.as<int>();

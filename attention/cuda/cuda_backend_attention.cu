@@ -117,7 +117,7 @@ void up_project(Rank& rk, const DeviceLayerWeights& w, const u16* latent, int ro
 MergeAttnStatesParams merge_params(const DevicePlan& p, int nh, void* out, const void* prefix_out, const float* prefix_lse,
                                    const void* suffix_out, const float* suffix_lse) {
   return {.out = out, .prefix_out = prefix_out, .prefix_lse = prefix_lse, .suffix_out = suffix_out, .suffix_lse = suffix_lse,
-          .num_tokens = p.num_prefill_tokens, .num_heads = nh, .head_size = kDv};
+          .num_tokens = p.forms.num_prefill_tokens, .num_heads = nh, .head_size = kDv};
 }
 
 // Context round k: every prefill-form row's k-th chunk gathered from the cache, up-projected and
@@ -149,8 +149,8 @@ void CudaBackend::Impl::attention(Rank& rk, int layer, const DevicePlan& p) {
   MLASIM_CUDA_CHECK(cudaSetDevice(rk.device));
   project_q_and_latent(rk, w, p);
   write_cache(rk, layer, p);
-  if (p.num_decode_tokens > 0) decode_form(rk, w, layer, p);
-  if (p.num_prefill_tokens > 0) prefill_form(rk, w, layer, p);
+  if (p.forms.num_decode_tokens > 0) decode_form(rk, w, layer, p);
+  if (p.forms.num_prefill_tokens > 0) prefill_form(rk, w, layer, p);
   o_proj(rk, w, p);
 }
 
@@ -184,9 +184,9 @@ void CudaBackend::Impl::write_cache(Rank& rk, int layer, const DevicePlan& p) {
 // Decode form over tokens [0, num_decode_tokens): absorb W_UK into q, mla_decode over the cache,
 // o_h = W_UV_h ô_h.
 void CudaBackend::Impl::decode_form(Rank& rk, const DeviceLayerWeights& w, int layer, const DevicePlan& p) {
-  absorb_w_uk(rk, w, p.num_decode_tokens, options.faults.has(Fault::kWUkTransposed));
+  absorb_w_uk(rk, w, p.forms.num_decode_tokens, options.faults.has(Fault::kWUkTransposed));
   MlaDecodeParams dp;
-  dp.batch = p.num_decode_tokens;
+  dp.batch = p.forms.num_decode_tokens;
   dp.s_q = 1;
   dp.num_heads = rk.w->num_local_heads();
   dp.block_size = options.block_size;
@@ -208,14 +208,14 @@ void CudaBackend::Impl::decode_form(Rank& rk, const DeviceLayerWeights& w, int l
   dp.lse_accum = rk.lse_accum.as<float>();
   dp.stream = rk.stream;
   mla_decode_fwd(dp);
-  apply_w_uv(rk, w, p.num_decode_tokens);
+  apply_w_uv(rk, w, p.forms.num_decode_tokens);
 }
 
 // Prefill form over tokens [num_decode_tokens, n): new tokens causal, the context round by round,
 // then o = merge(context, new tokens).
 void CudaBackend::Impl::prefill_form(Rank& rk, const DeviceLayerWeights& w, int layer, const DevicePlan& p) {
   const int nh = rk.w->num_local_heads();
-  const std::size_t attn_row = static_cast<std::size_t>(nh) * kDv, n_mqa = static_cast<std::size_t>(p.num_decode_tokens);
+  const std::size_t attn_row = static_cast<std::size_t>(nh) * kDv, n_mqa = static_cast<std::size_t>(p.forms.num_decode_tokens);
   u16* out_rows = rk.attn.as<u16>() + n_mqa * attn_row;
   const bool has_ctx = !p.rounds.empty();
   MlaPrefillParams pp;
@@ -225,13 +225,13 @@ void CudaBackend::Impl::prefill_form(Rank& rk, const DeviceLayerWeights& w, int 
   pp.v_row_stride = static_cast<long long>(nh) * kDkv;
   pp.v_head_stride = kDkv;
   pp.cu_seqlens_q = rk.ip(p.off_cu_q);
-  pp.batch = p.num_prefills;
+  pp.batch = p.forms.num_prefills;
   pp.num_heads = nh;
-  pp.total_q = p.num_prefill_tokens;
+  pp.total_q = p.forms.num_prefill_tokens;
   pp.max_seqlen_q = p.max_q;
   pp.softmax_scale = scale;
 
-  up_project(rk, w, rk.lat_bf.as<const u16>() + n_mqa * kL, p.num_prefill_tokens);
+  up_project(rk, w, rk.lat_bf.as<const u16>() + n_mqa * kL, p.forms.num_prefill_tokens);
   MlaPrefillParams pn = pp;
   pn.cu_seqlens_k = rk.ip(p.off_cu_q);
   pn.max_seqlen_k = p.max_q;

@@ -30,13 +30,13 @@ void pack_slots(DevicePlan& p, const CudaBackendOptions& o) {
 void pack_decode(DevicePlan& p, const CudaBackendOptions& o) {
   const AttentionMetadata& md = *p.md;
   std::vector<int> dec_seqlens;
-  for (int r = 0; r < p.num_decodes; ++r) {
+  for (int r = 0; r < p.forms.num_decodes; ++r) {
     const int nq = p.query_len(r), s = md.seq_lens[static_cast<std::size_t>(r)];
     for (int i = 0; i < nq; ++i) dec_seqlens.push_back(s - nq + i + 1);
     p.max_blocks = std::max(p.max_blocks, (s + o.block_size - 1) / o.block_size);
   }
-  std::vector<int> dec_bt(static_cast<std::size_t>(p.num_decode_tokens) * static_cast<std::size_t>(p.max_blocks), 0);
-  for (int r = 0; r < p.num_decodes; ++r) {
+  std::vector<int> dec_bt(static_cast<std::size_t>(p.forms.num_decode_tokens) * static_cast<std::size_t>(p.max_blocks), 0);
+  for (int r = 0; r < p.forms.num_decodes; ++r) {
     const std::vector<int>& blocks = md.block_table[static_cast<std::size_t>(r)];
     const int used = (md.seq_lens[static_cast<std::size_t>(r)] + o.block_size - 1) / o.block_size;
     MLASIM_CHECK(used <= static_cast<int>(blocks.size()), "a decode row's block table is shorter than its sequence");
@@ -53,8 +53,8 @@ void pack_decode(DevicePlan& p, const CudaBackendOptions& o) {
 // Prefill-form rows: query offsets relative to num_decode_tokens, and the context rounds.
 void pack_prefill(DevicePlan& p, const CudaBackendOptions& o) {
   std::vector<int> cu_q{0};
-  for (int k = 0; k < p.num_prefills; ++k) {
-    const int q = p.query_len(p.num_decodes + k);
+  for (int k = 0; k < p.forms.num_prefills; ++k) {
+    const int q = p.query_len(p.forms.num_decodes + k);
     cu_q.push_back(cu_q.back() + q);
     p.max_q = std::max(p.max_q, q);
   }
@@ -62,10 +62,10 @@ void pack_prefill(DevicePlan& p, const CudaBackendOptions& o) {
   for (std::size_t round = 0; round < static_cast<std::size_t>(p.num_context_rounds); ++round) {
     std::vector<int> cu_k{0}, ctx_slots;
     DevicePlan::Round rd;
-    for (int k = 0; k < p.num_prefills; ++k) {
+    for (int k = 0; k < p.forms.num_prefills; ++k) {
       const std::vector<ContextChunk>& list = p.context_chunks[static_cast<std::size_t>(k)];
       const ContextChunk ch = round < list.size() ? list[round] : ContextChunk{};
-      const std::vector<int>& blocks = p.md->block_table[static_cast<std::size_t>(p.num_decodes + k)];
+      const std::vector<int>& blocks = p.md->block_table[static_cast<std::size_t>(p.forms.num_decodes + k)];
       for (int j = 0; j < ch.len; ++j) ctx_slots.push_back(context_slot(blocks, ch.start + j, o.block_size, o.num_blocks));
       cu_k.push_back(cu_k.back() + std::max(ch.len, 0));
       rd.max_len = std::max(rd.max_len, ch.len);

@@ -40,7 +40,7 @@ PlannedStep plan_step(const StepDriver& d, const Batch& batch, bool force_prefil
 
 // num_decodes, num_decode_tokens, num_prefills, num_prefill_tokens.
 using Counts = std::array<int, 4>;
-Counts counts(const StepPlan& p) { return {p.num_decodes, p.num_decode_tokens, p.num_prefills, p.num_prefill_tokens}; }
+Counts counts(const StepPlan& p) { return {p.forms.num_decodes, p.forms.num_decode_tokens, p.forms.num_prefills, p.forms.num_prefill_tokens}; }
 
 std::vector<int> positions(const StepPlan& p) { return {p.positions.begin(), p.positions.end()}; }
 
