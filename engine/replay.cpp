@@ -44,6 +44,7 @@ std::optional<PrecisionClass> replay(const Scenario& scenario, const ReplayOptio
         cpu_backend_options(scenario, options.precision, options.faults, options.tensor_parallel_size);
     backend = make_cpu_backend(*weights, cpu, options.precision);
   }
+  if (options.on_backend) options.on_backend(backend->precision());
   EngineOptions engine_options;
   engine_options.backend = backend.get();
   engine_options.force_prefill_path = options.force_prefill_path;

@@ -30,6 +30,9 @@ struct ReplayOptions {
   const MlaWeights* weights = nullptr;          // nullptr: the scenario's seeded weights
   BackendFactory make_backend;                  // empty: the CPU backend in `precision`
   bool audit_every_step = false;                // the block pool audit after every step (else sampled)
+  // Told the backend's precision class once the backend exists, before the first step (a model
+  // run's golden check takes its tolerance from it).
+  std::function<void(PrecisionClass)> on_backend;
 };
 
 RunRecord replay(const Scenario& scenario, const ReplayOptions& options);

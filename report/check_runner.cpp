@@ -26,8 +26,7 @@
 #include "report/expectations.h"
 #include "base/atomic_file.h"
 #include "report/json_writer.h"
-#include "report/logits_golden.h"
-#include "engine/run_collector.h"
+#include "report/logits_golden_gate.h"
 #include "report/split_golden.h"
 #include "report/split_golden_checker.h"
 #include "report/timeline.h"
@@ -74,29 +73,28 @@ std::optional<SplitGoldenChecker> split_golden_checker(const Scenario& s, const 
   return std::optional<SplitGoldenChecker>(std::in_place, path, s);
 }
 
-// The logits golden check: the index exactly, then the values within the backend's class.
-void check_logits_golden(const Scenario& s, const LogitsRecord& logits, PrecisionClass precision,
-                         const CheckOptions& options, ScenarioCheck& c) {
+// The logits golden check's verdict (the gate compared the rows as they came): the index
+// exactly, then the values within the backend's class. A golden that could not be read is bad
+// input, reported first.
+void report_logits_golden(const Status& opened, const LogitsGoldenGate& gate, ScenarioCheck& c) {
   c.num_checks += 1;
-  Result<LogitsGoldenLookup> found = find_logits_golden(options.golden_dir, s);
-  if (!found) {
+  if (!opened) {
     c.status = CheckStatus::kBadInput;
-    c.messages.insert(c.messages.begin(), found.error().format());
+    c.messages.insert(c.messages.begin(), opened.error().format());
     return;
   }
-  const LogitsGoldenLookup& golden = found.value();
+  LogitsGoldenVerdict golden = gate.finish();
   if (!golden.found) {
     c.messages.push_back(
         fmt::format("{}/logits.npy: no logits golden; write it with `mlasim golden update {}`", golden.dir, c.path));
     return;
   }
-  if (!golden.golden.stale.empty()) {
-    c.messages.push_back(golden.golden.stale);
+  if (!golden.stale.empty()) {
+    c.messages.push_back(golden.stale);
     return;
   }
-  LogitsCheck lc = check_logits_against(golden.golden.files, logits, logits_tolerance(precision), golden.dir);
-  if (!lc.pass) c.messages.push_back(lc.message);
-  c.logits = std::move(lc);
+  if (!golden.check->pass) c.messages.push_back(golden.check->message);
+  c.logits = std::move(*golden.check);
 }
 
 // A per-step check that failed during the replay: the step_invariants expectation failing when
@@ -231,17 +229,22 @@ ScenarioCheck check_scenario(const Scenario& s, const std::string& path, const C
       return c;
     }
   }
-  // Streamed: the expectations and the split golden are checked step by step; only a model
-  // run keeps its logits (for the golden comparison).
+  // Streamed: the expectations, the split golden and a model run's logits golden are checked
+  // step by step.
   c.num_checks = count_expectation_checks(s);
   ExpectationChecker expectations(s);
   std::vector<std::string> split_messages;
   std::optional<SplitGoldenChecker> split = split_golden_checker(s, options, c);
   split_messages.swap(c.messages);
-  LogitsCollector logits;
+  LogitsGoldenGate logits_golden;
+  Status logits_golden_opened = Status::Ok();
+  LogitsStreamSink logits(&logits_golden, nullptr);
   std::vector<StepSink*> sinks{&expectations};
   if (split) sinks.push_back(&*split);
-  if (options.replay.with_model) sinks.push_back(&logits);
+  if (options.replay.with_model) {
+    logits_golden_opened = logits_golden.open(options.golden_dir, s);
+    if (logits_golden_opened) sinks.push_back(&logits);
+  }
   std::optional<Timeline> timeline;
   if (options.timelines) {
     timeline.emplace(s, s.name + " \u00b7 profile " + to_string(s.engine.profile));
@@ -256,6 +259,7 @@ ScenarioCheck check_scenario(const Scenario& s, const std::string& path, const C
                       s.expect.invariants.end();
   ReplayOptions replay_options = options.replay;
   replay_options.audit_every_step = replay_options.audit_every_step || pinned;
+  replay_options.on_backend = [&](PrecisionClass p) { logits_golden.start(p); };
   try {
     ThrowOnCheckFailure throw_on_failure;
     precision = replay(s, replay_options, sinks);
@@ -281,7 +285,7 @@ ScenarioCheck check_scenario(const Scenario& s, const std::string& path, const C
     c.messages.push_back(split->result().message);
   }
   if (split) c.split = split->result();
-  if (precision) check_logits_golden(s, logits.logits(), *precision, options, c);
+  if (precision) report_logits_golden(logits_golden_opened, logits_golden, c);
   if (!c.messages.empty() && c.status == CheckStatus::kPass) c.status = CheckStatus::kFail;
   keep_timeline();
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -5,6 +5,7 @@
 
 #include "base/check.h"
 #include "config/seeded_tokens.h"
+#include "report/logits_golden_gate.h"
 #include "report/npy.h"
 
 namespace mlasim {
@@ -138,7 +139,7 @@ Status LogitsFilesStream::publish() {
 void LogitsStreamSink::on_logits(const LogitsRecord& rows) {
   rows_ += static_cast<long>(rows.index.size());
   vocab_size_ = rows.vocab_size;
-  if (check_) check_->add(rows);
+  if (golden_) golden_->add(rows);
   if (files_) files_->add(rows);
 }
 

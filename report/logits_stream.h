@@ -1,5 +1,5 @@
 // A model run's logits as the steps produce them, never all held: compared with a golden row by
-// row (LogitsGoldenCheck), written to logits.npy + logits_index.json as they come
+// row (LogitsGoldenCheck, through the LogitsGoldenGate), written to logits.npy + logits_index.json as they come
 // (LogitsFilesStream), and both fed by one sink. Memory: one step's rows, not the run's.
 #pragma once
 
@@ -55,17 +55,19 @@ class LogitsFilesStream {
   std::uint64_t hash_offset_ = 0;  // where the index's fingerprint digits start
 };
 
+class LogitsGoldenGate;
+
 // The sink of a model run's logits: counts them and hands each step's rows to the golden check
 // and the files, each when present.
 class LogitsStreamSink final : public StepSink {
  public:
-  LogitsStreamSink(LogitsGoldenCheck* check, LogitsFilesStream* files) : check_(check), files_(files) {}
+  LogitsStreamSink(LogitsGoldenGate* golden, LogitsFilesStream* files) : golden_(golden), files_(files) {}
   void on_logits(const LogitsRecord& rows) override;
   long rows() const { return rows_; }
   int vocab_size() const { return vocab_size_; }  // 0 until a row came
 
  private:
-  LogitsGoldenCheck* check_;
+  LogitsGoldenGate* golden_;
   LogitsFilesStream* files_;
   long rows_ = 0;
   int vocab_size_ = 0;

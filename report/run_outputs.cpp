@@ -50,18 +50,15 @@ RunOutputs::RunOutputs(const Scenario& scenario, const RunOutputOptions& options
 Status RunOutputs::open(const Backend* backend) {
   backend_ = backend;
   if (backend) {
-    Result<LogitsGoldenLookup> found = find_logits_golden(options_.golden_dir, scenario_);
-    if (!found) return found.error();
-    golden_.emplace(std::move(found.value()));
-    if (golden_->found && golden_->golden.stale.empty())
-      golden_check_.emplace(golden_->golden.files, logits_tolerance(backend->precision()), golden_->dir);
+    if (Status st = golden_.emplace().open(options_.golden_dir, scenario_); !st) return st;
+    golden_->start(backend->precision());
   }
   const std::string& dir = options_.logits_dir;
   if (!dir.empty()) {
     if (Status st = logits_dir_.create(dir); !st) return st;
     if (Status st = logits_files_.open(dir, scenario_.model.vocab_size); !st) return st;
   }
-  logits_.emplace(golden_check_ ? &*golden_check_ : nullptr, dir.empty() ? nullptr : &logits_files_);
+  logits_.emplace(golden_ ? &*golden_ : nullptr, dir.empty() ? nullptr : &logits_files_);
   const std::string& name = scenario_.name;
   if (!options_.json_path.empty())
     if (Status st = json_.open(options_.json_path, name); !st) return st;
@@ -97,15 +94,12 @@ bool RunOutputs::report() {
   if (!failures.empty()) pass = false;
   if (!backend_) return pass;
   out_ << "logits: " << logits_->rows() << " rows x " << logits_->vocab_size() << " from " << backend_->name() << "\n";
-  if (golden_->found && !golden_->golden.stale.empty()) {
-    out_ << "vs " << golden_->dir << ": " << golden_->golden.stale << "\n";
-    pass = false;
-  } else if (golden_check_) {
-    const LogitsCheck lc = golden_check_->finish();
-    out_ << "vs " << golden_->dir << ": " << lc.message << "\n";
-    if (!lc.pass) pass = false;
-  }
-  return pass;
+  const LogitsGoldenVerdict golden = golden_->finish();
+  if (!golden.stale.empty())
+    out_ << "vs " << golden.dir << ": " << golden.stale << "\n";
+  else if (golden.check)
+    out_ << "vs " << golden.dir << ": " << golden.check->message << "\n";
+  return pass && golden.pass();
 }
 
 Status RunOutputs::publish() {

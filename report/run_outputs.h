@@ -13,7 +13,7 @@
 #include "base/status.h"
 #include "engine/engine.h"
 #include "report/expectations.h"
-#include "report/logits_golden.h"
+#include "report/logits_golden_gate.h"
 #include "report/logits_stream.h"
 #include "report/progress_line.h"
 #include "report/resolved_trace.h"
@@ -80,8 +80,7 @@ class RunOutputs {
   StepTablePrinter printer_;
   ExpectationChecker checker_;
   ProgressLine progress_;
-  std::optional<LogitsGoldenLookup> golden_;
-  std::optional<LogitsGoldenCheck> golden_check_;
+  std::optional<LogitsGoldenGate> golden_;
   CreatedDirectory logits_dir_;  // declared before the files: removed after their temporaries are
   LogitsFilesStream logits_files_;
   std::optional<LogitsStreamSink> logits_;

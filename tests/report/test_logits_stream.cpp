@@ -1,6 +1,7 @@
 // Streaming logits: the files written step by step are the bytes of the whole record written at
 // once (with the npy written independently here), and the golden check fed step by step says what
-// the whole-record check says, index differences included.
+// the whole-record check says, index differences included; the gate `run` and `check` share
+// gives their verdicts.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -8,8 +9,11 @@
 #include <iterator>
 #include <string>
 
+#include "engine/replay.h"
+#include "report/logits_golden_gate.h"
 #include "report/logits_stream.h"
 #include "report/npy.h"
+#include "scenario/scenario_loader.h"
 
 using namespace mlasim;
 namespace fs = std::filesystem;
@@ -110,4 +114,80 @@ TEST_CASE("the golden check fed step by step gives the whole record's verdict", 
   moved[0].index[1].position = 12;
   CHECK(streamed(moved).message ==
         "g/logits_index.json: logits row 1 differs: expected step 0 b\"q position 11, got step 0 b\"q position 12");
+}
+
+namespace {
+
+// The seed scenario replayed on the CPU (float) with its rows streamed into `gate`, which learns
+// the backend's class from the replay.
+void replay_into(LogitsGoldenGate& gate, const Scenario& s, FaultSet faults = {}) {
+  LogitsStreamSink sink(&gate, nullptr);
+  ReplayOptions options;
+  options.faults = faults;
+  options.on_backend = [&](PrecisionClass p) { gate.start(p); };
+  REQUIRE(replay(s, options, {&sink}) == PrecisionClass::kFp32);
+  CHECK(sink.rows() == 3);
+}
+
+}  // namespace
+
+TEST_CASE("the logits golden gate: no golden, a stale one, a pass and a fault, as run and check see them",
+          "[logits][stream]") {
+  const std::string root = MLASIM_SOURCE_DIR;
+  Result<Scenario> loaded = load_scenario_file(root + "/scenarios/seed/lone_one_token_prompt.yaml");
+  REQUIRE(loaded.ok());
+  const Scenario& s = loaded.value();
+  const fs::path golden = fresh_dir("gate");
+  fs::copy(root + "/golden/" + s.name, golden / s.name);
+
+  LogitsGoldenGate none;
+  REQUIRE(none.open((golden / "nowhere").string(), s));
+  replay_into(none, s);
+  LogitsGoldenVerdict v = none.finish();
+  CHECK_FALSE(v.found);
+  CHECK_FALSE(v.check);
+  CHECK(v.pass());  // run prints nothing; check reports the missing golden itself
+
+  LogitsGoldenGate good;
+  REQUIRE(good.open(golden.string(), s));
+  replay_into(good, s);
+  v = good.finish();
+  REQUIRE(v.check);
+  INFO(v.check->message);
+  CHECK(v.pass());
+  CHECK(v.check->comparison.rows == 3);  // the golden's 3 rows (steps 0, 1, 2 of "hello")
+  CHECK(v.check->tolerance.name == "fp32");
+
+  // The decode path's softmax scale 1/sqrt(576): step 0 already runs on the decode path.
+  LogitsGoldenGate faulty;
+  REQUIRE(faulty.open(golden.string(), s));
+  replay_into(faulty, s, {Fault::kDecodeScale1OverSqrt576});
+  v = faulty.finish();
+  REQUIRE(v.check);
+  CHECK_FALSE(v.pass());
+  CHECK(v.check->first_top1_mismatch_at == "step 1 hello position 1");
+
+  // A golden written for another model is stale: nothing compared, and the run fails.
+  const fs::path meta = golden / s.name / "meta.yaml";
+  std::string text = slurp(meta);
+  const std::size_t at = text.find("model_hash: ");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, text.find('\n', at) - at, "model_hash: deadbeef");
+  std::ofstream(meta, std::ios::binary) << text;
+  LogitsGoldenGate stale;
+  REQUIRE(stale.open(golden.string(), s));
+  replay_into(stale, s);
+  v = stale.finish();
+  CHECK(v.found);
+  CHECK_FALSE(v.check);
+  CHECK(v.stale.find("model_hash deadbeef") != std::string::npos);
+  CHECK_FALSE(v.pass());
+
+  // A golden that cannot be read is bad input naming the file.
+  std::ofstream(golden / s.name / "logits_index.json", std::ios::binary) << "garbage\n";
+  LogitsGoldenGate bad;
+  const Status st = bad.open(golden.string(), s);
+  REQUIRE_FALSE(st);
+  CHECK(st.error().format().find("logits_index.json:1:1: error: invalid JSON") != std::string::npos);
+  fs::remove_all(golden);
 }
