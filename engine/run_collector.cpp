@@ -45,14 +45,3 @@ RunRecord RecordCollector::take() {
 }
 
 }  // namespace mlasim
-
-namespace mlasim {
-
-void LogitsCollector::on_logits(const LogitsRecord& rows) {
-  logits_.vocab_size = rows.vocab_size;
-  logits_.index.insert(logits_.index.end(), rows.index.begin(), rows.index.end());
-  logits_.values.insert(logits_.values.end(), rows.values.begin(), rows.values.end());
-  logits_.values_f64.insert(logits_.values_f64.end(), rows.values_f64.begin(), rows.values_f64.end());
-}
-
-}  // namespace mlasim

@@ -25,17 +25,3 @@ class RecordCollector final : public StepSink {
 };
 
 }  // namespace mlasim
-
-namespace mlasim {
-
-// Keeps only the logits (for the golden comparison and --logits-dir of a model run).
-class LogitsCollector final : public StepSink {
- public:
-  void on_logits(const LogitsRecord& rows) override;
-  const LogitsRecord& logits() const { return logits_; }
-
- private:
-  LogitsRecord logits_;
-};
-
-}  // namespace mlasim
