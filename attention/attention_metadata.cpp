@@ -12,12 +12,6 @@ namespace {
 std::size_t sz(int i) { return static_cast<std::size_t>(i); }
 std::string num(long long v) { return std::to_string(v); }
 
-// -1 outside the block table (the metadata check reports it).
-int slot_or_minus_one(const std::vector<int>& blocks, int pos, int b) {
-  const auto slot = slot_of(blocks, pos, b);
-  return slot ? static_cast<int>(*slot) : -1;
-}
-
 }  // namespace
 
 int chunked_prefill_workspace_size(const RoutingConfig& config) {
@@ -71,9 +65,10 @@ void build_attention_metadata(AttentionMetadata& out, const BatchRoute& route, c
     out.max_seq_len = std::max(out.max_seq_len, r.nct + r.q);
     const std::span<const int> ids = block_ids(i);
     out.block_table[sz(i)].assign(ids.begin(), ids.end());
-    for (int j = 0; j < r.q; ++j) {
+    SlotWalker slots(out.block_table[sz(i)], r.nct, config.block_size);  // -1 outside: the check reports it
+    for (int j = 0; j < r.q; ++j, slots.next()) {
       out.positions.push_back(r.nct + j);
-      out.slot_mapping.push_back(slot_or_minus_one(out.block_table[sz(i)], r.nct + j, config.block_size));
+      out.slot_mapping.push_back(static_cast<int>(slots.slot()));
     }
   }
   out.num_actual_tokens = out.query_start_loc.back();
@@ -140,10 +135,11 @@ std::string AttentionMetadata::validate() const {
   if (positions.size() != sz(num_actual_tokens) || slot_mapping.size() != sz(num_actual_tokens))
     return "positions/slot_mapping do not have num_actual_tokens entries";
   for (std::size_t i = 0; i < n; ++i) {
-    for (int t = query_start_loc[i]; t < query_start_loc[i + 1]; ++t) {
+    SlotWalker slots(block_table[i], context_lens[i], block_size);
+    for (int t = query_start_loc[i]; t < query_start_loc[i + 1]; ++t, slots.next()) {
       const int pos = context_lens[i] + (t - query_start_loc[i]);
       if (positions[sz(t)] != pos) return "positions[" + num(t) + "] != nct + j";
-      const int slot = slot_or_minus_one(block_table[i], pos, block_size);
+      const int slot = static_cast<int>(slots.slot());
       if (slot < 0) return "token " + num(t) + " (row " + num(static_cast<long long>(i)) + ", position " + num(pos) + ") is outside the row's block table";
       if (slot_mapping[sz(t)] != slot) return "slot_mapping[" + num(t) + "] = " + num(slot_mapping[sz(t)]) + ", want " + num(slot);
     }

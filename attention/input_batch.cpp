@@ -27,9 +27,7 @@ std::optional<int> InputBatch::row_of(ReqId id) const {
 
 const CachedRequestState& InputBatch::state(int row) const {
   MLASIM_CHECK(row >= 0 && row < num_reqs(), "InputBatch row out of range");
-  auto it = requests_.find(rows_[static_cast<std::size_t>(row)].req_id);
-  MLASIM_CHECK(it != requests_.end(), "a batch row without its request's state");
-  return it->second;
+  return *state_[static_cast<std::size_t>(row)];
 }
 
 void InputBatch::add_sampled_tokens(const ModelRunnerOutput& output) {
@@ -49,6 +47,7 @@ void InputBatch::swap_rows(int i, int j) {
   auto& b = rows_[static_cast<std::size_t>(j)];
   std::swap(a, b);
   std::swap(stamp_[static_cast<std::size_t>(i)], stamp_[static_cast<std::size_t>(j)]);
+  std::swap(state_[static_cast<std::size_t>(i)], state_[static_cast<std::size_t>(j)]);
   req_id_to_index_.put(key(a.req_id), i);
   req_id_to_index_.put(key(b.req_id), j);
 }
@@ -61,7 +60,7 @@ void InputBatch::remove_request(ReqId id) {
   holes_.push_back(idx);
 }
 
-void InputBatch::add_request(ReqId id, int num_prompt_tokens) {
+void InputBatch::add_request(ReqId id, CachedRequestState& state) {
   MLASIM_CHECK(req_id_to_index_.find(key(id)) < 0, "request added to the batch twice");
   int idx;
   if (!holes_.empty()) {  // the smallest hole (vLLM pops the minimum of its removed indices)
@@ -74,8 +73,10 @@ void InputBatch::add_request(ReqId id, int num_prompt_tokens) {
     rows_.emplace_back();
     live_.push_back(0);
     stamp_.push_back(0);
+    state_.push_back(nullptr);
   }
-  rows_[static_cast<std::size_t>(idx)] = BatchRow{id, num_prompt_tokens, 0, 0};
+  rows_[static_cast<std::size_t>(idx)] = BatchRow{id, state.num_prompt_tokens, 0, 0};
+  state_[static_cast<std::size_t>(idx)] = &state;
   live_[static_cast<std::size_t>(idx)] = 1;
   stamp_[static_cast<std::size_t>(idx)] = epoch_;
   req_id_to_index_.put(key(id), idx);
@@ -92,6 +93,7 @@ void InputBatch::condense() {
     holes_.pop_back();
     rows_[static_cast<std::size_t>(hole)] = rows_[static_cast<std::size_t>(last)];
     stamp_[static_cast<std::size_t>(hole)] = stamp_[static_cast<std::size_t>(last)];
+    state_[static_cast<std::size_t>(hole)] = state_[static_cast<std::size_t>(last)];
     live_[static_cast<std::size_t>(hole)] = 1;
     live_[static_cast<std::size_t>(last)] = 0;
     req_id_to_index_.put(key(rows_[static_cast<std::size_t>(hole)].req_id), hole);
@@ -102,6 +104,7 @@ void InputBatch::condense() {
     rows_.pop_back();
     live_.pop_back();
     stamp_.pop_back();
+    state_.pop_back();
   }
   holes_.clear();
 }
@@ -132,21 +135,26 @@ void InputBatch::update(const SchedulerOutput& out) {
     st.num_prompt_tokens = p;
     st.block_ids = d.block_ids;
     if (track_token_ids_) st.token_ids = d.prompt_token_ids;
-    add_request(d.req_id, p);
+    add_request(d.req_id, st);
   }
   const CachedRequestData& c = out.scheduled_cached_reqs;
   for (int i = 0; i < c.num_reqs(); ++i) {
     const ReqId id = c.req_ids[static_cast<std::size_t>(i)];
-    auto p = requests_.find(id);
-    MLASIM_CHECK(p != requests_.end(), "a cached request the batch has never seen");
+    const int row = req_id_to_index_.find(key(id));
+    CachedRequestState* st = row >= 0 ? state_[static_cast<std::size_t>(row)] : nullptr;
+    if (!st) {
+      auto p = requests_.find(id);
+      MLASIM_CHECK(p != requests_.end(), "a cached request the batch has never seen");
+      st = &p->second;
+    }
     // The block table: a resumed request's is the whole new one, a running one's grows.
     const std::vector<int>& new_blocks = c.new_block_ids[static_cast<std::size_t>(i)];
     if (c.resumed_from_preemption[static_cast<std::size_t>(i)])
-      p->second.block_ids = new_blocks;
+      st->block_ids = new_blocks;
     else
-      p->second.block_ids.insert(p->second.block_ids.end(), new_blocks.begin(), new_blocks.end());
-    if (req_id_to_index_.find(key(id)) >= 0) continue;
-    add_request(id, p->second.num_prompt_tokens);
+      st->block_ids.insert(st->block_ids.end(), new_blocks.begin(), new_blocks.end());
+    if (row >= 0) continue;
+    add_request(id, *st);
     if (added_cached_.size() <= num_added_cached_) added_cached_.resize(num_added_cached_ + 1);
     added_cached_[num_added_cached_++] = id;
   }

@@ -58,7 +58,7 @@ class InputBatch {
 
  private:
   void remove_request(ReqId id);
-  void add_request(ReqId id, int num_prompt_tokens);
+  void add_request(ReqId id, CachedRequestState& state);
   void condense();
   const CachedRequestState& state(int row) const;
 
@@ -69,6 +69,7 @@ class InputBatch {
   std::unordered_map<ReqId, CachedRequestState> requests_;  // every request seen and not finished
   bool track_token_ids_ = false;
   std::vector<unsigned> stamp_;      // per row: last update() that scheduled it
+  std::vector<CachedRequestState*> state_;  // per row: its request's entry of requests_ (nodes are stable)
   unsigned epoch_ = 0;
   std::vector<ReqId> added_cached_;  // cached requests (re-)added this update (scratch)
   std::size_t num_added_cached_ = 0;

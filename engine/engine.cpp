@@ -215,10 +215,14 @@ void Engine::record_step(const SchedulerOutput& out, const BatchRoute& route) {
 }
 
 void Engine::note_first_tokens(std::int64_t end_ns) {
-  // A request's first output token is the first one the model runner sampled for it.
-  for (int i = 0; i < model_output_.num_reqs(); ++i) {
-    if (model_output_.sampled_token_ids[static_cast<std::size_t>(i)].empty()) continue;
-    Alive& a = alive_.at(model_output_.req_ids[static_cast<std::size_t>(i)]);
+  // A request's first output token is the first one the model runner sampled for it, which is in
+  // the step its prompt completes (a partial chunk samples nothing, teacher_force; a decode row or
+  // a recomputed prompt after preemption has sampled before). Only those rows are looked up.
+  for (const BatchRow& row : batch_.rows()) {
+    if (row.num_computed_tokens >= row.num_prompt_tokens ||
+        row.num_computed_tokens + row.num_scheduled_tokens < row.num_prompt_tokens)
+      continue;
+    Alive& a = alive_.at(row.req_id);
     if (a.first_token_ns < 0) a.first_token_ns = end_ns;
   }
 }
