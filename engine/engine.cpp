@@ -92,7 +92,11 @@ const StepRecord& Engine::step() {
   const bool audit = options_.audit_every_step || num_steps_run_ % audit_interval_ == 0 ||
                      (num_steps_run_ < kAuditEveryStepUntil && audit_interval_ == kAuditInterval);
   scheduler_.set_audit_every_step(audit);
-  scheduler_.schedule(out_);
+  try {
+    scheduler_.schedule(out_);
+  } catch (const VllmCannotRun& e) {  // named by the engine's step and the request's id
+    throw VllmCannotRun(step_, (e.request >= 0 ? "request " + alive_.at(e.request).id + ": " : "") + e.reason);
+  }
   batch_.update(out_);
   if (audit) check_block_tables();
   // V1: reorder the persistent batch (swaps persist). V2: sort the rows afresh, no reorder. Then
@@ -115,7 +119,6 @@ const StepRecord& Engine::step() {
   std::vector<Request> finished = scheduler_.update_from_output(out_, model_output_);
   for (const Request& r : finished) current_.finished.push_back(alive_.at(r.request_id).id);
   idle_steps_ = out_.total_num_scheduled_tokens == 0 ? idle_steps_ + 1 : 0;
-  MLASIM_CHECK(idle_steps_ < kMaxIdleSteps, "no progress for " + std::to_string(kMaxIdleSteps) + " steps");
   if (options_.backend)
     for (StepSink* s : sinks_) s->on_logits(step_logits_);
   for (StepSink* s : sinks_) s->on_step(current_);
@@ -123,6 +126,13 @@ const StepRecord& Engine::step() {
   now_ns_ = std::min(end_ns, kMaxClockNs);
   ++step_;
   ++num_steps_run_;
+  // After the step is recorded, as the driver records vLLM's step before it gives up.
+  if (idle_steps_ >= kMaxIdleSteps)  // as tools/conformance's driver stops vLLM (MAX_IDLE_STEPS)
+    throw VllmCannotRun(step_ - 1, "no progress for " + std::to_string(kMaxIdleSteps) +
+                                       " steps: requests wait and none can be scheduled; vLLM 0.33's scheduler waits "
+                                       "forever here too (e.g. a padded one-token admission over the token budget, "
+                                       "\"Prefer to not schedule than schedule un-padded\", vllm/v1/core/sched/"
+                                       "scheduler.py ~1326)");
   return current_;
 }
 
@@ -131,8 +141,17 @@ void Engine::run_to_end() {
   finish();
 }
 
-void Engine::finish() {
+void Engine::finish() { finish_totals({}); }
+
+void Engine::finish(const VllmCannotRun& stop) {
   RunTotals totals;
+  totals.stopped_step = stop.step;
+  totals.stopped_reason = stop.reason;
+  if (stop.step == step_) totals.arrived_at_stop = arrived_;  // a failing schedule(): its step's arrivals
+  finish_totals(totals);
+}
+
+void Engine::finish_totals(RunTotals totals) {
   totals.num_steps = num_steps_run_;
   totals.num_requests = num_arrived_;
   totals.end_ns = now_ns_;

@@ -16,6 +16,7 @@
 #include "scenario/request_stream.h"
 #include "config/scenario.h"
 #include "sim/scheduler.h"
+#include "sim/vllm_cannot_run.h"
 #include "engine/run_record.h"
 #include "engine/step_sink.h"
 
@@ -55,6 +56,8 @@ class Engine {
   void run_to_end();
   // After stepping by hand until done(): hands the run's totals to every sink (on_end).
   void finish();
+  // After step() threw VllmCannotRun: the run ends there, the totals say where and why.
+  void finish(const VllmCannotRun& stop);
   // Runs to completion and returns everything the run observed (steps, requests, logits): for
   // tests and regression-sized scenarios. Streams stay O(alive) only through sinks.
   RunRecord run();
@@ -80,6 +83,7 @@ class Engine {
   void note_first_tokens(std::int64_t end_ns);
   void check_block_tables() const;
   void finish(const Request& r, std::int64_t end_ns);
+  void finish_totals(RunTotals totals);
   void run_model(const SchedulerOutput& out);
 
   const Scenario& scenario_;

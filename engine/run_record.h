@@ -106,6 +106,9 @@ struct RunTotals {
   int num_steps = 0;      // steps that ran
   int num_requests = 0;   // requests that arrived (all of them, once the run is complete)
   std::int64_t end_ns = 0;  // simulated time when the last step ended
+  int stopped_step = -1;    // >= 0: the run stopped where vLLM cannot go on (VllmCannotRun)
+  std::string stopped_reason;
+  std::vector<std::pair<int, std::string>> arrived_at_stop;  // {scenario index, id} that arrived for that step
 };
 
 struct RunRecord {

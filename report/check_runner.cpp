@@ -268,6 +268,11 @@ ScenarioCheck check_scenario(const Scenario& s, const std::string& path, const C
     c.messages = {e.error.format()};
     c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return c;
+  } catch (const VllmCannotRun& e) {  // a trace vLLM cannot run is no regression test
+    c.status = CheckStatus::kBadInput;
+    c.messages = {path + ": vLLM cannot run this trace: " + e.what()};
+    c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return c;
   } catch (const InvariantViolation& e) {
     // The run stops at a failed per-step check, so nothing after it can be judged.
     c.status = CheckStatus::kFail;

@@ -25,11 +25,15 @@ class ResolvedTraceSink final : public StepSink {
   // Writes the requests this step admitted (StepRecord::arrived), drawn from the sink's own pass
   // over the scenario's requests, which arrive in the same order.
   void on_step(const StepRecord& step) override;
+  // A run stopped where vLLM cannot go on: the requests that arrived for that step too.
+  void on_end(const RunTotals& totals) override;
   Status finish() { return file_.finish(); }
   Status publish() { return file_.publish(); }
 
  private:
   const Scenario* scenario_ = nullptr;
+  void write_arrived(const std::vector<std::pair<int, std::string>>& arrived, int step);
+
   std::unique_ptr<RequestStream> requests_;
   AtomicOutputFile file_;
 };

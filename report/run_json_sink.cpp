@@ -61,9 +61,18 @@ void RunFileSink::on_request_finished(const RequestRecord& request) {
   requests_.add(request.index, json ? w.take() : w.str());
 }
 
-void RunFileSink::on_end(const RunTotals& /*totals*/) {
+void RunFileSink::on_end(const RunTotals& totals) {
   if (format_ == RunFileFormat::kJsonl) {
     requests_.for_each([&](std::string_view line) { file_.write(line); });
+    if (totals.stopped_step >= 0) {
+      JsonWriter w(0, JsonWriter::Layout::kOneLine);
+      w.begin_object();
+      w.key("type").value("stopped");
+      w.key("step").value(totals.stopped_step);
+      w.key("reason").value(totals.stopped_reason);
+      w.end_object();
+      file_.write(w.str());
+    }
     return;
   }
   w_.end_array();
@@ -73,6 +82,12 @@ void RunFileSink::on_end(const RunTotals& /*totals*/) {
     file_.write(w_.take());
   });
   w_.end_array();
+  if (totals.stopped_step >= 0) {  // requests still running then are not listed
+    w_.key("stopped").begin_object();
+    w_.key("step").value(totals.stopped_step);
+    w_.key("reason").value(totals.stopped_reason);
+    w_.end_object();
+  }
   w_.end_object();
   file_.write(w_.str());
 }

@@ -163,9 +163,7 @@ void cross_checks(const YamlReader& r, const YamlNode& root, Scenario& s) {
            "the MLP is sharded evenly across ranks: pick a divisor of model.intermediate_size");
   if (std::string problem = check_long_prefill_token_threshold(sc, sc.max_model_len); !problem.empty())
     r.fail(locate(root, "scheduler", "long_prefill_token_threshold"), "scheduler.long_prefill_token_threshold", problem,
-           sc.long_prefill_token_threshold > sc.max_model_len
-               ? "vLLM refuses it (config/scheduler.py): lower it to at most max_model_len, or 0 for no cap"
-               : "with speculative decoding use 0 (no cap) or a threshold of at least 1 + num_speculative_tokens");
+           "vLLM refuses it (config/scheduler.py): lower it to at most max_model_len, or 0 for no cap");
   if (std::string problem = check_scheduler_config(sc, sc.max_model_len); !problem.empty())
     r.fail(locate(root, "scheduler", ""), "scheduler", problem, "see scenarios/README.md for each key's range");
   const YamlNode reqs = root["requests"];

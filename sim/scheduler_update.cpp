@@ -32,14 +32,6 @@ std::string check_scheduler_config(const SchedulerConfig& c, int max_model_len) 
            ") must exceed the speculative lookahead of " + std::to_string(lookahead_tokens(c)) +
            " tokens, or no token could be scheduled";
   }
-  const int k = c.num_speculative_tokens;
-  if (c.rules.pad_one_token_spec_admission && k > 0 && c.max_num_batched_tokens < 1 + k) {
-    // scheduler.py ~1318-1322: a padded admission that does not fit waits ("prefer to not
-    // schedule than schedule un-padded"), with nothing else to run forever.
-    return "max_num_batched_tokens (" + std::to_string(c.max_num_batched_tokens) + ") is below 1 + num_speculative_tokens (" +
-           std::to_string(1 + k) + "): vLLM 0.33 pads a one-token admission to 1 + k tokens and never schedules it "
-           "unpadded, so it could wait forever";
-  }
   return "";
 }
 
@@ -49,13 +41,8 @@ std::string check_long_prefill_token_threshold(const SchedulerConfig& c, int max
     return "long_prefill_token_threshold (" + std::to_string(t) + ") cannot be greater than max_model_len (" +
            std::to_string(max_model_len) + ")";
   }
-  const int k = c.num_speculative_tokens;
-  if (c.rules.pad_one_token_spec_admission && k > 0 && 0 < t && t < 1 + k) {
-    // scheduler.py ~1332 would cut a padded admission below 1 + k and fail its assertion (~1579).
-    return "long_prefill_token_threshold (" + std::to_string(t) + ") is below 1 + num_speculative_tokens (" +
-           std::to_string(1 + k) + "): it would cut a one-token admission padded to 1 + k tokens, which vLLM 0.33 "
-           "cannot run";
-  }
+  // Below 1 + k under speculation vLLM 0.33 accepts it too: its scheduler fails only when a padded
+  // one-token admission is cut (the replay stops there, VllmCannotRun).
   return "";
 }
 

@@ -4,6 +4,7 @@
 
 #include "scheduler_test_util.h"
 #include "sim/scheduler_rules.h"
+#include "sim/vllm_cannot_run.h"
 
 using namespace mlasim;
 using namespace mlasim::test;
@@ -177,19 +178,42 @@ TEST_CASE("0.33: configurations vLLM rejects", "[scheduler]") {
   c.long_prefill_token_threshold = 128;
   CHECK(check_scheduler_config(c, 128).empty());
   c.num_speculative_tokens = 3;
-  c.long_prefill_token_threshold = 3;  // would cut a padded 1 + 3 admission
-  CHECK_FALSE(check_scheduler_config(c, 128).empty());
-  c.long_prefill_token_threshold = 4;
+  c.long_prefill_token_threshold = 3;  // vLLM accepts it; its scheduler fails only on a cut padded admission
   CHECK(check_scheduler_config(c, 128).empty());
   c.max_num_seqs = 2;
   c.max_num_batched_tokens = 3;  // config/vllm.py ~2371: must exceed the lookahead
   CHECK(check_scheduler_config(c, 128).rfind("max_num_batched_tokens (3) must exceed", 0) == 0);
-  // n-gram reserves no lookahead, so vLLM accepts budget 3 with k = 3; a padded one-token
-  // admission (4 tokens) could then never run.
+  // n-gram reserves no lookahead, so vLLM accepts budget 3 with k = 3 (a padded one-token
+  // admission of 4 tokens then waits: tests/cli/test_vllm_cannot_run.sh).
   c.speculative_method = SpeculativeMethod::kNgram;
-  CHECK(check_scheduler_config(c, 128).rfind("max_num_batched_tokens (3) is below 1 + num_speculative_tokens (4)", 0) == 0);
-  c.max_num_batched_tokens = 4;
   CHECK(check_scheduler_config(c, 128).empty());
+}
+
+TEST_CASE("0.33: a padded one-token admission cut below 1 + k throws where vLLM asserts", "[scheduler]") {
+  SchedulerConfig c = make_config(256, 100, 128);
+  c.num_speculative_tokens = 3;
+  c.long_prefill_token_threshold = 2;
+  Scheduler s(c);
+  s.add_request(make_req(0, 4, 6));
+  CHECK(run_step(s).out.num_scheduled_tokens == Q{{0, 4}});  // a lone request: no threshold
+  s.add_request(make_req(1, 1, 2));
+  try {
+    run_step(s);  // b: padded to 4, cut to 2 (scheduler.py ~1332), vLLM asserts (~1579)
+    FAIL("no VllmCannotRun");
+  } catch (const VllmCannotRun& e) {
+    CHECK(e.step == 1);
+    CHECK(e.request == 1);
+    CHECK(e.reason.find("padded to 1 + num_speculative_tokens = 4 tokens") != std::string::npos);
+    CHECK(e.reason.find("cuts it to 2 (~1332)") != std::string::npos);
+  }
+  SECTION("a threshold of 1 + k keeps the padding") {
+    c.long_prefill_token_threshold = 4;
+    Scheduler t(c);
+    t.add_request(make_req(0, 4, 6));
+    run_step(t);
+    t.add_request(make_req(1, 1, 2));
+    CHECK(run_step(t).out.num_scheduled_tokens == Q{{0, 4}, {1, 4}});
+  }
 }
 
 TEST_CASE("0.33: MTP block hashes cover the next token, n-gram reserves no lookahead", "[scheduler]") {

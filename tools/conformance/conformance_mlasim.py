@@ -64,7 +64,9 @@ class Trace:
         return sorted(self.requests, key=lambda r: r.index)
 
 
-def read_resolved(path: Path) -> Trace:
+def read_resolved(path: Path, stopped: bool = False) -> Trace:
+    """`stopped`: the run stopped where vLLM cannot go on (exit 4), so only the requests admitted
+    before it are listed."""
     lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     if not lines or lines[0].get("format") != "mlasim-resolved-trace" or lines[0].get("version") != 1:
         raise TraceError(f"{path}: not an mlasim resolved trace (format 1)")
@@ -72,7 +74,7 @@ def read_resolved(path: Path) -> Trace:
     fields = [f.name for f in dataclasses.fields(Req) if f.name != "arrival_step"]
     step = "admitted_step" if h["timed_arrivals"] else "arrival_step"
     reqs = [Req(arrival_step=r[step], **{f: r[f] for f in fields}) for r in lines[1:]]
-    if len(reqs) != h["num_requests"]:
+    if len(reqs) != h["num_requests"] and not (stopped and len(reqs) < h["num_requests"]):
         raise TraceError(f"{path}: {len(reqs)} requests admitted of {h['num_requests']}")
     return Trace(h["scenario"], h["model"], h["scheduler"], h["engine"], h["timed_arrivals"], reqs)
 
@@ -101,7 +103,8 @@ def run_mlasim(binary: Path, scenario: Path, workdir: Path, extra: tuple[str, ..
     proc = subprocess.run([*cmd, *extra], capture_output=True, text=True, timeout=600)
     if not out.exists() or not resolved.exists():
         return MlasimRun(proc.returncode, None, None, proc.stderr)
-    return MlasimRun(proc.returncode, json.loads(out.read_text()), read_resolved(resolved), proc.stderr)
+    record = json.loads(out.read_text())
+    return MlasimRun(proc.returncode, record, read_resolved(resolved, "stopped" in record), proc.stderr)
 
 
 def _mlasim(binary: Path, *args: str) -> None:

@@ -8,6 +8,7 @@ import argparse
 import ast
 import json
 import os
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,14 @@ class VllmRejects(Exception):
 
 class VllmStall(Exception):
     """vLLM made no progress for MAX_IDLE_STEPS steps."""
+
+
+class VllmStops(Exception):
+    """vLLM's scheduler raised an assertion in schedule() at `step`; `steps` are the ones before."""
+
+    def __init__(self, step: int, what: str, steps: list[dict[str, Any]]):
+        super().__init__(f"step {step}: {what}")
+        self.step, self.what, self.steps = step, what, steps
 
 
 class _V:  # the vLLM names this module uses, set by import_vllm
@@ -393,7 +402,11 @@ def replay_vllm(trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] 
             sched.add_request(req)
             nxt += 1
         was_preempted = {rid for rid, q in live.items() if q.status == V.RequestStatus.PREEMPTED}
-        so = sched.schedule()
+        try:
+            so = sched.schedule()
+        except AssertionError as ex:  # a trace its config accepts but its scheduler cannot run
+            tb = traceback.extract_tb(ex.__traceback__)[-1]
+            raise VllmStops(step, f"AssertionError at {Path(tb.filename).name}:{tb.lineno} `{tb.line}`", steps) from ex
         rec = _step_record(step, so, sched, runner, was_preempted)
         if batch is not None:
             rows = batch.update(so)

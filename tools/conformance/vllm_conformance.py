@@ -69,15 +69,29 @@ def check(path: Path, opts: Options, name: str | None = None) -> Outcome:
     # vLLM's routing runs with mlasim's threshold, so that the reorder and split are compared on
     # their own; a threshold vLLM would not use is reported apart (routing.threshold).
     routing = (e["decode_threshold"], e["require_uniform"]) if route else None
+    stopped = mrun.record.get("stopped")  # exit 4: mlasim stopped where it says vLLM cannot go on
     try:
         vrec = cv.replay_vllm(trace, workdir, opts.runner, routing)
     except cv.VllmRejects as ex:
         return Outcome(name, "config: vLLM rejects, mlasim accepts", str(ex), size, path)
     except cv.VllmStall as ex:
+        if stopped and stopped["reason"].startswith("no progress"):
+            return Outcome(name, None, f"both make no progress: {ex}", size, path)
         return Outcome(name, "vLLM: no progress", str(ex), size, path)
+    except cv.VllmStops as ex:
+        if not stopped:
+            return Outcome(name, "vLLM: error", str(ex), size, path)
+        if stopped["step"] != ex.step:
+            return Outcome(name, "stopped.step", f"mlasim stops at step {stopped['step']}, vLLM at step {ex.step}", size, path)
+        diff = compare({"steps": mrun.record["steps"], "requests": []}, {"steps": ex.steps, "requests": []}, route, opts.ignore)
+        if diff is not None:
+            return Outcome(name, diff[0], diff[1], size, path)
+        return Outcome(name, None, f"both stop at step {ex.step}: {ex.what}", size, path)
     except Exception as ex:  # noqa: BLE001 - an assertion inside vLLM is a finding too
         tb = traceback.extract_tb(ex.__traceback__)[-1]
         return Outcome(name, "vLLM: error", f"{type(ex).__name__}: {ex} at {Path(tb.filename).name}:{tb.lineno} `{tb.line}`", size, path)
+    if stopped:
+        return Outcome(name, "stopped.step", f"mlasim stops at step {stopped['step']} ({stopped['reason'][:80]}), vLLM runs on", size, path)
     if opts.show:
         show_steps(mrun.record, vrec, route)
     diff = compare(mrun.record, vrec, route, opts.ignore)

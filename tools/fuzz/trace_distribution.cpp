@@ -112,8 +112,9 @@ void draw_scheduler(const TraceDistribution& d, Rng& rng, Scenario& s) {
     const int t = make_routing_config(s).decode_threshold;
     sc.long_prefill_token_threshold = 0;
     if (rng.coin(30)) {
-      int lptt = rng.pick({1, 2, t, t + 1, sc.block_size, 4, 8});
-      if (k > 0) lptt = std::max(lptt, 1 + k);
+      // Below 1 + k too: vLLM accepts it, and its scheduler fails only if a padded one-token
+      // admission gets cut (the replay stops there, exit 4).
+      const int lptt = rng.pick({1, 2, t, t + 1, sc.block_size, 4, 8});
       sc.long_prefill_token_threshold = std::min(lptt, sc.max_model_len);
     }
   }

@@ -127,14 +127,22 @@ int run(RunOptions& o) {
   RunOutputs outputs(scenario, o.outputs, std::cout);
   if (Status st = outputs.open(backend.get()); !st) return report_error(st.error());
   outputs.attach(engine);
+  std::optional<VllmCannotRun> stopped;
   try {
     engine.run_to_end();
   } catch (const RequestStreamError& e) {
     std::cerr << e.error.format() << "\n";
     return kExitBadInput;
+  } catch (const VllmCannotRun& e) {  // the replay ends where vLLM's does; the outputs say so
+    stopped = e;
+    engine.finish(e);
   }
   rc = outputs.report() ? kExitOk : kExitRegression;
   if (Status st = outputs.publish(); !st) return report_error(st.error());
+  if (stopped) {
+    std::cerr << o.scenario << ": vLLM cannot run this trace: " << stopped->what() << "\n";
+    return kExitVllmCannotRun;
+  }
   return rc;
 }
 

@@ -9,7 +9,16 @@
 namespace mlasim::cli {
 
 // Exit codes (docs/design.md): only the CLI maps errors to these.
-enum ExitCode : int { kExitOk = 0, kExitRegression = 1, kExitBadInput = 2, kExitOutputFailed = 3, kExitNoGpu = 77 };
+// 4: the replay stopped at a step where vLLM's own scheduler cannot go on (VllmCannotRun); the
+// outputs hold the steps before it.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitRegression = 1,
+  kExitBadInput = 2,
+  kExitOutputFailed = 3,
+  kExitVllmCannotRun = 4,
+  kExitNoGpu = 77
+};
 
 // Prints the error and returns its exit code: 3 when an output could not be written
 // (Error::output: disk full, I/O error), else 2 (bad input).
