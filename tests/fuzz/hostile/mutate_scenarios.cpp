@@ -1,7 +1,7 @@
 // The hostile-user test: a seeded mutator over every scenario in scenarios/ runs the real mlasim on
 // each mutant (`mlasim run MUTANT --dry-run --table none`, as a child) for a bounded time and
-// asserts that it exits 0, 1 or 2, never by a signal or a timeout, prints no sanitizer report,
-// and names file:line in every exit-2 message. A failing mutant is kept in --keep-dir for
+// asserts that it exits 0, 1, 2 or 4 (a trace vLLM's scheduler cannot run, named so), never by a
+// signal or a timeout, prints no sanitizer report, and names file:line in every exit-2 message. A failing mutant is kept in --keep-dir for
 // reproduction. Deterministic for a seed (the number of mutants depends on --time).
 // Usage: mutate_scenarios --mlasim PATH --scenarios DIR [--seed S] [--time SECONDS] [--runs N] [--keep-dir DIR]
 #include <unistd.h>
@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
   const std::regex located(R"(:[0-9]+(:[0-9]+)?: error: )");
   const auto start = std::chrono::steady_clock::now();
   long runs = 0, failures = 0;
-  long by_code[3] = {0, 0, 0};
+  long by_code[5] = {0, 0, 0, 0, 0};
   for (; max_runs < 0 || runs < max_runs; ++runs) {
     if (max_runs < 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > seconds) break;
     const std::size_t k = static_cast<std::size_t>(runs) % files.size();
@@ -182,12 +182,15 @@ int main(int argc, char** argv) {
     std::string problem;
     if (!c.error.empty()) problem = c.error;
     else if (c.exit_code == 124) problem = "did not finish in 60 s";
-    else if (c.exit_code > 2) problem = "exit " + std::to_string(c.exit_code) + (c.exit_code > 128 ? " (a signal)" : "");
+    else if (c.exit_code == 4 && stderr_text.find("vLLM cannot run this trace: step ") == std::string::npos)
+      problem = "an exit-4 message without the step vLLM fails in";
+    else if (c.exit_code == 3 || c.exit_code > 4)
+      problem = "exit " + std::to_string(c.exit_code) + (c.exit_code > 128 ? " (a signal)" : "");
     else if (stderr_text.find("Sanitizer") != std::string::npos || stderr_text.find("runtime error:") != std::string::npos)
       problem = "a sanitizer report";
     else if (c.exit_code == 2 && !std::regex_search(stderr_text, located))
       problem = "an exit-2 message without file:line";
-    if (c.exit_code >= 0 && c.exit_code <= 2) ++by_code[c.exit_code];
+    if (c.exit_code >= 0 && c.exit_code <= 4) ++by_code[c.exit_code];
     if (problem.empty()) {
       fs::remove(mutant);
       continue;
@@ -203,7 +206,8 @@ int main(int argc, char** argv) {
     fs::remove(mutant);
   }
   fs::remove_all(work);
-  std::printf("%ld mutants of %zu scenarios (seed %llu): exit 0: %ld, exit 1: %ld, exit 2: %ld; %ld failures\n", runs,
-              files.size(), static_cast<unsigned long long>(seed), by_code[0], by_code[1], by_code[2], failures);
+  std::printf("%ld mutants of %zu scenarios (seed %llu): exit 0: %ld, exit 1: %ld, exit 2: %ld, exit 4: %ld; %ld failures\n",
+              runs, files.size(), static_cast<unsigned long long>(seed), by_code[0], by_code[1], by_code[2], by_code[4],
+              failures);
   return failures == 0 && runs > 0 ? 0 : 1;
 }
