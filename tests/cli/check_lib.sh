@@ -14,3 +14,7 @@ contains() {  # contains NAME NEEDLE
 not_contains() {  # not_contains NAME NEEDLE
   if grep -qF -- "$2" <<<"$out"; then echo "FAIL $1: output has '$2'"; echo "$out" | head -5; fail=1; fi
 }
+make_scratch() {  # make_scratch ; a temporary folder in $scratch, removed at exit
+  scratch=$(mktemp -d)
+  trap 'rm -rf "$scratch"' EXIT
+}

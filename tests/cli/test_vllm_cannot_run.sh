@@ -6,8 +6,7 @@ set -u
 mlasim=$1
 root=$2
 source "$(dirname "$0")/check_lib.sh"
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+make_scratch
 cut="$root/tests/data/vllm_cannot_run/padded_admission_cut.yaml"
 stall="$root/tests/data/vllm_cannot_run/padded_admission_over_budget.yaml"
 
