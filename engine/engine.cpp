@@ -129,8 +129,8 @@ const StepRecord& Engine::step() {
   // After the step is recorded, as the driver records vLLM's step before it gives up.
   if (idle_steps_ >= kMaxIdleSteps)  // as tools/conformance's driver stops vLLM (MAX_IDLE_STEPS)
     throw VllmCannotRun(step_ - 1, "no progress for " + std::to_string(kMaxIdleSteps) +
-                                       " steps: requests wait and none can be scheduled; vLLM 0.33's scheduler waits "
-                                       "forever here too (e.g. a padded one-token admission over the token budget, "
+                                       " steps: requests wait and none can be scheduled; vLLM's scheduler waits "
+                                       "forever here too (in 0.33 e.g. a padded one-token admission over the token budget, "
                                        "\"Prefer to not schedule than schedule un-padded\", vllm/v1/core/sched/"
                                        "scheduler.py ~1326)");
   return current_;
