@@ -9,10 +9,25 @@
 
 namespace mlasim {
 
+namespace {
+
+// vLLM 0.14.0-0.18.x's MLA builders differ from 0.33.0's in two backends: FlashInfer-MLA is UNIFORM
+// (v1/attention/backends/mla/flashinfer_mla.py:34 in 0.16.0; 0.33: VARLEN) and Triton-MLA keeps
+// MLACommonMetadataBuilder's SINGLE_ONLY (model_executor/layers/attention/mla_attention.py:1225;
+// 0.33: UNIFORM). Thresholds are the same (flashmla.py:111, flashattn_mla.py:105).
+QueryLenSupport query_len_support_0_14(AttentionBackendKind kind, const BackendProfile& backend) {
+  if (kind == AttentionBackendKind::kFlashInferMla) return QueryLenSupport::kUniform;
+  if (kind == AttentionBackendKind::kTritonMla) return QueryLenSupport::kSingle;
+  return backend.query_len_support;
+}
+
+}  // namespace
+
 RoutingConfig make_routing_config(const RoutingOptions& o) {
   RoutingConfig c;
   static_cast<RoutingDeployment&>(c) = o;
   BackendProfile backend = o.backend_query ? backend_profile(o.backend, *o.backend_query) : backend_profile(o.backend);
+  if (o.profile == EngineProfile::kVllm3Region) backend.query_len_support = query_len_support_0_14(o.backend, backend);
   if (o.query_len_support) backend.query_len_support = *o.query_len_support;
   c.query_len_support = backend.query_len_support;
 
@@ -23,6 +38,16 @@ RoutingConfig make_routing_config(const RoutingOptions& o) {
     return c;
   }
 
+  if (o.profile == EngineProfile::kVllm011) {
+    // vLLM 0.11.0's MLA builders keep their class threshold: 512 for FlashAttention-MLA
+    // (v1/attention/backends/mla/flashattn_mla.py:67), MLACommonMetadataBuilder's 1 for every other
+    // (mla/common.py:439); no raise for speculation (_init_reorder_batch_threshold is not called)
+    // and no require_uniform in the split (mla/common.py:683).
+    c.decode_threshold = o.reorder_batch_threshold ? *o.reorder_batch_threshold
+                                                   : (o.backend == AttentionBackendKind::kFlashAttnMla ? 512 : 1);
+    c.require_uniform = false;
+    return c;
+  }
   int t = o.reorder_batch_threshold ? *o.reorder_batch_threshold
                                     : effective_decode_threshold(backend, o.num_speculative_tokens, o.parallel_drafting);
   const bool vllm033 = o.profile == EngineProfile::kVllm033 || o.profile == EngineProfile::kStrict;
@@ -43,7 +68,7 @@ RoutingConfig make_routing_config(const RoutingOptions& o) {
     t = *min_threshold(groups);
   }
   c.decode_threshold = t;
-  c.require_uniform = o.profile == EngineProfile::kVllm011 ? false : requires_uniform_query_len(backend.query_len_support);
+  c.require_uniform = requires_uniform_query_len(backend.query_len_support);
   return c;
 }
 

@@ -54,6 +54,21 @@ struct SchedulerRules {
   // blocks up to nct cached right after the update (accepted drafts included), and a stop rolls
   // nct back by the tokens it discarded.
   bool spec_caches_blocks_after_update = true;
+  // scheduler.py ~1403-1406: a waiting request is allocated its k lookahead slots on admission.
+  // Up to vLLM 0.22 only one with computed tokens was (0.11.0 scheduler.py:456-458).
+  bool fresh_admission_gets_lookahead_slots = true;
+  // scheduler.py ~1338-1345: with chunked prefill off, a waiting request over the remaining budget
+  // ends phase B. Up to vLLM 0.13 it was skipped and the requests behind it were tried; the skipped
+  // ones went back to the front of the queue (0.11.0 scheduler.py:431-435, 540-541).
+  bool chunked_prefill_off_stops_waiting = true;
+  // scheduler.py ~935-941: a priority victim already scheduled this step leaves the step (its
+  // tokens return to the budget). vLLM 0.11.0 kept it in the step while preempting it
+  // (scheduler.py:262-300), a step its model runner cannot take: mlasim stops there (VllmCannotRun).
+  bool priority_victim_leaves_step = true;
+  // With MTP (an EAGLE-family drafter, SpeculativeConfig.use_eagle) and prefix caching, vLLM up to
+  // 0.22 dropped the last block of every prefix-cache hit (single_type_kv_cache_manager.py, 0.11.0
+  // :282-284); 0.33 hashes the token after each block instead (mtp_block_hashes_cover_next_token).
+  bool eagle_drops_last_hit_block = false;
 };
 
 // vllm/config/scheduler.py + cache config.

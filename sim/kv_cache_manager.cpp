@@ -25,6 +25,7 @@ int KVCacheManager::get_computed_blocks(const Request& request, std::vector<int>
     if (id < 0) break;
     blocks.push_back(id);
   }
+  if (drop_last_hit_block_ && !blocks.empty()) blocks.pop_back();
   return static_cast<int>(blocks.size()) * block_size_;
 }
 

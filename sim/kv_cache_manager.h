@@ -25,6 +25,11 @@ class KVCacheManager {
   // number of hit tokens (0 when caching is off). The request's block_hashes must be current.
   int get_computed_blocks(const Request& request, std::vector<int>& blocks) const;
 
+  // vLLM <= 0.22 with an EAGLE-family drafter (MTP included): the longest hit drops its last
+  // block, whose drafter state the hit cannot restore (single_type_kv_cache_manager.py, 0.11.0
+  // :282-284, `if use_eagle and computed_blocks[0]: computed.pop()`).
+  void set_drop_last_hit_block(bool drop) { drop_last_hit_block_ = drop; }
+
   // Reserves slots for nct + num_new_computed_tokens + num_new_tokens + num_lookahead_tokens
   // tokens (capped at max_model_len): adds the hit blocks (touching them), then new blocks from
   // the free-queue head. Returns false, changing nothing, if too few blocks are free (hit blocks
@@ -49,6 +54,7 @@ class KVCacheManager {
  private:
   int block_size_;
   int max_model_len_;
+  bool drop_last_hit_block_ = false;
   BlockPool pool_;
 };
 

@@ -53,6 +53,18 @@ void Scheduler::schedule(SchedulerOutput& out) {
   output_pending_ = true;
 }
 
+namespace {
+
+// vLLM 0.11.0 (scheduler.py:262-300) preempts a priority victim already scheduled this step but
+// leaves its tokens in the step: the step schedules a preempted request.
+std::string victim_kept_in_step() {
+  return "vLLM 0.11.0's scheduler preempts a request already scheduled in this step (the lowest-priority one) and "
+         "keeps its tokens in the step (vllm/v1/core/sched/scheduler.py:262-300; fixed in 0.11.1): the step schedules a preempted request, "
+         "which its model runner cannot take";
+}
+
+}  // namespace
+
 void Scheduler::schedule_running(int& budget, int threshold) {
   const bool priority = config_.policy == SchedulingPolicy::kPriority;
   std::size_t req_index = 0;
@@ -81,6 +93,8 @@ void Scheduler::schedule_running(int& budget, int threshold) {
         running_.erase(it);
         auto sit = std::find_if(scheduled_.begin(), scheduled_.end(), [victim](const Scheduled& s) { return s.req == victim; });
         const bool was_scheduled = sit != scheduled_.end();
+        if (was_scheduled && !config_.rules.priority_victim_leaves_step)
+          throw VllmCannotRun(step_, victim_kept_in_step(), victim->request_id);
         if (was_scheduled) {  // scheduled earlier this step: its tokens return to the budget
           budget += sit->num_new_tokens;
           scheduled_.erase(sit);
@@ -125,6 +139,15 @@ void Scheduler::schedule_waiting(int& budget, int threshold) {
   const int k = config_.num_speculative_tokens;
   const bool running_scheduled = std::any_of(scheduled_.begin(), scheduled_.end(),
                                              [](const Scheduled& s) { return s.kind == Kind::kRunning; });
+  std::vector<Request*> skipped;  // chunked prefill off, vLLM <= 0.13: over the budget, tried next step
+  schedule_waiting_requests(budget, threshold, k, running_scheduled, skipped);
+  // vLLM 0.11.0 scheduler.py:540-541: skipped requests return to the front (each prepended in turn:
+  // the last skipped leads); under the priority policy they rejoin the heap.
+  for (Request* r : skipped) waiting_.prepend_request(r);
+}
+
+void Scheduler::schedule_waiting_requests(int& budget, int threshold, int k, bool running_scheduled,
+                                          std::vector<Request*>& skipped) {
   while (!waiting_.empty() && budget > 0) {
     if (static_cast<int>(running_.size()) == config_.max_num_seqs) break;
     Request* r = waiting_.peek_request();
@@ -153,12 +176,18 @@ void Scheduler::schedule_waiting(int& budget, int threshold) {
       padded = true;
     }
     if (0 < threshold && threshold < n) n = threshold;
-    if (!config_.enable_chunked_prefill && n > budget) break;  // head-of-line blocking
+    if (!config_.enable_chunked_prefill && n > budget) {
+      if (config_.rules.chunked_prefill_off_stops_waiting) break;  // head-of-line blocking
+      skipped.push_back(waiting_.pop_request());  // vLLM <= 0.13: the next request is tried
+      continue;
+    }
     n = std::min(n, budget + config_.test_waiting_budget_overrun);  // the overrun is 0 but in fuzzer tests
     MLASIM_CHECK(n > 0, "a waiting request with nothing to compute");
     // docs/spec/scheduler.md §2 B.5: lookahead slots for drafts; with scheduler_reserve_full_isl
     // the whole sequence must fit too (kv_cache_manager.py ~531).
-    if (!kv_.allocate_slots(*r, n, num_lookahead_tokens(), hit_blocks_, num_new_computed,
+    const int lookahead =
+        config_.rules.fresh_admission_gets_lookahead_slots || r->num_computed_tokens > 0 ? num_lookahead_tokens() : 0;
+    if (!kv_.allocate_slots(*r, n, lookahead, hit_blocks_, num_new_computed,
                             config_.rules.scheduler_reserve_full_isl))
       break;
     if (padded && n != 1 + k) throw VllmCannotRun(step_, padded_admission_cut(n, k), r->request_id);

@@ -88,6 +88,8 @@ class Scheduler {
 
   void schedule_running(int& budget, int threshold);
   void schedule_waiting(int& budget, int threshold);
+  void schedule_waiting_requests(int& budget, int threshold, int k, bool running_scheduled,
+                                 std::vector<Request*>& skipped);
   void preempt(Request* r);
   void build_output(SchedulerOutput& out);
   bool check_stop(Request& r) const;

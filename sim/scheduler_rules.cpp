@@ -23,6 +23,12 @@ SchedulerRules scheduler_rules_for(EngineProfile profile) {
   before_0_33.eos_checked_before_length = false;
   before_0_33.mtp_block_hashes_cover_next_token = false;
   before_0_33.spec_caches_blocks_after_update = false;
+  before_0_33.fresh_admission_gets_lookahead_slots = false;
+  before_0_33.eagle_drops_last_hit_block = true;
+  if (profile == EngineProfile::kVllm011) {
+    before_0_33.chunked_prefill_off_stops_waiting = false;
+    before_0_33.priority_victim_leaves_step = false;
+  }
   return before_0_33;
 }
 

@@ -89,6 +89,8 @@ Scheduler::Scheduler(const SchedulerConfig& config)
       waiting_(config.policy) {
   const std::string problem = check_scheduler_config(config_, max_model_len_);
   MLASIM_CHECK(problem.empty(), problem);
+  kv_.set_drop_last_hit_block(config.rules.eagle_drops_last_hit_block && config.num_speculative_tokens > 0 &&
+                              config.speculative_method == SpeculativeMethod::kMtp);
 }
 
 Scheduler::Scheduler(const SchedulerConfig& config, const ModelConfig& model)

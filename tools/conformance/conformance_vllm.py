@@ -1,4 +1,5 @@
-"""vLLM 0.33.0's side of the conformance check: its real Scheduler on the CPU, driven with
+"""vLLM's side of the conformance check (0.33.0, or the release installed in the venv): its real
+Scheduler on the CPU, driven with
 mlasim's step loop (engine/engine.cpp) and teacher forcing (sim/teacher_forcing.cpp) over a
 resolved trace (conformance_mlasim.Trace), and its real batch ordering and decode/prefill split.
 `replay_vllm` returns a record shaped like `mlasim run --json`."""
@@ -13,21 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from conformance_mlasim import Req, Trace
+from conformance_release import Release
 
 MAX_IDLE_STEPS = 1000  # engine/engine.h kMaxIdleSteps
 MAX_STEPS = 20000
-# mlasim backend name -> vLLM module and metadata builder class (vllm/v1/attention/backends/mla/).
-BACKENDS = {
-    "flashmla": ("flashmla", "FlashMLAMetadataBuilder"),
-    "flashattn-mla": ("flashattn_mla", "FlashAttnMLAMetadataBuilder"),
-    "flashinfer-mla": ("flashinfer_mla", "FlashInferMLAMetadataBuilder"),
-    "cutlass-mla": ("cutlass_mla", "CutlassMLAMetadataBuilder"),
-    "triton-mla": ("triton_mla", "TritonMLAMetadataBuilder"),
-    "rocm-aiter-mla": ("rocm_aiter_mla", "AiterMLAMetadataBuilder"),
-    "tokenspeed-mla": ("tokenspeed_mla", "TokenspeedMLAMetadataBuilder"),
-}
-
-
 class VllmRejects(Exception):
     """vLLM's config or request validation refused the trace."""
 
@@ -65,7 +55,10 @@ def import_vllm(runner: str) -> str:
     import vllm
     from vllm.config import CacheConfig, DeviceConfig, ModelConfig, ParallelConfig, SchedulerConfig, SpeculativeConfig, VllmConfig
     from vllm.sampling_params import SamplingParams
-    from vllm.utils.hashing import sha256
+    try:
+        from vllm.utils.hashing import sha256
+    except ImportError:  # before 0.12: vllm/utils/__init__.py
+        from vllm.utils import sha256
     from vllm.v1.attention.backends.utils import reorder_batch_to_split_decodes_and_prefills, split_decodes_and_prefills
     from vllm.v1.core.kv_cache_utils import get_request_block_hasher, init_none_hash
     from vllm.v1.core.sched.scheduler import Scheduler
@@ -75,11 +68,13 @@ def import_vllm(runner: str) -> str:
     from vllm.v1.structured_output import StructuredOutputManager
     import vllm.v1.worker.gpu_input_batch as gpu_input_batch
 
-    # The persistent batch lives on the CPU here: no pinned host buffers without a GPU driver.
+    # The persistent batch lives on the CPU here: no pinned host buffers without a GPU driver
+    # (0.33: a module flag; older releases take pin_memory in InputBatch's constructor).
     gpu_input_batch.PIN_MEMORY = False
     init_none_hash(sha256)
     for name, value in list(locals().items()):
         setattr(V, name, value)
+    V.release = Release()
     try:
         from vllm.v1.worker.gpu.model_runner import sort_batch_req_ids
 
@@ -89,43 +84,21 @@ def import_vllm(runner: str) -> str:
     return vllm.__version__
 
 
-_builder_cache: dict[str, tuple[int, str]] = {}
-
-
-def backend_class_values(backend: str) -> tuple[int, str]:
-    """(reorder_batch_threshold, query_len_support) of the backend's metadata builder class,
-    read from the installed vLLM source (several modules do not import without a GPU); a class
-    that sets neither inherits MLACommonMetadataBuilder's (threshold 1, SINGLE_ONLY)."""
-    if backend not in _builder_cache:
-        module, cls_name = BACKENDS[backend]
-        values = {"reorder_batch_threshold": 1, "query_len_support": "SINGLE_ONLY"}
-        src = (Path(V.vllm.__file__).parent / "v1/attention/backends/mla" / f"{module}.py").read_text()
-        for node in ast.parse(src).body:
-            if isinstance(node, ast.ClassDef) and node.name == cls_name:
-                for stmt in node.body:
-                    target = stmt.target if isinstance(stmt, ast.AnnAssign) else (stmt.targets[0] if isinstance(stmt, ast.Assign) else None)
-                    if isinstance(target, ast.Name) and target.id in values and stmt.value is not None:
-                        v = stmt.value
-                        values[target.id] = v.value if isinstance(v, ast.Constant) else v.attr
-        support = str(values["query_len_support"]).lower().replace("single_only", "single")
-        _builder_cache[backend] = (int(values["reorder_batch_threshold"]), support)
-    return _builder_cache[backend]
-
-
 def vllm_threshold(trace: Trace) -> tuple[int, bool]:
-    """The decode threshold and require_uniform vLLM 0.33.0 uses for the trace's backend
-    (MLACommonMetadataBuilder.__init__ -> _init_reorder_batch_threshold, max_decode_query_len);
-    a threshold or support the scenario sets replaces the class's."""
-    e = trace.engine
-    t, support = backend_class_values(e["attention_backend"])
-    if e["query_len_support_given"]:
-        support = e["query_len_support"]
-    k = trace.sched["num_speculative_tokens"]
-    if e["decode_threshold_given"]:
-        t = e["decode_threshold"]
-    elif support != "single" and k > 0:
-        t = max(t, 1 + k)
-    return t, support != "varlen"
+    """The decode threshold and require_uniform the installed release uses for the trace."""
+    return V.release.threshold(trace.engine, trace.sched["num_speculative_tokens"])
+
+
+def _call(fn, **kwargs):
+    """`fn` with the keyword arguments its signature takes: the releases add and drop parameters
+    (Scheduler's block_size, SchedulerConfig's scheduler_reserve_full_isl, Request's
+    eos_token_id, ModelRunnerOutput's logprobs and pooler_output, InputBatch's pin_memory)."""
+    import inspect
+
+    params = inspect.signature(fn).parameters
+    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        return fn(**kwargs)
+    return fn(**{k: v for k, v in kwargs.items() if k in params})
 
 
 _model_dirs: dict[tuple, str] = {}
@@ -158,7 +131,10 @@ def make_scheduler(trace: Trace, tmp: Path):
     try:
         mml = s["max_model_len"]
         model_config = V.ModelConfig(model=model_dir(trace, tmp), skip_tokenizer_init=True, max_model_len=mml, dtype="bfloat16", seed=0)
-        scheduler_config = V.SchedulerConfig(
+        if s["scheduler_reserve_full_isl"] and not V.release.has_scheduler_option("scheduler_reserve_full_isl"):
+            raise ValueError(f"vLLM {V.release.version} has no scheduler_reserve_full_isl (its admission reserves nothing)")
+        scheduler_config = _call(
+            V.SchedulerConfig,
             max_num_batched_tokens=s["max_num_batched_tokens"],
             max_num_seqs=s["max_num_seqs"],
             max_model_len=mml,
@@ -192,7 +168,8 @@ def make_scheduler(trace: Trace, tmp: Path):
         vllm_config.cache_config.num_gpu_blocks = n
         kv_spec = V.MLAAttentionSpec(block_size=s["block_size"], num_kv_heads=1, head_size=576, dtype=V.torch.bfloat16)
         kv_cache_config = V.KVCacheConfig(num_blocks=n, kv_cache_tensors=[], kv_cache_groups=[V.KVCacheGroupSpec(["mla"], kv_spec)])
-        sched = V.Scheduler(
+        sched = _call(
+            V.Scheduler,
             vllm_config=vllm_config,
             kv_cache_config=kv_cache_config,
             structured_output_manager=V.StructuredOutputManager(vllm_config),
@@ -218,14 +195,17 @@ def make_request(trace: Trace, r: Req, arrival: int, vllm_config):
             stop_token_ids=list(r.stop_token_ids),
             temperature=0.0,
         )
-        sp.update_from_generation_config({}, eos_token_id=trace.model["eos_token_id"])
+        sp.update_from_generation_config({}, trace.model["eos_token_id"])  # 0.11: model_eos_token_id
     except Exception as e:  # noqa: BLE001
         raise VllmRejects(f"request {r.id}: {type(e).__name__}: {e}") from e
     # As EngineCore.__init__ (vllm/v1/engine/core.py) builds it.
     hasher = None
     if trace.sched["enable_prefix_caching"]:
-        hasher = V.get_request_block_hasher(trace.sched["block_size"], V.sha256, vllm_config.num_hash_lookahead_tokens)
-    return V.Request(
+        lookahead = getattr(vllm_config, "num_hash_lookahead_tokens", None)  # 0.33's MTP hash lookahead
+        args = (trace.sched["block_size"], V.sha256) + ((lookahead,) if lookahead is not None else ())
+        hasher = V.get_request_block_hasher(*args)
+    return _call(
+        V.Request,
         request_id=r.id,
         prompt_token_ids=list(r.prompt),
         sampling_params=sp,
@@ -233,6 +213,7 @@ def make_request(trace: Trace, r: Req, arrival: int, vllm_config):
         arrival_time=float(arrival),
         priority=r.priority,
         block_hasher=hasher,
+        eos_token_id=trace.model["eos_token_id"],
     )
 
 
@@ -246,15 +227,20 @@ class V1PersistentBatch:
         s = trace.sched
         mml, bs = s["max_model_len"], s["block_size"]
         self.threshold = threshold
-        self.batch = V.gpu_input_batch.InputBatch(
+        self.batch = _call(
+            V.gpu_input_batch.InputBatch,
             max_num_reqs=s["max_num_seqs"],
             max_model_len=mml,
             max_num_batched_tokens=s["max_num_batched_tokens"],
             device=V.torch.device("cpu"),
             vocab_size=trace.model["vocab_size"],
             block_sizes=[bs],
+            kernel_block_sizes=[bs],
             max_num_blocks_per_req=[-(-mml // bs) + 1],
             num_spec_tokens=s["num_speculative_tokens"],
+            num_speculative_tokens=s["num_speculative_tokens"],
+            is_spec_decode=s["num_speculative_tokens"] > 0,
+            pin_memory=False,
         )
         self.states: dict[str, Any] = {}
 
@@ -264,12 +250,16 @@ class V1PersistentBatch:
             self.states.pop(rid, None)
             b.remove_request(rid)
         scheduled = so.num_scheduled_tokens.keys()
-        resumed = so.scheduled_cached_reqs.resumed_req_ids
-        for rid in b.req_id_to_index.keys() - (scheduled - resumed):
+        resumed = resumed_ids(so.scheduled_cached_reqs)
+        # 0.33 also drops the resumed requests' stale rows; 0.11 (no resumed_req_ids) keeps
+        # every scheduled one (gpu_model_runner.py:584).
+        stale = resumed if hasattr(so.scheduled_cached_reqs, "resumed_req_ids") else set()
+        for rid in b.req_id_to_index.keys() - (scheduled - stale):
             b.remove_request(rid)
         to_add = []
         for nr in so.scheduled_new_reqs:
-            st = V.gpu_input_batch.CachedRequestState(
+            st = _call(
+                V.gpu_input_batch.CachedRequestState,
                 req_id=nr.req_id,
                 prompt_token_ids=nr.prompt_token_ids,
                 mm_features=[],
@@ -278,6 +268,7 @@ class V1PersistentBatch:
                 block_ids=tuple(list(g) for g in nr.block_ids),
                 num_computed_tokens=nr.num_computed_tokens,
                 output_token_ids=[],
+                pooling_params=None,
             )
             self.states[nr.req_id] = st
             to_add.append(st)
@@ -304,7 +295,8 @@ class V1PersistentBatch:
             b.add_request(st)
         b.condense()
         V.reorder_batch_to_split_decodes_and_prefills(b, so, decode_threshold=self.threshold)
-        b.batch_update_builder.get_and_reset(b.num_reqs)  # refresh_metadata's reset (no sampling metadata needed)
+        if hasattr(b, "batch_update_builder"):
+            b.batch_update_builder.get_and_reset(b.num_reqs)  # refresh_metadata's reset (no sampling metadata needed)
         return list(b.req_ids)
 
     def nct(self, rid: str) -> int:
@@ -356,7 +348,16 @@ def split(rows: list[str], so, threshold: int, require_uniform: bool, batch) -> 
     return (int(nd), int(np_), int(ndt), int(npt))
 
 
-def _step_record(step: int, so, sched, runner: str, was_preempted: set[str]) -> dict[str, Any]:
+def resumed_ids(cr) -> set[str]:
+    """The resumed requests of CachedRequestData (0.33: resumed_req_ids; 0.11: a flag per row)."""
+    if hasattr(cr, "resumed_req_ids"):
+        return set(cr.resumed_req_ids)
+    return {rid for rid, r in zip(cr.req_ids, cr.resumed_from_preemption) if r}
+
+
+def _step_record(step: int, so, sched, runner: str, was_preempted: set[str], preempted: list[str]) -> dict[str, Any]:
+    """`preempted`: the requests whose preemption count schedule() raised (releases whose
+    SchedulerOutput has no preempted_req_ids)."""
     rec: dict[str, Any] = {"step": step, "num_scheduled_tokens": dict(so.num_scheduled_tokens)}
     new_ids = [nr.req_id for nr in so.scheduled_new_reqs]
     cr = so.scheduled_cached_reqs
@@ -365,8 +366,9 @@ def _step_record(step: int, so, sched, runner: str, was_preempted: set[str]) -> 
         rec["resumed"] = [i for i in new_ids if i in was_preempted]
     else:
         rec["new"] = new_ids
-        rec["resumed"] = [i for i in cr.req_ids if i in cr.resumed_req_ids]
-    rec["preempted"] = sorted(so.preempted_req_ids)
+        resumed = resumed_ids(cr)
+        rec["resumed"] = [i for i in cr.req_ids if i in resumed]
+    rec["preempted"] = sorted(so.preempted_req_ids) if hasattr(so, "preempted_req_ids") else preempted
     nbi = {nr.req_id: list(nr.block_ids[0]) for nr in so.scheduled_new_reqs}
     for i, rid in enumerate(cr.req_ids):
         if cr.new_block_ids[i] is not None and cr.new_block_ids[i][0]:
@@ -388,6 +390,7 @@ def replay_vllm(trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] 
     reqs = {r.id: r for r in order}
     live: dict[str, Any] = {}
     verify_steps = {r.id: 0 for r in order}
+    num_preemptions = {r.id: 0 for r in order}
     batch = None
     if routing is not None:
         batch = V2Batch(trace, live) if runner == "v2" else V1PersistentBatch(trace, routing[0])
@@ -402,12 +405,22 @@ def replay_vllm(trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] 
             sched.add_request(req)
             nxt += 1
         was_preempted = {rid for rid, q in live.items() if q.status == V.RequestStatus.PREEMPTED}
+        before = {rid: q.status for rid, q in live.items()}
         try:
             so = sched.schedule()
         except AssertionError as ex:  # a trace its config accepts but its scheduler cannot run
             tb = traceback.extract_tb(ex.__traceback__)[-1]
             raise VllmStops(step, f"AssertionError at {Path(tb.filename).name}:{tb.lineno} `{tb.line}`", steps) from ex
-        rec = _step_record(step, so, sched, runner, was_preempted)
+        # Preempted in this schedule(): running before it, preempted after (0.11 has neither
+        # SchedulerOutput.preempted_req_ids nor Request.num_preemptions; a request preempted in a
+        # step is not scheduled again in it).
+        preempted = sorted(rid for rid, q in live.items() if q.status == V.RequestStatus.PREEMPTED and before[rid] == V.RequestStatus.RUNNING)
+        for rid in preempted:
+            num_preemptions[rid] += 1
+        kept = [rid for rid in preempted if rid in so.num_scheduled_tokens]
+        if kept:  # 0.11.0 (scheduler.py:262-300): a step no model runner can take
+            raise VllmStops(step, f"request {kept[0]} is preempted and scheduled in the same step", steps)
+        rec = _step_record(step, so, sched, runner, was_preempted, preempted)
         if batch is not None:
             rows = batch.update(so)
             nd, np_, ndt, npt = split(rows, so, routing[0], routing[1], batch)
@@ -416,7 +429,10 @@ def replay_vllm(trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] 
         for rid in so.num_scheduled_tokens:
             q, r = live[rid], reqs[rid]
             req_ids.append(rid)
-            if q.is_prefill_chunk:  # a partial prefill samples nothing
+            # A partial prefill samples nothing (0.33: is_prefill_chunk; 0.11's runner discards the
+            # token of a request whose computed tokens stay short of its tokens).
+            chunk = q.is_prefill_chunk if hasattr(q, "is_prefill_chunk") else q.num_computed_tokens < q.num_tokens
+            if chunk:
                 sampled.append([])
                 drafts_next.append([])
                 continue
@@ -430,7 +446,15 @@ def replay_vllm(trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] 
                 verify_steps[rid] += 1
             sampled.append([r.forced(o + j) for j in range(accepted + 1)])
             drafts_next.append([r.forced(o + accepted + 1 + j) for j in range(k)])
-        mo = V.ModelRunnerOutput(req_ids=req_ids, req_id_to_index={rid: i for i, rid in enumerate(req_ids)}, sampled_token_ids=sampled)
+        mo = _call(
+            V.ModelRunnerOutput,
+            req_ids=req_ids,
+            req_id_to_index={rid: i for i, rid in enumerate(req_ids)},
+            sampled_token_ids=sampled,
+            logprobs=None,
+            prompt_logprobs_dict={},
+            pooler_output=[],
+        )
         sched.update_from_output(so, mo)
         rec["finished"] = sorted(sched.finished_req_ids)
         if k and so.total_num_scheduled_tokens > 0:  # EngineCore.post_step
@@ -448,7 +472,7 @@ def replay_vllm(trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] 
                 "id": r.id,
                 "status": q.status.name.lower(),  # RequestStatus names, as mlasim's
                 "token_ids": list(q.all_token_ids),
-                "num_preemptions": q.num_preemptions,
+                "num_preemptions": getattr(q, "num_preemptions", num_preemptions[r.id]),
                 "stop_reason": q.stop_reason,
             }
         )

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Replays traces through mlasim and through the real vLLM 0.33.0 scheduler (on the CPU) and
-reports, per trace, `identical` or the first difference (tools/conformance/README.md).
+"""Replays traces through mlasim and through a real vLLM release's scheduler (on the CPU; 0.33.0
+unless --venv names another release's venv) and reports, per trace, `identical` or the first difference (tools/conformance/README.md).
 
 mlasim writes the trace exactly as it replayed it (`mlasim run --resolved`); the vLLM side replays
 that file (conformance_vllm.py) and the records are compared (conformance_compare.py). Random
@@ -25,14 +25,15 @@ import conformance_vllm as cv
 from conformance_compare import FIELDS, Outcome, compare, show_steps
 from conformance_mlasim import REPO, TraceError, emit_traces, find_mlasim, run_mlasim, shrink_candidates
 
-ROUTED_PROFILES = ("vllm-current", "vllm-0.33")  # vLLM 0.33.0; the other profiles model older or other engines
+ALIASES = {"vllm-current": "vllm-0.33"}  # mlasim's profile aliases
 # mlasim fuzz's knobs drawn by default: all but the engine profile (others are replayed as vllm-current).
 DEFAULT_VARY = "backend,spec,chunked,thresholds,budgets,blocks,prefix-caching,decode-threshold,policy,sampling,spec-method,reserve"
 
 
 class Options:
-    def __init__(self, args: argparse.Namespace, mlasim: Path, workdir: Path):
+    def __init__(self, args: argparse.Namespace, mlasim: Path, workdir: Path, profile: str):
         self.mlasim, self.workdir, self.runner = mlasim, workdir, args.runner
+        self.profile = profile  # the mlasim profile reproducing the installed release
         self.keep = Path(args.keep) if args.keep else None
         self.ignore = frozenset(f for f in args.ignore.split(",") if f)
         self.show = args.show
@@ -45,11 +46,14 @@ def check(path: Path, opts: Options, name: str | None = None) -> Outcome:
     workdir.mkdir(exist_ok=True)
     try:
         mrun = run_mlasim(opts.mlasim, path, workdir)
-        # Other profiles select older scheduler rules on purpose: replayed as vllm-current (vLLM
-        # 0.33.0's rules), the scheduler only.
-        other = mrun.trace is not None and mrun.trace.engine["profile"] not in ROUTED_PROFILES
+        # Other profiles select other releases' rules on purpose: replayed with the installed
+        # release's profile.
+        other = mrun.trace is not None and ALIASES.get(mrun.trace.engine["profile"], mrun.trace.engine["profile"]) != opts.profile
         if other:
-            mrun = run_mlasim(opts.mlasim, path, workdir, ("--set", "engine.profile=vllm-current"))
+            extra = ("--set", f"engine.profile={opts.profile}")
+            if opts.runner == "v1":  # a release before model runner V2: the profile's own runner
+                extra += ("--set", "engine.model_runner=auto")
+            mrun = run_mlasim(opts.mlasim, path, workdir, extra)
     except (OSError, TraceError) as e:
         return Outcome(name, "mlasim: failed to run", str(e), path=path)
     if mrun.rc == 2:
@@ -67,10 +71,10 @@ def check(path: Path, opts: Options, name: str | None = None) -> Outcome:
         r = by_id.get(mr["id"])
         if r is None or mr["token_ids"][: mr["num_prompt_tokens"]] != r.prompt:
             return Outcome(name, "tool: prompt mismatch", f"request {mr['id']}", size, path)
-    # vLLM's runner is chosen per process (--runner): a scenario of the other runner, a sparse one
-    # (vLLM's sparse forward needs the DSA model) or another profile gets its scheduler compared only.
+    # vLLM's runner is chosen per process (--runner): a scenario of the other runner or a sparse
+    # one (vLLM's sparse forward needs the DSA model) gets its scheduler compared only.
     e = trace.engine
-    route = not other and not trace.model["sparse_mla"] and e["model_runner"] == opts.runner
+    route = not trace.model["sparse_mla"] and e["model_runner"] == opts.runner
     # vLLM's routing runs with mlasim's threshold, so that the reorder and split are compared on
     # their own; a threshold vLLM would not use is reported apart (routing.threshold).
     routing = (e["decode_threshold"], e["require_uniform"]) if route else None
@@ -112,9 +116,7 @@ def check(path: Path, opts: Options, name: str | None = None) -> Outcome:
             (opts.keep / f"{name}.mlasim.json").write_text(json.dumps(mrun.record, indent=1))
         return Outcome(name, diff[0], diff[1], size, path)
     if route:
-        note = ""
-    elif other:
-        note = "scheduler only, as vllm-current"
+        note = f"as {opts.profile}" if other else ""
     elif trace.model["sparse_mla"]:
         note = "scheduler only: sparse MLA"
     else:
@@ -157,7 +159,8 @@ def _work(path: str) -> Outcome:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         prog="vllm_conformance.py",
-        description="Compare mlasim's scheduler and routing with the real vLLM 0.33.0 Scheduler, step by step.",
+        description="Compare mlasim's scheduler and routing with a real vLLM release's Scheduler (0.33.0 by default), "
+        "step by step, under the mlasim profile that reproduces that release.",
     )
     ap.add_argument("--scenarios", nargs="*", metavar="PATH", help="scenario files or folders (default with no --random: scenarios/)")
     ap.add_argument("--random", type=int, default=0, metavar="N", help="also check N random traces from `mlasim fuzz --emit`")
@@ -167,11 +170,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--mlasim", metavar="PATH", help="the mlasim binary (default build-cpu/tools/mlasim/mlasim of this checkout, then build/...)")
     ap.add_argument("--keep", metavar="DIR", help="keep the YAML and both JSON records of differing traces in DIR")
     ap.add_argument("--shrink", action="store_true", help="shrink the smallest differing trace of each category and print it")
-    ap.add_argument("--runner", choices=["v1", "v2"], default="v2", help="model runner whose batch order is compared (default v2, vLLM 0.33's default; v1: InputBatch + reorder)")
+    ap.add_argument("--runner", choices=["v1", "v2"], help="model runner whose batch order is compared (default v2 where the "
+                    "release has it, as vLLM 0.33's default; v1: InputBatch + reorder, the only one before 0.33)")
     ap.add_argument("--ignore", default="", metavar="FIELD,...", help="fields not compared, e.g. new_block_ids,num_free_blocks")
     ap.add_argument("--show", action="store_true", help="print both sides' steps for every input (for a few inputs)")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="parallel jobs")
-    ap.add_argument("--venv", default=str(DEFAULT_VENV), help="venv with vllm==0.33.0 (default ~/vllm-venv)")
+    ap.add_argument("--venv", default=str(DEFAULT_VENV), help="venv holding the vLLM release to check (default ~/vllm-venv: "
+                    "vllm==0.33.0); tools/conformance/README.md lists the releases and their profiles")
     ap.add_argument("-q", "--quiet", action="store_true", help="print only differing traces and the summary")
     args = ap.parse_args(argv)
     if args.random < 0 or args.jobs < 1:
@@ -193,14 +198,26 @@ def main(argv: list[str]) -> int:
     if not (mlasim.is_file() and os.access(mlasim, os.X_OK)):
         print(f"mlasim binary not found: {mlasim} (build it, or pass --mlasim PATH)", file=sys.stderr)
         return 2
+    release = cv.Release()
+    if release.profile is None:
+        print(f"vLLM {release.version}: no mlasim profile reproduces this release (tools/conformance/README.md lists them)", file=sys.stderr)
+        return 2
+    if args.runner is None:
+        args.runner = release.default_runner
+    elif args.runner == "v2" and release.default_runner != "v2":
+        ap.error(f"vLLM {release.version} runs model runner V1 (mlasim's profile {release.profile} has only V1)")
     version = cv.import_vllm(args.runner)
     global _opts
     workdir = Path(tempfile.mkdtemp(prefix="mlasim-conformance-"))
-    _opts = opts = Options(args, mlasim, workdir)
+    _opts = opts = Options(args, mlasim, workdir, release.profile)
     try:
-        print(f"mlasim: {mlasim}; vLLM {version} on the CPU; model runner {args.runner}")
+        print(f"mlasim: {mlasim}; vLLM {version} on the CPU, profile {release.profile}; model runner {args.runner}")
         if args.random:
-            fuzz_args = [a for k in args.vary.split(",") if k for a in ("--vary", k)]
+            vary = [k for k in args.vary.split(",") if k]
+            if not release.has_scheduler_option("scheduler_reserve_full_isl"):
+                vary = [k for k in vary if k != "reserve"]  # an mlasim override this release cannot take
+            fuzz_args = [a for k in vary for a in ("--vary", k)]
+            fuzz_args += ["--set", f"engine.profile={release.profile}"]
             fuzz_args += [a for s in args.set for a in ("--set", s)]
             if args.runner == "v1":  # random traces follow the runner vLLM uses here
                 fuzz_args += ["--set", "engine.model_runner=v1"]
