@@ -69,6 +69,10 @@ struct SchedulerRules {
   // 0.22 dropped the last block of every prefix-cache hit (single_type_kv_cache_manager.py, 0.11.0
   // :282-284); 0.33 hashes the token after each block instead (mtp_block_hashes_cover_next_token).
   bool eagle_drops_last_hit_block = false;
+  // vLLM 0.11.1-0.18 checked min_tokens first in check_stop (v1/core/sched/utils.py:46-47 in
+  // 0.16.0): before min_tokens outputs not even max_model_len stops a request, which then waits
+  // at max_model_len for ever. 0.33 checks it last (~121-127), after the length cap.
+  bool min_tokens_defers_length_cap = false;
 };
 
 // vllm/config/scheduler.py + cache config.

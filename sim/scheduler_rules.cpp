@@ -25,10 +25,15 @@ SchedulerRules scheduler_rules_for(EngineProfile profile) {
   before_0_33.spec_caches_blocks_after_update = false;
   before_0_33.fresh_admission_gets_lookahead_slots = false;
   before_0_33.eagle_drops_last_hit_block = true;
-  if (profile == EngineProfile::kVllm011) {
-    before_0_33.chunked_prefill_off_stops_waiting = false;
-    before_0_33.priority_victim_leaves_step = false;
+  if (profile == EngineProfile::kVllm3Region) {  // vLLM 0.14.0-0.18.x
+    before_0_33.eos_checked_before_length = true;
+    before_0_33.min_tokens_defers_length_cap = true;
+    before_0_33.priority_preemption_continues = false;
+    return before_0_33;
   }
+  // vLLM 0.11.0 (vllm-0.11; vllm-2025-early until its own release is checked)
+  before_0_33.chunked_prefill_off_stops_waiting = false;
+  before_0_33.priority_victim_leaves_step = false;
   return before_0_33;
 }
 

@@ -133,6 +133,9 @@ std::span<const int> Scheduler::block_ids(ReqId id) const {
 // (MinTokensLogitsProcessor), and the loader rejects forced outputs that do, so min_tokens holds
 // nothing back here. vLLM 0.11 checked the length cap first.
 bool Scheduler::check_stop(Request& r) const {
+  // vLLM 0.11.1-0.18 (v1/core/sched/utils.py:46-47 in 0.16.0): no stop, the length cap included,
+  // before min_tokens outputs.
+  if (config_.rules.min_tokens_defers_length_cap && r.num_output_tokens() < r.min_tokens) return false;
   const int last = r.all_token_ids.back();
   const bool length_capped = r.num_tokens() >= max_model_len_ || r.num_output_tokens() >= r.max_tokens;
   if (!config_.rules.eos_checked_before_length && length_capped) {
