@@ -6,14 +6,21 @@
 #include <vector>
 
 #include "engine/replay.h"
+#include "sim/vllm_cannot_run.h"
 
 namespace mlasim::test {
 
 inline std::vector<std::string> dry_schedule(const Scenario& s) {
   ReplayOptions options;
   options.with_model = false;
-  const RunRecord run = replay(s, options);
   std::vector<std::string> steps;
+  RunRecord run;
+  try {
+    run = replay(s, options);
+  } catch (const VllmCannotRun& e) {  // a trace vLLM's scheduler cannot run ends in the same place
+    steps.push_back("stopped at step " + std::to_string(e.step) + ": " + e.reason);
+    return steps;
+  }
   for (const StepRecord& st : run.steps) {
     std::string line = std::to_string(st.step) + ":" + std::to_string(st.counts.num_mqa_tokens) + "/" +
                        std::to_string(st.counts.num_mha_tokens);

@@ -10,6 +10,7 @@
 #include "attention/input_batch.h"
 #include "scheduler_test_util.h"
 #include "sim/scheduler_rules.h"
+#include "sim/vllm_cannot_run.h"
 #include "kit/rng.h"
 #include "config/seeded_tokens.h"
 
@@ -116,7 +117,7 @@ std::vector<int> expected_outputs(const Request& r, int max_model_len, bool eos_
 }
 
 struct Coverage {
-  long preemptions = 0, resumed = 0, prefix_hits = 0, spec_steps = 0, stopped = 0, capped = 0, steps = 0;
+  long preemptions = 0, resumed = 0, prefix_hits = 0, spec_steps = 0, stopped = 0, capped = 0, steps = 0, cannot_run = 0;
 };
 Coverage g_cov;
 
@@ -137,7 +138,17 @@ std::uint64_t run_case(std::uint64_t seed) {
       if (c.arrival_step[i] == step) s.add_request(c.requests[i]);
     }
     if (!s.has_unfinished_requests() && step > 25) break;
-    s.schedule(out);
+    try {
+      s.schedule(out);
+    } catch (const VllmCannotRun& e) {
+      // vLLM 0.11.0 keeps a priority victim scheduled earlier in the step in that step
+      // (scheduler.py:262-300): the one trace its rules stop on.
+      REQUIRE(!c.config.rules.priority_victim_leaves_step);
+      REQUIRE(c.config.policy == SchedulingPolicy::kPriority);
+      REQUIRE(e.step == step);
+      ++g_cov.cannot_run;
+      return trace;
+    }
     batch.update(out);
     std::set<ReqId> ids;
     int total = 0;
@@ -193,6 +204,9 @@ TEST_CASE("scheduler property: 1,000 random configurations run to completion", "
   CHECK(g_cov.spec_steps > 100);
   CHECK(g_cov.stopped > 100);
   CHECK(g_cov.capped > 100);
+  // Few cases end where vLLM 0.11.0 cannot go on; most run to completion.
+  CHECK(g_cov.cannot_run > 0);
+  CHECK(g_cov.cannot_run < 100);
 }
 
 TEST_CASE("scheduler property: identical inputs give identical schedules", "[scheduler][property]") {

@@ -223,6 +223,7 @@ TEST_CASE("0.33: MTP block hashes cover the next token, n-gram reserves no looka
   c.num_speculative_tokens = 1;
   SECTION("a block is hit only when the token after it matches too") {
     const bool v033 = GENERATE(true, false);
+    c.speculative_method = v033 ? SpeculativeMethod::kMtp : SpeculativeMethod::kNgram;
     Scheduler s(with_rules(c, v033 ? EngineProfile::kVllm033 : EngineProfile::kVllm011));
     Request a = make_req(0, 8, 1, 3);
     a.forced_output = {50};
@@ -232,10 +233,27 @@ TEST_CASE("0.33: MTP block hashes cover the next token, n-gram reserves no looka
     b.all_token_ids[8] = 60;
     s.add_request(b);
     StepResult r = run_step(s);
-    // vLLM 0.33: block 1's hash covers token 8 (50 for a, 60 for b): only block 0 hits.
-    // vLLM 0.11: both blocks hit, the last token is recomputed.
+    // vLLM 0.33 with MTP: block 1's hash covers token 8 (50 for a, 60 for b): only block 0 hits.
+    // vLLM 0.11 with n-gram: both blocks hit, the last token is recomputed.
     CHECK(r.out.scheduled_new_reqs[0].num_computed_tokens == (v033 ? 4 : 8));
     CHECK(r.out.num_scheduled_tokens == Q{{1, v033 ? 5 : 1}});
+  }
+  SECTION("vLLM 0.11 with MTP: the hit drops its last block, a fresh admission gets no lookahead") {
+    Scheduler s(with_rules(c, EngineProfile::kVllm011));
+    Request a = make_req(0, 8, 1, 3);
+    a.forced_output = {50};
+    s.add_request(a);
+    StepResult first = run_step(s);
+    // 8 tokens in blocks of 4: 2 blocks, no lookahead slot (0.11.0 scheduler.py:456-458).
+    CHECK(first.out.scheduled_new_reqs[0].block_ids.size() == 2U);
+    CHECK(first.finished.size() == 1);
+    Request b = make_req(1, 9, 1, 3);  // a's 8 prompt tokens, then 60
+    b.all_token_ids[8] = 60;
+    s.add_request(b);
+    StepResult r = run_step(s);
+    // Both blocks hit; single_type_kv_cache_manager.py:282-284 drops the last: 4 computed.
+    CHECK(r.out.scheduled_new_reqs[0].num_computed_tokens == 4);
+    CHECK(r.out.num_scheduled_tokens == Q{{1, 5}});
   }
   SECTION("lookahead slots: k for MTP, none for n-gram") {
     const bool mtp = GENERATE(true, false);
