@@ -113,11 +113,11 @@ const char* modeled_vllm_version(EngineProfile profile) {
     case EngineProfile::kVllm2025Early:
       return "vLLM V1 early 2025 (v0.7.x-v0.8.x): MLACommonMetadataBuilder.reorder_batch, q == 1 is decode";
     case EngineProfile::kVllm011:
-      return "vLLM <= v0.11: 2-region reorder_batch_to_split_decodes_and_prefills, split without require_uniform; "
-             "0.11.0's scheduler rules";
+      return "vLLM 0.11.0: 2-region reorder_batch_to_split_decodes_and_prefills, class thresholds, split without "
+             "require_uniform; 0.11.0's scheduler rules";
     case EngineProfile::kVllm3Region:
-      return "vLLM Oct 2025 - Mar 2026 (v0.11.1+): 3-region reorder, split with require_uniform; 0.11.0's scheduler "
-             "rules";
+      return "vLLM 0.14.0-0.18.x (Jan - Mar 2026): 3-region reorder with fresh prompts last, split with "
+             "require_uniform; their scheduler rules";
     case EngineProfile::kVllm033:
       return "vLLM 0.33.0 (4-region reorder since Mar 2026): split with require_uniform, "
              "treat_short_extends_as_decodes; 0.33.0's scheduler rules";
