@@ -265,3 +265,38 @@ TEST_CASE("0.33: MTP block hashes cover the next token, n-gram reserves no looka
     CHECK(r.out.scheduled_new_reqs[0].block_ids.size() == (mtp ? 2U : 1U));  // 4 + 2 lookahead > 4
   }
 }
+
+TEST_CASE("chunked prefill off: 0.14+ stop at a prompt over the budget, 0.11.0 skips it", "[scheduler]") {
+  // Budget 128: a (100) fits, b (50) does not fit the 28 left, c (20) would.
+  SchedulerConfig c = make_config(128, 64, 128);
+  c.enable_chunked_prefill = false;
+  const bool v011 = GENERATE(false, true);
+  Scheduler s(with_rules(c, v011 ? EngineProfile::kVllm011 : EngineProfile::kVllm3Region));
+  for (ReqId id = 0; id < 3; ++id) s.add_request(make_req(id, id == 0 ? 100 : id == 1 ? 50 : 20, 1));
+  StepResult r = run_step(s);
+  // 0.11.0 scheduler.py:431-435 skips b and tries c; 0.16.0 :660-665 ends phase B at b.
+  CHECK(r.out.num_scheduled_tokens == (v011 ? Q{{0, 100}, {2, 20}} : Q{{0, 100}}));
+  // The skipped b went back to the queue's front: it runs next.
+  CHECK(run_step(s).out.num_scheduled_tokens == (v011 ? Q{{1, 50}} : Q{{1, 50}, {2, 20}}));
+}
+
+TEST_CASE("0.14-0.18: no stop before min_tokens outputs, not even at max_model_len", "[scheduler]") {
+  // Prompt 6 of max_model_len 8, min_tokens 4: 0.33 stops at the length cap after 2 outputs;
+  // vllm-3region's check_stop returns before every check (0.16.0 utils.py:46-47) and the request
+  // waits at max_model_len.
+  SchedulerConfig c = make_config(64, 16, 8);
+  const bool v3 = GENERATE(false, true);
+  Scheduler s(with_rules(c, v3 ? EngineProfile::kVllm3Region : EngineProfile::kVllm033));
+  Request a = make_req(0, 6, 4);
+  a.min_tokens = 4;
+  s.add_request(a);
+  std::size_t finished = 0;
+  int scheduled_steps = 0;
+  for (int step = 0; step < 6; ++step) {
+    StepResult r = run_step(s);
+    finished += r.finished.size();
+    scheduled_steps += r.out.total_num_scheduled_tokens > 0 ? 1 : 0;
+  }
+  CHECK(finished == (v3 ? 0U : 1U));
+  CHECK(scheduled_steps == 2);  // 6 prompt tokens, then 1: positions stop below max_model_len
+}
