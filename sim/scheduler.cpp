@@ -58,9 +58,9 @@ namespace {
 // vLLM 0.11.0 (scheduler.py:262-300) preempts a priority victim already scheduled this step but
 // leaves its tokens in the step: the step schedules a preempted request.
 std::string victim_kept_in_step() {
-  return "vLLM 0.11.0's scheduler preempts a request already scheduled in this step (the lowest-priority one) and "
-         "keeps its tokens in the step (vllm/v1/core/sched/scheduler.py:262-300; fixed in 0.11.1): the step schedules a preempted request, "
-         "which its model runner cannot take";
+  return "vLLM 0.11.0's scheduler preempts a request already scheduled in this step (the lowest-priority one) "
+         "and keeps its tokens in the step (vllm/v1/core/sched/scheduler.py:262-300; fixed in 0.11.1): the step "
+         "schedules a preempted request, which its model runner cannot take";
 }
 
 }  // namespace
