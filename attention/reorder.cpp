@@ -79,6 +79,7 @@ ReorderVersion reorder_version(EngineProfile profile) {
   switch (profile) {
     case EngineProfile::kVllm2025Early: return ReorderVersion::kMlaBuilderQ1;
     case EngineProfile::kVllm011: return ReorderVersion::kTwoRegion;
+    case EngineProfile::kVllm012: return ReorderVersion::kThreeRegionQFirst;
     case EngineProfile::kVllm3Region: return ReorderVersion::kThreeRegion;
     case EngineProfile::kVllm033: return ReorderVersion::kFourRegion;
     case EngineProfile::kStrict: return ReorderVersion::kFourRegion;
@@ -92,6 +93,7 @@ const char* to_string(ReorderVersion v) {
     case ReorderVersion::kNone: return "none";
     case ReorderVersion::kMlaBuilderQ1: return "mla-builder-q1";
     case ReorderVersion::kTwoRegion: return "2-region";
+    case ReorderVersion::kThreeRegionQFirst: return "3-region-q-first";
     case ReorderVersion::kThreeRegion: return "3-region";
     case ReorderVersion::kFourRegion: return "4-region";
   }
@@ -102,6 +104,9 @@ Region row_region(const RowInput& row, ReorderVersion version, int decode_thresh
   switch (version) {
     case ReorderVersion::kMlaBuilderQ1: return row.q == 1 ? Region::kDecode : Region::kPrefill;
     case ReorderVersion::kTwoRegion: return row.q <= decode_threshold ? Region::kDecode : Region::kPrefill;
+    case ReorderVersion::kThreeRegionQFirst:  // vLLM 0.11.1-0.13.x (0.12.0 utils.py:931-933)
+      if (row.q <= decode_threshold) return Region::kDecode;
+      return row.nct == 0 ? Region::kPrefill : Region::kLongExtend;
     case ReorderVersion::kThreeRegion:
       if (row.nct == 0) return Region::kPrefill;
       return row.q <= decode_threshold ? Region::kDecode : Region::kLongExtend;
@@ -122,6 +127,7 @@ ReorderResult reorder_rows(std::span<const RowInput> rows, ReorderVersion versio
     case ReorderVersion::kNone: break;
     case ReorderVersion::kMlaBuilderQ1:
     case ReorderVersion::kTwoRegion: reordered.swaps = two_region_swaps(reordered.regions); break;
+    case ReorderVersion::kThreeRegionQFirst:
     case ReorderVersion::kThreeRegion:
     case ReorderVersion::kFourRegion: reordered.swaps = swap_cycle_swaps(reordered.regions); break;
   }

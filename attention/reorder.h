@@ -21,6 +21,7 @@ enum class ReorderVersion {
   kNone,           // sglang: batch-level dispatch, rows stay in order
   kMlaBuilderQ1,   // vllm-2025-early: MLA builder, q == 1 is decode, 2-region swap
   kTwoRegion,      // vllm-0.11: q <= T is decode whatever nct, 2-region swap
+  kThreeRegionQFirst,  // vllm-0.12: decode (q <= T whatever nct) / extend / prefill, swap-cycle
   kThreeRegion,    // vllm-3region: decode / extend / prefill, swap-cycle algorithm
   kFourRegion,     // vllm-0.33, strict: decode / short extend / long extend / prefill
 };
@@ -38,6 +39,7 @@ struct RowInput {
 // 4 regions: 0 if nct > 0, q <= T, nct >= P; 1 if nct > 0, q <= T, nct < P; 2 if nct > 0, q > T;
 //            3 if nct == 0.
 // 3 regions: 0 if nct > 0, q <= T; 2 (extend) if nct > 0, q > T; 3 if nct == 0.
+// 3 regions, q first (0.11.1-0.13.x): 0 if q <= T; 2 if q > T, nct > 0; 3 if q > T, nct == 0.
 // 2 regions: 0 if q <= T, else 3.   MLA builder: 0 if q == 1, else 3.   kNone: as 4 regions.
 Region row_region(const RowInput& row, ReorderVersion version, int decode_threshold);
 

@@ -30,6 +30,12 @@ std::string explain_three_region(const RowRoute& row, int decode_threshold) {
          " > 0, " + query_vs_threshold(row, decode_threshold) + ")";
 }
 
+std::string explain_three_region_q_first(const RowRoute& row, int decode_threshold) {
+  if (row.region == Region::kDecode) return "region decode (" + query_vs_threshold(row, decode_threshold) + ", nct ignored)";
+  return std::string("region ") + (row.region == Region::kPrefill ? "prefill" : "extend") + " (nct=" + num(row.nct) +
+         (row.nct == 0 ? ", " : " > 0, ") + query_vs_threshold(row, decode_threshold) + ")";
+}
+
 std::string explain_four_region(const RowRoute& row, int decode_threshold) {
   const std::string head = "region " + num(static_cast<int>(row.region)) + " " + to_string(row.region);
   const std::string q_t = query_vs_threshold(row, decode_threshold);
@@ -49,6 +55,7 @@ std::string explain_region(const RowRoute& row, ReorderVersion version, int deco
       return "early-2025 " + decode_or_prefill(row) + " (q=" + num(row.q) + (row.q == 1 ? " == 1" : " != 1") + ")";
     case ReorderVersion::kTwoRegion:
       return "2-region " + decode_or_prefill(row) + " (" + query_vs_threshold(row, decode_threshold) + ", nct ignored)";
+    case ReorderVersion::kThreeRegionQFirst: return explain_three_region_q_first(row, decode_threshold);
     case ReorderVersion::kThreeRegion: return explain_three_region(row, decode_threshold);
     case ReorderVersion::kNone:
     case ReorderVersion::kFourRegion: break;

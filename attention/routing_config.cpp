@@ -21,6 +21,13 @@ QueryLenSupport query_len_support_0_14(AttentionBackendKind kind, const BackendP
   return backend.query_len_support;
 }
 
+// vLLM 0.11.1-0.13.x: as 0.14, and ROCm-AITER-MLA keeps SINGLE_ONLY too (0.12.0
+// v1/attention/backends/mla/rocm_aiter_mla.py sets no query_len_support; 0.14+: UNIFORM).
+QueryLenSupport query_len_support_0_12(AttentionBackendKind kind, const BackendProfile& backend) {
+  if (kind == AttentionBackendKind::kRocmAiterMla) return QueryLenSupport::kSingle;
+  return query_len_support_0_14(kind, backend);
+}
+
 }  // namespace
 
 RoutingConfig make_routing_config(const RoutingOptions& o) {
@@ -28,6 +35,7 @@ RoutingConfig make_routing_config(const RoutingOptions& o) {
   static_cast<RoutingDeployment&>(c) = o;
   BackendProfile backend = o.backend_query ? backend_profile(o.backend, *o.backend_query) : backend_profile(o.backend);
   if (o.profile == EngineProfile::kVllm3Region) backend.query_len_support = query_len_support_0_14(o.backend, backend);
+  if (o.profile == EngineProfile::kVllm012) backend.query_len_support = query_len_support_0_12(o.backend, backend);
   if (o.query_len_support) backend.query_len_support = *o.query_len_support;
   c.query_len_support = backend.query_len_support;
 
@@ -115,6 +123,9 @@ const char* modeled_vllm_version(EngineProfile profile) {
     case EngineProfile::kVllm011:
       return "vLLM 0.11.0: 2-region reorder_batch_to_split_decodes_and_prefills, class thresholds, split without "
              "require_uniform; 0.11.0's scheduler rules";
+    case EngineProfile::kVllm012:
+      return "vLLM 0.12.0-0.13.x (Dec 2025): 3-region reorder with every q <= T row first, fresh prompts included; "
+             "split with require_uniform; their scheduler rules";
     case EngineProfile::kVllm3Region:
       return "vLLM 0.14.0-0.18.x (Jan - Mar 2026): 3-region reorder with fresh prompts last, split with "
              "require_uniform; their scheduler rules";

@@ -49,8 +49,9 @@ struct RoutingOptions : RoutingDeployment {
 };
 
 // Resolves T and require_uniform for the profile:
-// - vllm-0.33, vllm-3region, strict: T from the backend table and k (§3), require_uniform =
-//   (support != varlen); overrides apply (an explicit T wins over the spec term).
+// - vllm-0.33, vllm-3region, vllm-0.12, strict: T from the backend table and k (§3),
+//   require_uniform = (support != varlen); overrides apply (an explicit T wins over the spec term).
+//   vllm-3region: FlashInfer-MLA UNIFORM, Triton-MLA SINGLE_ONLY; vllm-0.12: ROCm-AITER-MLA too.
 // - vllm-0.11: vLLM 0.11.0's class thresholds (512 for FlashAttention-MLA, 1 for every other
 //   backend), not raised for speculation, and no require_uniform in the split (§7).
 // - vllm-2025-early: the MLA builder's fixed `q == 1` rule, so T = 1 and no require_uniform;

@@ -7,7 +7,7 @@
 
 namespace mlasim {
 
-enum class EngineProfile { kVllm2025Early, kVllm011, kVllm3Region, kVllm033, kStrict, kSglang };
+enum class EngineProfile { kVllm2025Early, kVllm011, kVllm012, kVllm3Region, kVllm033, kStrict, kSglang };
 // vLLM 0.33.0's MLA backends (v1/attention/backends/registry.py AttentionBackendEnum); the first
 // six are dense backends every profile knows, the rest vLLM 0.33's sparse and newer ones
 // (config/mla_backends.h holds each one's facts).

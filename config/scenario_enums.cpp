@@ -25,9 +25,10 @@ constexpr std::array<std::pair<SchedulingPolicy, const char*>, 2> kPolicies{{
     {SchedulingPolicy::kFcfs, "fcfs"}, {SchedulingPolicy::kPriority, "priority"}}};
 constexpr std::array<std::pair<SpeculativeMethod, const char*>, 2> kSpecMethods{{
     {SpeculativeMethod::kMtp, "mtp"}, {SpeculativeMethod::kNgram, "ngram"}}};
-constexpr std::array<std::pair<EngineProfile, const char*>, 6> kProfiles{{
+constexpr std::array<std::pair<EngineProfile, const char*>, 7> kProfiles{{
     {EngineProfile::kVllm2025Early, "vllm-2025-early"},
     {EngineProfile::kVllm011, "vllm-0.11"},
+    {EngineProfile::kVllm012, "vllm-0.12"},
     {EngineProfile::kVllm3Region, "vllm-3region"},
     {EngineProfile::kVllm033, "vllm-0.33"},
     {EngineProfile::kStrict, "strict"},

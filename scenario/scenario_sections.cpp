@@ -180,7 +180,7 @@ void read_engine_section(const YamlReader& r, const YamlNode& node, EngineConfig
   if (node["profile"])
     out.profile = read_enum<EngineProfile>(
         r, node["profile"], p + ".profile", parse_engine_profile,
-        {"vllm-2025-early", "vllm-0.11", "vllm-3region", "vllm-0.33", "vllm-current", "strict", "sglang"},
+        {"vllm-2025-early", "vllm-0.11", "vllm-0.12", "vllm-3region", "vllm-0.33", "vllm-current", "strict", "sglang"},
         "engine profile");
   if (node["attention_backend"] && node["attention_backend"].Scalar() != "auto") {
     std::vector<std::string> names = attention_backend_names();

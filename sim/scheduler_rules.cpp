@@ -11,6 +11,7 @@ SchedulerRules scheduler_rules_for(EngineProfile profile) {
       return SchedulerRules{};
     case EngineProfile::kVllm2025Early:
     case EngineProfile::kVllm011:
+    case EngineProfile::kVllm012:
     case EngineProfile::kVllm3Region:
       break;
   }
@@ -25,7 +26,7 @@ SchedulerRules scheduler_rules_for(EngineProfile profile) {
   before_0_33.spec_caches_blocks_after_update = false;
   before_0_33.fresh_admission_gets_lookahead_slots = false;
   before_0_33.eagle_drops_last_hit_block = true;
-  if (profile == EngineProfile::kVllm3Region) {  // vLLM 0.14.0-0.18.x
+  if (profile == EngineProfile::kVllm3Region || profile == EngineProfile::kVllm012) {  // vLLM 0.12.0-0.18.x
     before_0_33.eos_checked_before_length = true;
     before_0_33.min_tokens_defers_length_cap = true;
     before_0_33.priority_preemption_continues = false;

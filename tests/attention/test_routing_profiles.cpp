@@ -92,6 +92,33 @@ TEST_CASE("routing vllm-3region vs vllm-current: short extends", "[routing]") {
   CHECK(m3.rows[1].region == Region::kLongExtend);
 }
 
+TEST_CASE("routing vllm-0.12: every q <= T row first, a fresh short prompt included", "[routing]") {
+  // C fresh 5, B fresh 1, G extend 100, A decode 1; FlashInfer-MLA is UNIFORM with T = 1.
+  const std::vector<RowInput> rows{C, B, G, A};
+  const BatchRoute r = route_batch(rows, cfg(P::kVllm012, K::kFlashInferMla));
+  // Regions 3, 0, 2, 0 (0.12.0 utils.py:931-933): positions 0 and 3 mismatch, A and C swap.
+  CHECK(r.order == Order{3, 1, 2, 0});
+  CHECK(split_of(r) == Split{2, 2, 2, 105});
+  CHECK(paths_of(r) == "mqa,mqa,mha,mha");
+  CHECK(r.rows[1].fresh_on_decode_path);
+  CHECK(r.rows[1].reason.rfind("region decode (q=1 <= T=1, nct ignored)", 0) == 0);
+  CHECK(r.rows[2].reason.rfind("region extend (nct=50 > 0, q=100 > T=1)", 0) == 0);
+  CHECK(r.rows[3].reason.rfind("region prefill (nct=0, q=5 > T=1)", 0) == 0);
+  // vllm-3region puts both fresh prompts last: A, G, C, B and one decode.
+  const BatchRoute three = route_batch(rows, cfg(P::kVllm3Region, K::kFlashInferMla));
+  CHECK(three.order == Order{3, 2, 0, 1});
+  CHECK(split_of(three) == Split{1, 3, 1, 106});
+  // The backend table: ROCm-AITER-MLA and Triton-MLA SINGLE_ONLY (no spec raise), FlashInfer-MLA
+  // UNIFORM (0.12.0 rocm_aiter_mla.py, triton_mla.py: no query_len_support; flashinfer_mla.py:33).
+  CHECK(cfg(P::kVllm012, K::kRocmAiterMla, 2).decode_threshold == 1);
+  CHECK(cfg(P::kVllm3Region, K::kRocmAiterMla, 2).decode_threshold == 3);
+  CHECK(cfg(P::kVllm012, K::kTritonMla, 3).decode_threshold == 1);
+  CHECK(cfg(P::kVllm012, K::kFlashInferMla, 3).decode_threshold == 4);
+  CHECK(cfg(P::kVllm012, K::kFlashInferMla).require_uniform);
+  CHECK(cfg(P::kVllm012, K::kFlashMla, 3).decode_threshold == 128);
+  CHECK_FALSE(cfg(P::kVllm012, K::kFlashAttnMla).require_uniform);
+}
+
 TEST_CASE("routing strict: fresh and short-extend rows take the prefill path", "[routing]") {
   SECTION("a lone 1-token prompt") {
     const std::vector<RowInput> rows{B};
@@ -293,6 +320,6 @@ TEST_CASE("routing config: backend thresholds, spec tokens, overrides (§3)", "[
   CHECK(min_threshold(groups) == 2);
   const std::vector<std::optional<int>> none{std::nullopt};
   CHECK_FALSE(min_threshold(none).has_value());
-  for (P p : {P::kVllm2025Early, P::kVllm011, P::kVllm3Region, P::kVllm033, P::kStrict, P::kSglang})
+  for (P p : {P::kVllm2025Early, P::kVllm011, P::kVllm012, P::kVllm3Region, P::kVllm033, P::kStrict, P::kSglang})
     CHECK(std::string(modeled_vllm_version(p)).size() > 10);
 }

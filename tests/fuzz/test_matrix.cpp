@@ -9,11 +9,11 @@
 namespace mlasim {
 namespace {
 
-TEST_CASE("the routing matrix: 6 profiles x 6 backends x k in {0, 1, 3} x chunked on/off", "[fuzz]") {
+TEST_CASE("the routing matrix: 7 profiles x 6 backends x k in {0, 1, 3} x chunked on/off", "[fuzz]") {
   MatrixOptions options;
   options.runs = 100;
   const std::vector<MatrixCell> cells = routing_matrix(options);
-  REQUIRE(cells.size() == 216);
+  REQUIRE(cells.size() == 252);
   int strict_found = 0, current_lone = 0;
   for (const MatrixCell& c : cells) {
     if (c.profile == EngineProfile::kStrict) strict_found += c.smallest.has_value();
@@ -35,7 +35,7 @@ TEST_CASE("the routing matrix: 6 profiles x 6 backends x k in {0, 1, 3} x chunke
   Result<JsonValue> json = parse_json(matrix_json(cells, options), "matrix.json");
   REQUIRE(json.ok());
   REQUIRE(json.value().find("cells"));
-  CHECK(json.value().find("cells")->array().size() == 216);
+  CHECK(json.value().find("cells")->array().size() == 252);
   // The same options, the same matrix.
   CHECK(matrix_json(routing_matrix(options), options) == matrix_json(cells, options));
 }

@@ -266,27 +266,30 @@ TEST_CASE("0.33: MTP block hashes cover the next token, n-gram reserves no looka
   }
 }
 
-TEST_CASE("chunked prefill off: 0.14+ stop at a prompt over the budget, 0.11.0 skips it", "[scheduler]") {
+TEST_CASE("chunked prefill off: 0.12+ stop at a prompt over the budget, 0.11.0 skips it", "[scheduler]") {
   // Budget 128: a (100) fits, b (50) does not fit the 28 left, c (20) would.
   SchedulerConfig c = make_config(128, 64, 128);
   c.enable_chunked_prefill = false;
-  const bool v011 = GENERATE(false, true);
-  Scheduler s(with_rules(c, v011 ? EngineProfile::kVllm011 : EngineProfile::kVllm3Region));
+  const EngineProfile profile = GENERATE(EngineProfile::kVllm3Region, EngineProfile::kVllm012, EngineProfile::kVllm011);
+  const bool v011 = profile == EngineProfile::kVllm011;
+  Scheduler s(with_rules(c, profile));
   for (ReqId id = 0; id < 3; ++id) s.add_request(make_req(id, id == 0 ? 100 : id == 1 ? 50 : 20, 1));
   StepResult r = run_step(s);
-  // 0.11.0 scheduler.py:431-435 skips b and tries c; 0.16.0 :660-665 ends phase B at b.
+  // 0.11.0 scheduler.py:431-435 skips b and tries c; 0.12.0 :522-528 and 0.16.0 :660-665 end
+  // phase B at b.
   CHECK(r.out.num_scheduled_tokens == (v011 ? Q{{0, 100}, {2, 20}} : Q{{0, 100}}));
   // The skipped b went back to the queue's front: it runs next.
   CHECK(run_step(s).out.num_scheduled_tokens == (v011 ? Q{{1, 50}} : Q{{1, 50}, {2, 20}}));
 }
 
-TEST_CASE("0.14-0.18: no stop before min_tokens outputs, not even at max_model_len", "[scheduler]") {
+TEST_CASE("0.11.1-0.18: no stop before min_tokens outputs, not even at max_model_len", "[scheduler]") {
   // Prompt 6 of max_model_len 8, min_tokens 4: 0.33 stops at the length cap after 2 outputs;
   // vllm-3region's check_stop returns before every check (0.16.0 utils.py:46-47) and the request
   // waits at max_model_len.
   SchedulerConfig c = make_config(64, 16, 8);
-  const bool v3 = GENERATE(false, true);
-  Scheduler s(with_rules(c, v3 ? EngineProfile::kVllm3Region : EngineProfile::kVllm033));
+  const EngineProfile profile = GENERATE(EngineProfile::kVllm033, EngineProfile::kVllm3Region, EngineProfile::kVllm012);
+  const bool v3 = profile != EngineProfile::kVllm033;  // 0.12.0 utils.py:54-55 as 0.16.0 :46-47
+  Scheduler s(with_rules(c, profile));
   Request a = make_req(0, 6, 4);
   a.min_tokens = 4;
   s.add_request(a);

@@ -13,7 +13,9 @@ from pathlib import Path
 RELEASE_PROFILES: list[tuple[tuple[int, ...], tuple[int, ...], str]] = [
     ((0, 7, 0), (0, 8, 99), "vllm-2025-early"),
     ((0, 11, 0), (0, 11, 0), "vllm-0.11"),
-    # 0.11.1-0.13.x: a reorder of their own (docs/spec/routing.md §1), no profile yet.
+    # 0.11.1-0.11.2: vllm-0.12's reorder and rules except the chunked-off skip of 0.11.0
+    # (0.11.1 scheduler.py:502-508); no profile reproduces them.
+    ((0, 12, 0), (0, 13, 99), "vllm-0.12"),
     ((0, 14, 0), (0, 18, 99), "vllm-3region"),
     ((0, 33, 0), (0, 33, 99), "vllm-0.33"),
 ]

@@ -13,8 +13,8 @@ namespace mlasim {
 namespace {
 
 constexpr EngineProfile kProfiles[] = {EngineProfile::kVllm033, EngineProfile::kStrict, EngineProfile::kSglang,
-                                       EngineProfile::kVllm3Region, EngineProfile::kVllm011,
-                                       EngineProfile::kVllm2025Early};
+                                       EngineProfile::kVllm3Region, EngineProfile::kVllm012,
+                                       EngineProfile::kVllm011,     EngineProfile::kVllm2025Early};
 constexpr AttentionBackendKind kBackends[] = {
     AttentionBackendKind::kFlashMla,   AttentionBackendKind::kFlashAttnMla, AttentionBackendKind::kFlashInferMla,
     AttentionBackendKind::kCutlassMla, AttentionBackendKind::kTritonMla,    AttentionBackendKind::kRocmAiterMla};

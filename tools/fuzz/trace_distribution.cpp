@@ -76,7 +76,8 @@ void draw_engine(const TraceDistribution& d, Rng& rng, Scenario& s) {
   using P = EngineProfile;
   using B = AttentionBackendKind;
   if (varies(d, Knob::kProfile)) {
-    s.engine.profile = rng.pick({P::kVllm2025Early, P::kVllm011, P::kVllm3Region, P::kVllm033, P::kStrict, P::kSglang});
+    s.engine.profile = rng.pick(
+        {P::kVllm2025Early, P::kVllm011, P::kVllm012, P::kVllm3Region, P::kVllm033, P::kStrict, P::kSglang});
     s.engine.model_runner = ModelRunner::kV1;
     s.scheduler.rules = scheduler_rules_for(s.engine.profile);
   }
