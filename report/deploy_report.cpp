@@ -13,29 +13,6 @@
 #include "engine/replay.h"
 
 namespace mlasim {
-namespace {
-
-// The probes' requests: arrival steps chosen so each situation happens alone in its step.
-struct ProbeSpec {
-  const char* name;
-  const char* id;
-  int arrival_step;
-  int prompt_len;
-  int max_tokens;
-};
-
-std::vector<ProbeSpec> probe_specs(int k) {
-  std::vector<ProbeSpec> specs{
-      {"lone 1-token prompt", "lone_1_token", 0, 1, 1},
-      {"lone 5-token prompt", "lone_5_tokens", 1, 5, 1},
-      {"decode in flight", "decoder", 2, 10, 6},
-      {"1-token prompt behind a decode", "behind_decode_1_token", 3, 1, 1},
-  };
-  if (k > 0) specs.push_back({"short fresh prompt (1 + k tokens)", "short_fresh", 12, 1 + k, 1});
-  return specs;
-}
-
-}  // namespace
 
 std::string deployment_scenario_yaml(const DeployOptions& o, const std::string& hf_config_ref) {
   using V = YamlValue;
@@ -65,16 +42,7 @@ std::string deployment_scenario_yaml(const DeployOptions& o, const std::string& 
   engine.set("attention_backend", V::plain(o.attention_backend));
   doc.set("cache", V::mapping(V::Style::kFlow)).set("kv_cache_dtype", V::plain(o.kv_cache_dtype));
   doc.set("parallel", V::mapping(V::Style::kFlow)).set("tensor_parallel_size", V::number(o.tensor_parallel_size));
-  V& requests = doc.set("requests", V::sequence(V::Style::kBlock));
-  for (const ProbeSpec& p : probe_specs(o.num_speculative_tokens)) {
-    V r = V::mapping(V::Style::kFlow);
-    r.set("id", V::plain(p.id));
-    r.set("arrival_step", V::number(p.arrival_step));
-    r.set("prompt_len", V::number(p.prompt_len));
-    r.set("max_tokens", V::number(p.max_tokens));
-    r.set("ignore_eos", V::boolean(true));
-    requests.push(std::move(r)).comment(p.name);
-  }
+  doc.set("requests", probe_requests_yaml(o.num_speculative_tokens));
   return emit_yaml(doc, header);
 }
 
@@ -87,28 +55,7 @@ Result<DeployReport> evaluate_deployment(const DeployOptions& o, const std::stri
   ReplayOptions ro;
   ro.with_model = false;
   const RunRecord run = replay(report.scenario, ro);
-  for (const ProbeSpec& p : probe_specs(o.num_speculative_tokens)) {
-    if (std::string(p.id) == "decoder") continue;  // the backdrop of the next probe
-    for (const StepRecord& step : run.steps) {
-      const RowRecord* row = nullptr;
-      for (const RowRecord& r : step.rows)
-        if (r.id == p.id) row = &r;
-      if (!row) continue;
-      DeployProbe d;
-      d.name = p.name;
-      d.id = p.id;
-      d.step = step.step;
-      d.q = row->q;
-      d.nct = row->nct;
-      d.prompt_len = row->prompt_len;
-      d.decode_path = row->path == "mqa";
-      d.fresh_on_decode_path = row->fresh_on_decode_path;
-      d.num_mqa = step.counts.num_mqa_tokens;
-      d.num_mha = step.counts.num_mha_tokens;
-      report.probes.push_back(d);
-      break;
-    }
-  }
+  report.probes = probe_results(run, o.num_speculative_tokens);
   return report;
 }
 
@@ -117,7 +64,7 @@ std::string probe_expectations_yaml(const DeployReport& r) {
   V doc = V::mapping(V::Style::kBlock);
   V& steps = doc.set("expect", V::mapping(V::Style::kBlock)).set("steps", V::sequence(V::Style::kBlock));
   steps.comment("the probes as vLLM 0.33 would log them");
-  for (const DeployProbe& p : r.probes) {
+  for (const ProbeResult& p : r.probes) {
     V step = V::mapping(V::Style::kFlow);
     step.set("step", V::number(p.step));
     step.set("num_mqa_tokens", V::number(p.num_mqa));
@@ -130,7 +77,7 @@ std::string probe_expectations_yaml(const DeployReport& r) {
 std::string deploy_report_text(const DeployReport& r) {
   std::string out = explain_deployment(r.scenario);
   out += "probes (a dry replay of the deployment's scenario; the step's totals as vLLM logs them):\n";
-  for (const DeployProbe& p : r.probes) {
+  for (const ProbeResult& p : r.probes) {
     out += fmt::format("  {:<36} step {}: q={} nct={} → {} path ({}){}  num_mqa={} num_mha={}\n", p.name, p.step, p.q,
                        p.nct, p.decode_path ? "decode" : "prefill", p.decode_path ? "MQA, absorbed" : "MHA",
                        p.fresh_on_decode_path ? ", a fresh prefill on the decode path" : "", p.num_mqa, p.num_mha);
@@ -186,7 +133,7 @@ std::string deploy_report_json(const DeployReport& r) {
   for (const auto& x : sel.warnings) w.value(x);
   w.end_array();
   w.key("probes").begin_array();
-  for (const DeployProbe& p : r.probes) {
+  for (const ProbeResult& p : r.probes) {
     w.begin_object();
     w.key("name").value(p.name);
     w.key("id").value(p.id);

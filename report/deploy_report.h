@@ -11,6 +11,7 @@
 
 #include "config/scenario.h"
 #include "base/status.h"
+#include "report/misrouting_probes.h"
 
 namespace mlasim {
 
@@ -24,21 +25,9 @@ struct DeployOptions {
   std::string attention_backend = "auto";
 };
 
-// One probe of the report: a request in the situation the report describes, and how the step
-// that first schedules it routes it.
-struct DeployProbe {
-  std::string name;         // "lone 1-token prompt"
-  std::string id;           // the request's id in the scenario
-  int step = 0;
-  int q = 0, nct = 0, prompt_len = 0;
-  bool decode_path = false; // MQA (absorbed) form
-  bool fresh_on_decode_path = false;
-  int num_mqa = 0, num_mha = 0;  // the step's totals, as vLLM logs them
-};
-
 struct DeployReport {
   Scenario scenario;
-  std::vector<DeployProbe> probes;
+  std::vector<ProbeResult> probes;  // report/misrouting_probes.h
 };
 
 // The scenario of the deployment. `hf_config_ref` is how the scenario names the config (relative

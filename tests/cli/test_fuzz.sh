@@ -140,6 +140,18 @@ grep -qF "| vllm-0.33 | flashinfer-mla | 0 | on | 1 request: P=1 max_tokens=1 |"
   { echo "FAIL matrix --markdown lacks the flashinfer-mla row"; fail=1; }
 grep -qF '"runs_per_cell": 50' "$scratch/m.json" || { echo "FAIL matrix --json lacks runs_per_cell"; fail=1; }
 
-# README.md shows the matrix as the tool prints it.
+# releases: help, bad flags, the table and its Markdown and JSON files.
+check "releases --help" 0 "$mlasim" releases --help
+contains "releases --help" "mlasim releases --json releases.json"
+check "releases --json in a missing folder" 2 "$mlasim" releases --json /nonexistent/r.json
+check "releases unknown flag" 2 "$mlasim" releases --runs 5
+check "releases" 0 "$mlasim" releases --json "$scratch/r.json" --markdown "$scratch/r.md"
+contains "releases" "  flashinfer-mla     1  decode* 1/0"
+contains "releases" "vLLM 0.7 - 0.8 (\`vllm-2025-early\`, model runner v1)"
+grep -qF "|  | cutlass-mla | 1 | decode* 1/0 | prefill 0/5 | decode* 2/0 | prefill 0/2 | prefill 0/4 |" "$scratch/r.md" ||
+  { echo "FAIL releases --markdown lacks the cutlass-mla row"; fail=1; }
+[[ $(grep -o '"backend"' "$scratch/r.json" | wc -l) -eq 26 ]] || { echo "FAIL releases --json: not 26 cells"; fail=1; }
+
+# README.md shows both matrices as the tool prints them.
 bash "$root/tools/readme-matrix" --check "$mlasim" || fail=1
 exit $fail

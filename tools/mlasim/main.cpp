@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   mlasim::cli::add_fuzz_command(app, exit_code);
   mlasim::cli::add_shrink_command(app, exit_code);
   mlasim::cli::add_matrix_command(app, exit_code);
+  mlasim::cli::add_releases_command(app, exit_code);
   mlasim::cli::add_version_command(app, exit_code);
   try {
     app.parse(argc, argv);
