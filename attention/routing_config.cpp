@@ -119,7 +119,8 @@ std::optional<int> min_threshold(std::span<const std::optional<int>> thresholds)
 const char* modeled_vllm_version(EngineProfile profile) {
   switch (profile) {
     case EngineProfile::kVllm2025Early:
-      return "vLLM V1 early 2025 (v0.7.x-v0.8.x): MLACommonMetadataBuilder.reorder_batch, q == 1 is decode";
+      return "vLLM 0.8.x's V1 engine (spring 2025): MLACommonMetadataBuilder.reorder_batch, q == 1 is decode; "
+             "its scheduler rules (no priorities, no MTP on V1)";
     case EngineProfile::kVllm011:
       return "vLLM 0.11.0: 2-region reorder_batch_to_split_decodes_and_prefills, class thresholds, split without "
              "require_uniform; 0.11.0's scheduler rules";

@@ -73,6 +73,23 @@ struct SchedulerRules {
   // 0.16.0): before min_tokens outputs not even max_model_len stops a request, which then waits
   // at max_model_len for ever. 0.33 checks it last (~121-127), after the length cap.
   bool min_tokens_defers_length_cap = false;
+  // vLLM 0.8's V1 engine: its scheduler has no priority policy (SchedulingPolicy is not read: FCFS
+  // whatever `policy` says) and its input processor refuses a request priority != 0 ("V1 does not
+  // support priority yet.", 0.8.5 v1/engine/processor.py:211-212).
+  bool priority_supported = true;
+  // vLLM 0.8's V1 scheduler never reads enable_chunked_prefill: it chunks every prompt to the budget
+  // (0.8.5 v1/core/sched/scheduler.py:330-352); the config's own check (max_num_batched_tokens >=
+  // max_model_len with chunking off) still applies.
+  bool chunked_prefill_always_on = false;
+  // vLLM 0.8's V1 engine runs n-gram and EAGLE speculation only; MTP falls back to the V0 engine
+  // (0.8.5 engine/arg_utils.py:1423-1442), which mlasim does not model: refused.
+  bool v1_runs_mtp = true;
+  // vLLM 0.8 freed a finished or preempted request's blocks in table order when prefix caching
+  // was off (0.8.5 v1/core/kv_cache_manager.py:305-312); later releases reverse them always.
+  bool free_in_order_without_caching = false;
+  // vLLM 0.8 recorded a request's cached blocks counting its untrimmed drafts
+  // (KVCacheManager::set_cache_count_counts_untrimmed_drafts; 0.8.5 kv_cache_manager.py:274-293).
+  bool cache_count_counts_untrimmed_drafts = false;
 };
 
 // vllm/config/scheduler.py + cache config.

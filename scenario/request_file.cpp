@@ -175,8 +175,7 @@ Result<bool> RequestFileReader::read_line(RequestSpec& req) {
   // gives the same ids seed_outputs would list), so none are stored.
   const Request request = make_request(req, s_.model, static_cast<ReqId>(index_));
   if (std::string problem = check_request(request, s_.scheduler, s_.scheduler.max_model_len); !problem.empty())
-    return error(1, p, problem,
-                 "shorten the prompt, lower max_tokens/min_tokens, or raise scheduler.num_gpu_blocks or max_model_len");
+    return error(1, p, problem, check_request_hint(problem));
   return true;
 }
 

@@ -164,6 +164,12 @@ void cross_checks(const YamlReader& r, const YamlNode& root, Scenario& s) {
   if (std::string problem = check_long_prefill_token_threshold(sc, sc.max_model_len); !problem.empty())
     r.fail(locate(root, "scheduler", "long_prefill_token_threshold"), "scheduler.long_prefill_token_threshold", problem,
            "vLLM refuses it (config/scheduler.py): lower it to at most max_model_len, or 0 for no cap");
+  if (!sc.rules.v1_runs_mtp && sc.speculative_method == SpeculativeMethod::kMtp && sc.num_speculative_tokens > 0)
+    r.fail(locate(root, "scheduler", "num_speculative_tokens"), "scheduler.speculative_method",
+           "engine.profile " + std::string(to_string(s.engine.profile)) +
+               ": vLLM 0.8 runs MTP speculation on its V0 engine, not V1 (engine/arg_utils.py:1423-1442 in 0.8.5: "
+               "only n-gram and EAGLE stay on V1)",
+           "set scheduler.speculative_method: ngram, or pick the profile of a later vLLM (vllm-0.11 or newer)");
   if (std::string problem = check_scheduler_config(sc, sc.max_model_len); !problem.empty())
     r.fail(locate(root, "scheduler", ""), "scheduler", problem, "see scenarios/README.md for each key's range");
   const YamlNode reqs = root["requests"];
@@ -173,8 +179,7 @@ void cross_checks(const YamlReader& r, const YamlNode& root, Scenario& s) {
     // The scheduler's own admission rules (it refuses a request it could never finish).
     const Request request = make_request(req, m, static_cast<ReqId>(i));
     if (std::string problem = check_request(request, sc, sc.max_model_len); !problem.empty())
-      r.fail(reqs[i], index_key("requests", i), problem,
-             "shorten the prompt, lower max_tokens/min_tokens, or raise scheduler.num_gpu_blocks or max_model_len");
+      r.fail(reqs[i], index_key("requests", i), problem, check_request_hint(problem));
   }
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "base/check.h"
+#include "sim/vllm_cannot_run.h"
 
 namespace mlasim {
 
@@ -57,8 +58,55 @@ bool KVCacheManager::allocate_slots(Request& request, int num_new_tokens, int nu
     request.num_cached_blocks = static_cast<int>(new_computed_blocks.size());
   }
   pool_.get_new_blocks(num_new_blocks, request.block_ids);
-  cache_blocks(request, std::min(num_computed_tokens + num_new_tokens, request.num_tokens()));
+  if (cache_count_counts_untrimmed_drafts_)
+    cache_blocks_0_8(request, num_computed_tokens + num_new_tokens - static_cast<int>(request.spec_token_ids.size()));
+  else
+    cache_blocks(request, std::min(num_computed_tokens + num_new_tokens, request.num_tokens()));
   return true;
+}
+
+namespace {
+
+int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// A Python slice bound i of a sequence of length n.
+int slice_bound(int i, int n) { return i < 0 ? std::max(0, n + i) : std::min(i, n); }
+
+[[noreturn]] void vllm_0_8_raises(const Request& r, const std::string& what) {
+  throw VllmCannotRun(0, "vLLM 0.8's KV cache manager " + what +
+                             ": with drafts, allocate_slots counts the untrimmed drafts when it records the cached "
+                             "blocks (v1/core/kv_cache_manager.py:279-293 in 0.8.5), which a step scheduling fewer "
+                             "than 1 + drafts tokens lowers",
+                      r.request_id);
+}
+
+}  // namespace
+
+void KVCacheManager::cache_blocks_0_8(Request& request, int num_tokens_to_cache) {
+  if (!pool_.enable_caching()) return;
+  const int num_cached = request.num_cached_blocks;  // the recorded count, possibly negative
+  const int num_full = floor_div(num_tokens_to_cache, block_size_);
+  request.num_cached_blocks = num_full;
+  if (num_cached == num_full) return;  // block_pool.py:105-106
+  const int n = static_cast<int>(request.block_ids.size());
+  const int num_hashes = static_cast<int>(request.block_hashes.size());
+  if (num_hashes < num_cached) vllm_0_8_raises(request, "raises AssertionError at block_pool.py:108");
+  if (num_cached != 0) {  // block_pool.py:114-116: the block before the new ones must be cached
+    const int prev = num_cached - 1;
+    if (prev < -n || prev >= n) vllm_0_8_raises(request, "raises IndexError at block_pool.py:115");
+    if (!pool_.has_hash(request.block_ids[static_cast<std::size_t>(prev < 0 ? n + prev : prev)]))
+      vllm_0_8_raises(request, "raises AssertionError at block_pool.py:116");
+  }
+  const int first = slice_bound(num_cached, n), last = slice_bound(num_full, n);
+  const int first_hash = slice_bound(num_cached, num_hashes);  // new_block_hashes = block_hashes[num_cached:]
+  for (int i = first; i < last; ++i) {
+    const int id = request.block_ids[static_cast<std::size_t>(i)];
+    if (pool_.has_hash(id)) vllm_0_8_raises(request, "raises AssertionError at block_pool.py:120 (a cached block cached again)");
+    const int h = first_hash + (i - first);
+    if (h != i || h >= num_hashes)
+      vllm_0_8_raises(request, "would cache block " + std::to_string(i) + " under the hash of another position");
+    pool_.cache_full_block(id, request.block_hashes[static_cast<std::size_t>(h)]);
+  }
 }
 
 void KVCacheManager::cache_blocks(Request& request, int num_tokens_to_cache) {
@@ -75,7 +123,8 @@ void KVCacheManager::cache_blocks(Request& request, int num_tokens_to_cache) {
 }
 
 void KVCacheManager::free(Request& request) {
-  std::reverse(request.block_ids.begin(), request.block_ids.end());
+  if (pool_.enable_caching() || !free_in_order_without_caching_)
+    std::reverse(request.block_ids.begin(), request.block_ids.end());
   pool_.free_blocks_in_order(request.block_ids);
   request.block_ids.clear();
   request.num_cached_blocks = 0;

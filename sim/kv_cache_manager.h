@@ -30,6 +30,19 @@ class KVCacheManager {
   // :282-284, `if use_eagle and computed_blocks[0]: computed.pop()`).
   void set_drop_last_hit_block(bool drop) { drop_last_hit_block_ = drop; }
 
+  // vLLM 0.8 freed a request's blocks in table order when prefix caching was off, reversed only
+  // with caching on (0.8.5 v1/core/kv_cache_manager.py:305-312); later releases always reverse.
+  void set_free_in_order_without_caching(bool in_order) { free_in_order_without_caching_ = in_order; }
+
+  // vLLM 0.8 (kv_cache_manager.py:274-293): allocate_slots caches the blocks from the count it
+  // recorded for the request up to (nct + hits + num_new_tokens - drafts) // block_size, counting
+  // the request's drafts before the scheduler trims them, with Python's slicing, and records that
+  // count. A request with drafts scheduled fewer than 1 + drafts tokens lowers the count, and a
+  // later call re-caches a cached block: block_pool.py:120 `assert blk.block_hash is None` fails.
+  // With this on, request.num_cached_blocks is that record, and where 0.8's block pool raises (or
+  // would cache a block under another position's hash) allocate_slots throws VllmCannotRun.
+  void set_cache_count_counts_untrimmed_drafts(bool on) { cache_count_counts_untrimmed_drafts_ = on; }
+
   // Reserves slots for nct + num_new_computed_tokens + num_new_tokens + num_lookahead_tokens
   // tokens (capped at max_model_len): adds the hit blocks (touching them), then new blocks from
   // the free-queue head. Returns false, changing nothing, if too few blocks are free (hit blocks
@@ -45,7 +58,8 @@ class KVCacheManager {
   // cache_blocks ~791); nothing when caching is off.
   void cache_blocks(Request& request, int num_tokens_to_cache);
 
-  // Frees the request's blocks in reverse table order (tail evicted first); the table empties.
+  // Frees the request's blocks in reverse table order (tail evicted first; see
+  // set_free_in_order_without_caching); the table empties.
   void free(Request& request);
 
   // Leading blocks of `request` referenced by every running request (cascade attention).
@@ -55,6 +69,9 @@ class KVCacheManager {
   int block_size_;
   int max_model_len_;
   bool drop_last_hit_block_ = false;
+  bool free_in_order_without_caching_ = false;
+  bool cache_count_counts_untrimmed_drafts_ = false;
+  void cache_blocks_0_8(Request& request, int num_tokens_to_cache);
   BlockPool pool_;
 };
 

@@ -27,6 +27,8 @@ std::string check_long_prefill_token_threshold(const SchedulerConfig& config, in
 // vLLM accepts it), and its longest sequence fits
 // in the usable KV blocks. add_request() aborts on a request that fails this; loaders check first.
 std::string check_request(const Request& request, const SchedulerConfig& config, int max_model_len);
+// The fix to suggest for a check_request problem.
+std::string check_request_hint(const std::string& problem);
 
 int lookahead_tokens(const SchedulerConfig& config);
 int hash_lookahead_tokens(const SchedulerConfig& config);

@@ -32,9 +32,16 @@ SchedulerRules scheduler_rules_for(EngineProfile profile) {
     before_0_33.priority_preemption_continues = false;
     return before_0_33;
   }
-  // vLLM 0.11.0 (vllm-0.11; vllm-2025-early until its own release is checked)
+  // vLLM 0.11.0 (vllm-0.11)
   before_0_33.chunked_prefill_off_stops_waiting = false;
   before_0_33.priority_victim_leaves_step = false;
+  if (profile == EngineProfile::kVllm2025Early) {  // vLLM 0.8.x's V1 engine: 0.11.0's rules and these
+    before_0_33.priority_supported = false;
+    before_0_33.chunked_prefill_always_on = true;
+    before_0_33.v1_runs_mtp = false;
+    before_0_33.free_in_order_without_caching = true;
+    before_0_33.cache_count_counts_untrimmed_drafts = true;
+  }
   return before_0_33;
 }
 

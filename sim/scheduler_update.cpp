@@ -26,6 +26,10 @@ std::string check_scheduler_config(const SchedulerConfig& c, int max_model_len) 
            std::to_string(c.max_num_seqs) + ")";
   }
   if (std::string problem = check_long_prefill_token_threshold(c, max_model_len); !problem.empty()) return problem;
+  if (!c.rules.v1_runs_mtp && c.speculative_method == SpeculativeMethod::kMtp && c.num_speculative_tokens > 0) {
+    return "this profile's vLLM (0.8) runs MTP speculation on its V0 engine, not V1 (engine/arg_utils.py:1423-1442 in "
+           "0.8.5: only n-gram and EAGLE stay on V1); use speculative_method: ngram";
+  }
   // config/vllm.py ~2371: against num_lookahead_tokens (k for MTP, 0 for n-gram).
   if (lookahead_tokens(c) > 0 && c.max_num_batched_tokens <= lookahead_tokens(c)) {
     return "max_num_batched_tokens (" + std::to_string(c.max_num_batched_tokens) +
@@ -54,6 +58,11 @@ std::string check_request(const Request& r, const SchedulerConfig& c, int max_mo
   }
   if (r.max_tokens < 1) return "max_tokens must be >= 1";
   if (r.min_tokens < 0 || r.min_tokens > r.max_tokens) return "min_tokens must be in [0, max_tokens]";
+  if (!c.rules.priority_supported && r.priority != 0) {
+    return "priority " + std::to_string(r.priority) +
+           ": this profile's vLLM (0.8) refuses request priorities (\"V1 does not support priority yet.\", "
+           "v1/engine/processor.py:211-212 in 0.8.5)";
+  }
   const long long longest = std::min<long long>(static_cast<long long>(p) + r.max_tokens + 2LL * c.num_speculative_tokens, max_model_len);
   const long long blocks = (longest + c.block_size - 1) / c.block_size;
   if (blocks > c.num_gpu_blocks - 1) {
@@ -61,6 +70,12 @@ std::string check_request(const Request& r, const SchedulerConfig& c, int max_mo
            std::to_string(c.num_gpu_blocks - 1) + " are usable";
   }
   return "";
+}
+
+std::string check_request_hint(const std::string& problem) {
+  if (problem.rfind("priority", 0) == 0)
+    return "drop the request's priority, or pick the profile of a vLLM with priorities (vllm-0.11 or later)";
+  return "shorten the prompt, lower max_tokens/min_tokens, or raise scheduler.num_gpu_blocks or max_model_len";
 }
 
 int lookahead_tokens(const SchedulerConfig& c) {
@@ -81,14 +96,26 @@ int resolve_max_model_len(const SchedulerConfig& c, const ModelConfig& m) {
 }
 }  // namespace
 
+namespace {
+// The config the scheduler runs: a release without a priority policy schedules FCFS, one that
+// always chunks ignores enable_chunked_prefill (SchedulerRules).
+SchedulerConfig as_scheduled(SchedulerConfig c) {
+  if (!c.rules.priority_supported) c.policy = SchedulingPolicy::kFcfs;
+  if (c.rules.chunked_prefill_always_on) c.enable_chunked_prefill = true;
+  return c;
+}
+}  // namespace
+
 Scheduler::Scheduler(const SchedulerConfig& config)
-    : config_(config),
+    : config_(as_scheduled(config)),
       max_model_len_(config.max_model_len),
       kv_(config.num_gpu_blocks, config.block_size, config.enable_prefix_caching, std::max(1, config.max_model_len),
           config.rules.free_unhashed_blocks_first),
-      waiting_(config.policy) {
+      waiting_(config_.policy) {
   const std::string problem = check_scheduler_config(config_, max_model_len_);
   MLASIM_CHECK(problem.empty(), problem);
+  kv_.set_free_in_order_without_caching(config.rules.free_in_order_without_caching);
+  kv_.set_cache_count_counts_untrimmed_drafts(config.rules.cache_count_counts_untrimmed_drafts);
   kv_.set_drop_last_hit_block(config.rules.eagle_drops_last_hit_block && config.num_speculative_tokens > 0 &&
                               config.speculative_method == SpeculativeMethod::kMtp);
 }

@@ -147,7 +147,7 @@ check "releases --json in a missing folder" 2 "$mlasim" releases --json /nonexis
 check "releases unknown flag" 2 "$mlasim" releases --runs 5
 check "releases" 0 "$mlasim" releases --json "$scratch/r.json" --markdown "$scratch/r.md"
 contains "releases" "  flashinfer-mla     1  decode* 1/0"
-contains "releases" "vLLM 0.7 - 0.8 (\`vllm-2025-early\`, model runner v1)"
+contains "releases" "vLLM 0.8.x (\`vllm-2025-early\`, model runner v1)"
 grep -qF "|  | cutlass-mla | 1 | decode* 1/0 | prefill 0/5 | decode* 2/0 | prefill 0/2 | prefill 0/4 |" "$scratch/r.md" ||
   { echo "FAIL releases --markdown lacks the cutlass-mla row"; fail=1; }
 [[ $(grep -o '"backend"' "$scratch/r.json" | wc -l) -eq 26 ]] || { echo "FAIL releases --json: not 26 cells"; fail=1; }

@@ -28,6 +28,14 @@ check "stall: exit 4" 4 "$mlasim" run "$stall" --dry-run --table summary --json 
 contains "stall: the message" "vLLM cannot run this trace: step 1019: no progress for 1000 steps"
 grep -qF '"step": 1019,' "$scratch/stall.json" || { echo "FAIL stall: json stopped step"; fail=1; }
 
+# vLLM 0.8.5's KV cache manager miscounts the cached blocks of a request whose drafts were cut and
+# its block pool raises two steps later: the vllm-2025-early replay stops there; vllm-0.11 runs it.
+early="$root/tests/data/vllm_cannot_run/vllm_0_8_cache_count.yaml"
+check "0.8 cache count: exit 4" 4 "$mlasim" run "$early" --dry-run
+contains "0.8 cache count: the message" "vLLM cannot run this trace: step 3: request r0: vLLM 0.8's KV cache manager raises AssertionError at block_pool.py:120"
+contains "0.8 cache count: the steps before it" "step    2: num_mqa=1 num_mha=0 total_toks=1"
+check "0.8 cache count as vllm-0.11: runs" 0 "$mlasim" run "$early" --dry-run --set engine.profile=vllm-0.11
+
 check "check: bad input" 2 "$mlasim" check "$cut" --dry-run
 contains "check: the message" "vLLM cannot run this trace: step 2: request b"
 # The fuzzer draws thresholds below 1 + k: a run that stops where vLLM does is no finding (17 of

@@ -266,20 +266,45 @@ TEST_CASE("0.33: MTP block hashes cover the next token, n-gram reserves no looka
   }
 }
 
-TEST_CASE("chunked prefill off: 0.12+ stop at a prompt over the budget, 0.11.0 skips it", "[scheduler]") {
+TEST_CASE("chunked prefill off: 0.12+ stop at a prompt over the budget, 0.11.0 skips it, 0.8 chunks it", "[scheduler]") {
   // Budget 128: a (100) fits, b (50) does not fit the 28 left, c (20) would.
   SchedulerConfig c = make_config(128, 64, 128);
   c.enable_chunked_prefill = false;
-  const EngineProfile profile = GENERATE(EngineProfile::kVllm3Region, EngineProfile::kVllm012, EngineProfile::kVllm011);
+  const EngineProfile profile = GENERATE(EngineProfile::kVllm3Region, EngineProfile::kVllm012, EngineProfile::kVllm011,
+                                         EngineProfile::kVllm2025Early);
   const bool v011 = profile == EngineProfile::kVllm011;
   Scheduler s(with_rules(c, profile));
   for (ReqId id = 0; id < 3; ++id) s.add_request(make_req(id, id == 0 ? 100 : id == 1 ? 50 : 20, 1));
+  if (profile == EngineProfile::kVllm2025Early) {
+    // vLLM 0.8.5's V1 scheduler never reads enable_chunked_prefill: b is chunked to the 28 left
+    // (v1/core/sched/scheduler.py:330-352).
+    CHECK(run_step(s).out.num_scheduled_tokens == Q{{0, 100}, {1, 28}});
+    CHECK(run_step(s).out.num_scheduled_tokens == Q{{1, 22}, {2, 20}});
+    return;
+  }
   StepResult r = run_step(s);
   // 0.11.0 scheduler.py:431-435 skips b and tries c; 0.12.0 :522-528 and 0.16.0 :660-665 end
   // phase B at b.
   CHECK(r.out.num_scheduled_tokens == (v011 ? Q{{0, 100}, {2, 20}} : Q{{0, 100}}));
   // The skipped b went back to the queue's front: it runs next.
   CHECK(run_step(s).out.num_scheduled_tokens == (v011 ? Q{{1, 50}} : Q{{1, 50}, {2, 20}}));
+}
+
+TEST_CASE("vLLM 0.8: no priority policy, no request priorities, no MTP on V1", "[scheduler]") {
+  SchedulerConfig c = with_rules(make_config(128, 64, 128), EngineProfile::kVllm2025Early);
+  c.policy = SchedulingPolicy::kPriority;
+  // The V1 scheduler of 0.8.5 reads no policy: FCFS.
+  CHECK(Scheduler(c).config().policy == SchedulingPolicy::kFcfs);
+  CHECK(Scheduler(with_rules(c, EngineProfile::kVllm011)).config().policy == SchedulingPolicy::kPriority);
+  Request prio = make_req(0, 4, 1);
+  prio.priority = 1;
+  CHECK(check_request(prio, c, 128).rfind("priority 1: this profile's vLLM (0.8) refuses request priorities", 0) == 0);
+  CHECK(check_request(prio, with_rules(c, EngineProfile::kVllm011), 128).empty());
+  c.num_speculative_tokens = 2;
+  c.speculative_method = SpeculativeMethod::kMtp;
+  CHECK(check_scheduler_config(c, 128).find("runs MTP speculation on its V0 engine") != std::string::npos);
+  c.speculative_method = SpeculativeMethod::kNgram;
+  CHECK(check_scheduler_config(c, 128).empty());
 }
 
 TEST_CASE("0.11.1-0.18: no stop before min_tokens outputs, not even at max_model_len", "[scheduler]") {

@@ -11,7 +11,7 @@ from pathlib import Path
 
 # (first release, last release) -> mlasim engine profile. Releases are compared as version tuples.
 RELEASE_PROFILES: list[tuple[tuple[int, ...], tuple[int, ...], str]] = [
-    ((0, 7, 0), (0, 8, 99), "vllm-2025-early"),
+    ((0, 8, 0), (0, 8, 99), "vllm-2025-early"),
     ((0, 11, 0), (0, 11, 0), "vllm-0.11"),
     # 0.11.1-0.11.2: vllm-0.12's reorder and rules except the chunked-off skip of 0.11.0
     # (0.11.1 scheduler.py:502-508); no profile reproduces them.
@@ -76,6 +76,18 @@ class Release:
 
     def has_scheduler_option(self, name: str) -> bool:
         return name in (self.root / "config/scheduler.py").read_text() if (self.root / "config/scheduler.py").exists() else False
+
+    @property
+    def refuses_request_priority(self) -> str:
+        """vLLM's message and line where its V1 input processor refuses a request priority (0.8:
+        v1/engine/processor.py "V1 does not support priority yet."), else ""."""
+        path = self.root / "v1/engine/processor.py"
+        if not path.exists():
+            return ""
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if "V1 does not support priority yet." in line:
+                return f"V1 does not support priority yet. (v1/engine/processor.py:{n})"
+        return ""
 
     @property
     def calls_init_reorder_threshold(self) -> bool:

@@ -59,11 +59,30 @@ def import_vllm(runner: str) -> str:
         from vllm.utils.hashing import sha256
     except ImportError:  # before 0.12: vllm/utils/__init__.py
         from vllm.utils import sha256
-    from vllm.v1.attention.backends.utils import reorder_batch_to_split_decodes_and_prefills, split_decodes_and_prefills
-    from vllm.v1.core.kv_cache_utils import get_request_block_hasher, init_none_hash
+    try:
+        from vllm.v1.attention.backends.utils import reorder_batch_to_split_decodes_and_prefills, split_decodes_and_prefills
+        MLACommonMetadataBuilder = None
+    except ImportError:  # 0.8: the MLA metadata builder reorders and splits (mla/common.py reorder_batch)
+        from vllm.v1.attention.backends.mla.common import MLACommonMetadataBuilder
+        reorder_batch_to_split_decodes_and_prefills = split_decodes_and_prefills = None
+    try:
+        from vllm.v1.core.kv_cache_utils import get_request_block_hasher, init_none_hash
+    except ImportError:  # 0.8: the KV cache manager hashes the blocks itself
+        get_request_block_hasher = init_none_hash = None
     from vllm.v1.core.sched.scheduler import Scheduler
-    from vllm.v1.kv_cache_interface import KVCacheConfig, KVCacheGroupSpec, MLAAttentionSpec
-    from vllm.v1.outputs import DraftTokenIds, ModelRunnerOutput
+    from vllm.v1.kv_cache_interface import KVCacheConfig, KVCacheGroupSpec
+    try:
+        from vllm.v1.kv_cache_interface import MLAAttentionSpec
+    except ImportError:  # 0.8: a full-attention spec with use_mla
+        from vllm.v1.kv_cache_interface import FullAttentionSpec
+
+        def MLAAttentionSpec(**kw):  # noqa: N802 - stands for the class
+            return FullAttentionSpec(**kw, use_mla=True)
+    from vllm.v1.outputs import ModelRunnerOutput
+    try:
+        from vllm.v1.outputs import DraftTokenIds
+    except ImportError:  # 0.8: drafts come back in ModelRunnerOutput.spec_token_ids
+        DraftTokenIds = None
     from vllm.v1.request import Request, RequestStatus
     from vllm.v1.structured_output import StructuredOutputManager
     import vllm.v1.worker.gpu_input_batch as gpu_input_batch
@@ -71,7 +90,15 @@ def import_vllm(runner: str) -> str:
     # The persistent batch lives on the CPU here: no pinned host buffers without a GPU driver
     # (0.33: a module flag; older releases take pin_memory in InputBatch's constructor).
     gpu_input_batch.PIN_MEMORY = False
-    init_none_hash(sha256)
+    # 0.8's VllmConfig asks the platform whether async output processing (a V0 feature) is
+    # supported; with no GPU the platform is UnspecifiedPlatform, which raises. The answer does not
+    # touch the V1 scheduler.
+    from vllm.platforms import current_platform
+
+    if type(current_platform).__name__ == "UnspecifiedPlatform":
+        type(current_platform).is_async_output_supported = classmethod(lambda cls, enforce_eager: False)
+    if init_none_hash is not None:
+        init_none_hash(sha256)
     for name, value in list(locals().items()):
         setattr(V, name, value)
     V.release = Release()
@@ -126,11 +153,48 @@ def model_dir(trace: Trace, tmp: Path) -> str:
     return _model_dirs[key]
 
 
+def v1_engine_refusal(trace: Trace, mdir: str) -> str | None:
+    """Releases with a V0 engine (up to 0.10) run a configuration on V1 only when
+    EngineArgs._is_v1_supported_oracle says so. Its verdict on the trace's speculation: the oracle
+    is run and the first feature it sends to V0 is read (later checks, such as the device, concern
+    this CPU, not the deployment)."""
+    import inspect
+
+    import vllm.engine.arg_utils as au
+
+    k = trace.sched["num_speculative_tokens"]
+    if not k or not hasattr(au.EngineArgs, "_is_v1_supported_oracle"):
+        return None
+    method = "deepseek_mtp" if trace.sched["speculative_method"] == "mtp" else "ngram"
+    spec = {"method": method, "num_speculative_tokens": k}
+    if method == "ngram":
+        spec.update(prompt_lookup_max=2, prompt_lookup_min=1)
+    features: list[str] = []
+    original = au._raise_or_fallback
+    au._raise_or_fallback = lambda feature_name, recommend_to_remove: features.append(feature_name)
+    try:
+        ea = au.EngineArgs(model=mdir, skip_tokenizer_init=True, speculative_config=spec, max_model_len=trace.sched["max_model_len"])
+        ea._is_v1_supported_oracle(ea.create_model_config())
+    finally:
+        au._raise_or_fallback = original
+    if features and features[0] == "Speculative Decoding":
+        line = inspect.getsourcelines(au.EngineArgs._is_v1_supported_oracle)[1]
+        return f"{method} speculation falls back to the V0 engine (engine/arg_utils.py:{line} _is_v1_supported_oracle)"
+    return None
+
+
 def make_scheduler(trace: Trace, tmp: Path):
     s = trace.sched
     try:
         mml = s["max_model_len"]
-        model_config = V.ModelConfig(model=model_dir(trace, tmp), skip_tokenizer_init=True, max_model_len=mml, dtype="bfloat16", seed=0)
+        mdir = model_dir(trace, tmp)
+        refusal = v1_engine_refusal(trace, mdir)
+        if refusal:
+            raise ValueError(refusal)
+        model_config = _call(
+            V.ModelConfig, model=mdir, skip_tokenizer_init=True, max_model_len=mml, dtype="bfloat16", seed=0,
+            task="generate", tokenizer=mdir, tokenizer_mode="auto", trust_remote_code=False,  # 0.8's required arguments
+        )
         if s["scheduler_reserve_full_isl"] and not V.release.has_scheduler_option("scheduler_reserve_full_isl"):
             raise ValueError(f"vLLM {V.release.version} has no scheduler_reserve_full_isl (its admission reserves nothing)")
         scheduler_config = _call(
@@ -164,10 +228,20 @@ def make_scheduler(trace: Trace, tmp: Path):
             device_config=V.DeviceConfig("cpu"),
             speculative_config=spec,
         )
+        sc = vllm_config.scheduler_config
+        if (vllm_config.cache_config.enable_prefix_caching, sc.max_num_batched_tokens) != (s["enable_prefix_caching"], s["max_num_batched_tokens"]):
+            # 0.8's VllmConfig.__post_init__ (config.py:3933-3945) turns chunked prefill and prefix
+            # caching off, and raises the token budget, for MLA on a platform that is not CUDA or
+            # ROCm: this CPU. The GPU deployment the trace describes keeps its settings.
+            sc.enable_chunked_prefill = sc.chunked_prefill_enabled = s["enable_chunked_prefill"]
+            sc.max_num_batched_tokens = s["max_num_batched_tokens"]
+            vllm_config.cache_config.enable_prefix_caching = s["enable_prefix_caching"]
         n = s["num_gpu_blocks"]
         vllm_config.cache_config.num_gpu_blocks = n
         kv_spec = V.MLAAttentionSpec(block_size=s["block_size"], num_kv_heads=1, head_size=576, dtype=V.torch.bfloat16)
-        kv_cache_config = V.KVCacheConfig(num_blocks=n, kv_cache_tensors=[], kv_cache_groups=[V.KVCacheGroupSpec(["mla"], kv_spec)])
+        kv_cache_config = _call(
+            V.KVCacheConfig, num_blocks=n, kv_cache_tensors=[], tensors={}, kv_cache_groups=[V.KVCacheGroupSpec(["mla"], kv_spec)]
+        )
         sched = _call(
             V.Scheduler,
             vllm_config=vllm_config,
@@ -177,6 +251,8 @@ def make_scheduler(trace: Trace, tmp: Path):
             log_stats=False,
         )
     except Exception as e:  # noqa: BLE001 - vLLM's config validation
+        if os.environ.get("MLASIM_CONFORMANCE_DEBUG"):
+            traceback.print_exc()
         lines = [ln.strip() for ln in str(e).splitlines() if ln.strip() and not ln.strip().startswith("For further")]
         raise VllmRejects(f"{type(e).__name__}: {' / '.join(lines[:3])}") from e
     return sched, vllm_config
@@ -198,9 +274,11 @@ def make_request(trace: Trace, r: Req, arrival: int, vllm_config):
         sp.update_from_generation_config({}, trace.model["eos_token_id"])  # 0.11: model_eos_token_id
     except Exception as e:  # noqa: BLE001
         raise VllmRejects(f"request {r.id}: {type(e).__name__}: {e}") from e
+    if r.priority and V.release.refuses_request_priority:
+        raise VllmRejects(f"request {r.id}: priority {r.priority}: {V.release.refuses_request_priority}")
     # As EngineCore.__init__ (vllm/v1/engine/core.py) builds it.
     hasher = None
-    if trace.sched["enable_prefix_caching"]:
+    if trace.sched["enable_prefix_caching"] and V.get_request_block_hasher is not None:
         lookahead = getattr(vllm_config, "num_hash_lookahead_tokens", None)  # 0.33's MTP hash lookahead
         args = (trace.sched["block_size"], V.sha256) + ((lookahead,) if lookahead is not None else ())
         hasher = V.get_request_block_hasher(*args)
@@ -214,6 +292,9 @@ def make_request(trace: Trace, r: Req, arrival: int, vllm_config):
         priority=r.priority,
         block_hasher=hasher,
         eos_token_id=trace.model["eos_token_id"],
+        multi_modal_inputs=None,  # 0.8's required multimodal arguments
+        multi_modal_hashes=None,
+        multi_modal_placeholders=None,
     )
 
 
@@ -306,6 +387,80 @@ class V1PersistentBatch:
         return int(self.batch.num_prompt_tokens[self.batch.req_id_to_index[rid]])
 
 
+class V1PersistentBatch08(V1PersistentBatch):
+    """vLLM 0.8's InputBatch driven as its GPUModelRunner._update_states
+    (v1/worker/gpu_model_runner.py:285-486) drives it: removed rows' indices are refilled smallest
+    first by added requests, then condense(removed); then the MLA metadata builder's own
+    reorder_batch (v1/attention/backends/mla/common.py:386-444: q == 1 is a decode), which also
+    counts the split."""
+
+    def __init__(self, trace: Trace, threshold: int):
+        s = trace.sched
+        mml, bs = s["max_model_len"], s["block_size"]
+        self.threshold = threshold
+        self.batch = _call(
+            V.gpu_input_batch.InputBatch,
+            max_num_reqs=s["max_num_seqs"],
+            max_model_len=mml,
+            max_num_blocks_per_req=-(-mml // bs) + 1,
+            device=V.torch.device("cpu"),
+            pin_memory=False,
+            vocab_size=trace.model["vocab_size"],
+        )
+        self.states: dict[str, Any] = {}
+        self.builder = argparse.Namespace()  # reorder_batch's `self`: it only stores the counts
+        self.counts = (0, 0, 0, 0)
+
+    def update(self, so) -> list[str]:
+        b = self.batch
+        removed: list[int] = []
+        for rid in so.finished_req_ids:
+            self.states.pop(rid, None)
+            idx = b.remove_request(rid)
+            if idx is not None:
+                removed.append(idx)
+        for rid in b.req_id_to_index.keys() - so.num_scheduled_tokens.keys():
+            removed.append(b.remove_request(rid))
+        to_add = []
+        for nr in so.scheduled_new_reqs:
+            st = _call(
+                V.gpu_input_batch.CachedRequestState,
+                req_id=nr.req_id,
+                prompt_token_ids=nr.prompt_token_ids,
+                mm_inputs=[],
+                mm_positions=[],
+                sampling_params=nr.sampling_params,
+                generator=None,
+                block_ids=list(nr.block_ids),
+                num_computed_tokens=nr.num_computed_tokens,
+                output_token_ids=[],
+            )
+            self.states[nr.req_id] = st
+            to_add.append(st)
+        for rd in so.scheduled_cached_reqs:
+            st = self.states[rd.req_id]
+            st.num_computed_tokens = rd.num_computed_tokens
+            if rd.resumed_from_preemption:
+                st.block_ids = list(rd.new_block_ids)
+            else:
+                st.block_ids.extend(rd.new_block_ids)
+            idx = b.req_id_to_index.get(rd.req_id)
+            if idx is None:
+                to_add.append(st)
+                continue
+            b.num_computed_tokens_cpu[idx] = rd.num_computed_tokens
+            b.block_table.append_row(rd.new_block_ids, idx)
+        removed.sort(reverse=True)
+        for st in to_add:
+            b.add_request(st, removed.pop() if removed else None)
+        if removed:
+            b.condense(removed)
+        V.MLACommonMetadataBuilder.reorder_batch(self.builder, b, so)
+        nb = self.builder
+        self.counts = (nb._num_decodes, nb._num_prefills, nb._num_decode_tokens, nb._num_prefill_tokens)
+        return list(b.req_ids)
+
+
 class V2Batch:
     """Model runner V2 (vllm/v1/worker/gpu/model_runner.py): no persistent batch; each step's
     rows are sort_batch_req_ids(num_scheduled_tokens, drafts, decode_query_len = 1 + k)."""
@@ -333,6 +488,8 @@ def split(rows: list[str], so, threshold: int, require_uniform: bool, batch) -> 
     reads; MLA passes treat_short_extends_as_decodes = not use_pcp = True)."""
     if not rows:
         return (0, 0, 0, 0)
+    if isinstance(batch, V1PersistentBatch08):  # counted by the builder's reorder_batch
+        return batch.counts
     q = [so.num_scheduled_tokens[r] for r in rows]
     qsl = [0]
     for x in q:
@@ -355,12 +512,35 @@ def resumed_ids(cr) -> set[str]:
     return {rid for rid, r in zip(cr.req_ids, cr.resumed_from_preemption) if r}
 
 
+def _groups(block_ids):
+    """Block ids per KV cache group: 0.8 has one group and a flat list."""
+    if block_ids is None:
+        return None
+    return (list(block_ids),) if not block_ids or isinstance(block_ids[0], int) else block_ids
+
+
+class _CachedReqs:
+    """0.8's scheduled_cached_reqs (a list of per-request CachedRequestData) in the
+    struct-of-lists shape of later releases."""
+
+    def __init__(self, rows):
+        self.req_ids = [r.req_id for r in rows]
+        self.num_computed_tokens = [r.num_computed_tokens for r in rows]
+        self.new_block_ids = [_groups(r.new_block_ids) for r in rows]
+        self.resumed_from_preemption = [r.resumed_from_preemption for r in rows]
+
+
+def cached_reqs(so):
+    cr = so.scheduled_cached_reqs
+    return _CachedReqs(cr) if isinstance(cr, list) else cr
+
+
 def _step_record(step: int, so, sched, runner: str, was_preempted: set[str], preempted: list[str]) -> dict[str, Any]:
     """`preempted`: the requests whose preemption count schedule() raised (releases whose
     SchedulerOutput has no preempted_req_ids)."""
     rec: dict[str, Any] = {"step": step, "num_scheduled_tokens": dict(so.num_scheduled_tokens)}
     new_ids = [nr.req_id for nr in so.scheduled_new_reqs]
-    cr = so.scheduled_cached_reqs
+    cr = cached_reqs(so)
     if runner == "v2":  # MRV2: resumed requests are sent as new requests
         rec["new"] = [i for i in new_ids if i not in was_preempted]
         rec["resumed"] = [i for i in new_ids if i in was_preempted]
@@ -369,7 +549,7 @@ def _step_record(step: int, so, sched, runner: str, was_preempted: set[str], pre
         resumed = resumed_ids(cr)
         rec["resumed"] = [i for i in cr.req_ids if i in resumed]
     rec["preempted"] = sorted(so.preempted_req_ids) if hasattr(so, "preempted_req_ids") else preempted
-    nbi = {nr.req_id: list(nr.block_ids[0]) for nr in so.scheduled_new_reqs}
+    nbi = {nr.req_id: list(_groups(nr.block_ids)[0]) for nr in so.scheduled_new_reqs}
     for i, rid in enumerate(cr.req_ids):
         if cr.new_block_ids[i] is not None and cr.new_block_ids[i][0]:
             nbi[rid] = list(cr.new_block_ids[i][0])
@@ -393,7 +573,8 @@ def replay_vllm(trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] 
     num_preemptions = {r.id: 0 for r in order}
     batch = None
     if routing is not None:
-        batch = V2Batch(trace, live) if runner == "v2" else V1PersistentBatch(trace, routing[0])
+        v1 = V1PersistentBatch08 if V.MLACommonMetadataBuilder is not None else V1PersistentBatch
+        batch = V2Batch(trace, live) if runner == "v2" else v1(trace, routing[0])
     steps = []
     step = nxt = idle = 0
     while nxt < len(order) or sched.has_unfinished_requests():
@@ -454,10 +635,11 @@ def replay_vllm(trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] 
             logprobs=None,
             prompt_logprobs_dict={},
             pooler_output=[],
+            spec_token_ids=drafts_next if k and V.DraftTokenIds is None else None,  # 0.8
         )
         sched.update_from_output(so, mo)
         rec["finished"] = sorted(sched.finished_req_ids)
-        if k and so.total_num_scheduled_tokens > 0:  # EngineCore.post_step
+        if k and so.total_num_scheduled_tokens > 0 and V.DraftTokenIds is not None:  # EngineCore.post_step
             sched.update_draft_token_ids(V.DraftTokenIds(req_ids, drafts_next))
         steps.append(rec)
         idle = idle + 1 if so.total_num_scheduled_tokens == 0 else 0

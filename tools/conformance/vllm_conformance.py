@@ -39,6 +39,34 @@ class Options:
         self.show = args.show
 
 
+# A profile whose release refuses what later releases run (SchedulerRules v1_runs_mtp,
+# priority_supported) -> the profile that accepts the same trace, to hand vLLM the trace mlasim
+# refused.
+ACCEPTING_PROFILE = {"vllm-2025-early": "vllm-0.11"}
+
+
+def both_refuse(path: Path, opts: Options, name: str, workdir: Path, why: str) -> Outcome | None:
+    """When mlasim refuses the trace as the release's profile: whether vLLM refuses it too. The
+    trace is resolved as the nearest profile that accepts it and handed to vLLM; identical when
+    vLLM's own checks refuse it."""
+    accepting = ACCEPTING_PROFILE.get(opts.profile)
+    if accepting is None:
+        return None
+    try:
+        mrun = run_mlasim(opts.mlasim, path, workdir, ("--set", f"engine.profile={accepting}", "--set", "engine.model_runner=auto"))
+    except (OSError, TraceError):
+        return None
+    if mrun.trace is None:
+        return None
+    try:
+        cv.replay_vllm(mrun.trace, workdir, opts.runner, None)
+    except cv.VllmRejects as ex:
+        return Outcome(name, None, f"both refuse: mlasim: {why.split('error: ', 1)[-1][:90]}; vLLM: {ex}", path=path)
+    except Exception:  # noqa: BLE001 - vLLM ran it (or failed later): mlasim alone refuses
+        return None
+    return None
+
+
 def check(path: Path, opts: Options, name: str | None = None) -> Outcome:
     """mlasim and vLLM on one scenario file."""
     name = name or path.stem
@@ -58,7 +86,8 @@ def check(path: Path, opts: Options, name: str | None = None) -> Outcome:
         return Outcome(name, "mlasim: failed to run", str(e), path=path)
     if mrun.rc == 2:
         lines = [ln.strip() for ln in mrun.stderr.splitlines() if ln.strip()]
-        return Outcome(name, "config: mlasim rejects", (lines or ["exit 2"])[0].replace(str(path), path.name), path=path)
+        why = (lines or ["exit 2"])[0].replace(str(path), path.name)
+        return both_refuse(path, opts, name, workdir, why) or Outcome(name, "config: mlasim rejects", why, path=path)
     if mrun.record is None or mrun.trace is None:
         return Outcome(name, "mlasim: failed", f"exit {mrun.rc}: " + (mrun.stderr.strip().splitlines() or [""])[-1], path=path)
     trace = mrun.trace

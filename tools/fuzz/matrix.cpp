@@ -29,6 +29,8 @@ Scenario cell_base(const MatrixCell& c) {
   s.engine.attention_backend = c.backend;
   s.scheduler.rules = scheduler_rules_for(c.profile);
   s.scheduler.num_speculative_tokens = c.num_speculative_tokens;
+  // vLLM 0.8's V1 engine runs no MTP: its cells speculate with n-gram.
+  if (!s.scheduler.rules.v1_runs_mtp) s.scheduler.speculative_method = SpeculativeMethod::kNgram;
   s.scheduler.enable_chunked_prefill = c.chunked_prefill;
   s.scheduler.max_model_len = c.chunked_prefill ? s.model.max_position_embeddings : 1024;
   return s;

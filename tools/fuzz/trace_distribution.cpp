@@ -177,8 +177,13 @@ void draw_sampling(const TraceDistribution& d, Rng& rng, Scenario& s) {
   if (varies(d, Knob::kSpecMethod) && sc.num_speculative_tokens > 0 && rng.coin(50))
     sc.speculative_method = SpeculativeMethod::kNgram;
   if (varies(d, Knob::kReserve)) sc.rules.scheduler_reserve_full_isl = rng.coin(50);
+  // What the profile's vLLM refuses is not drawn (vLLM 0.8's V1: no MTP, no request priorities).
+  if (!sc.rules.v1_runs_mtp) sc.speculative_method = SpeculativeMethod::kNgram;
   for (RequestSpec& r : s.requests) {
-    if (policy) r.priority = rng.between(0, 2);
+    if (policy) {
+      const int priority = rng.between(0, 2);  // drawn either way: the other draws stay the same
+      r.priority = sc.rules.priority_supported ? priority : 0;
+    }
     if (!sampling) continue;
     if (rng.coin(20)) r.min_tokens = rng.between(1, r.max_tokens);
     // The stop's index: past min_tokens (no engine samples a stop before) and within the outputs
