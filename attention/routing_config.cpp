@@ -136,7 +136,7 @@ const char* modeled_vllm_version(EngineProfile profile) {
     case EngineProfile::kStrict:
       return "vLLM 0.33.0 with treat_short_extends_as_decodes=False (stateful-layer rule, vllm-ascend fix)";
     case EngineProfile::kSglang:
-      return "SGLang DeepSeek-V2/V3 attention dispatch (per batch; not vLLM)";
+      return "SGLang 0.5.18-0.5.19 DeepSeek-V2/V3 attention dispatch (per batch; not vLLM), vLLM 0.33.0's scheduler";
   }
   return "?";
 }

@@ -90,6 +90,13 @@ struct SchedulerRules {
   // vLLM 0.8 recorded a request's cached blocks counting its untrimmed drafts
   // (KVCacheManager::set_cache_count_counts_untrimmed_drafts; 0.8.5 kv_cache_manager.py:274-293).
   bool cache_count_counts_untrimmed_drafts = false;
+  // A running request is scheduled at most max_model_len - 1 - nct tokens (scheduler.py ~890; from
+  // vLLM 0.9); vLLM 0.8 allowed max_model_len - nct (0.8.5 v1/core/sched/scheduler.py:188-191).
+  bool running_cap_reserves_sampled_token = true;
+  // A preempted request's drafts are dropped. vLLM 0.8 kept them (0.8.5 scheduler.py:222-231), and
+  // its allocate_slots counts them when the request is resumed (cache_count_counts_untrimmed_drafts);
+  // later releases replace them before they are read again.
+  bool preemption_clears_drafts = true;
 };
 
 // vllm/config/scheduler.py + cache config.

@@ -73,8 +73,10 @@ void Scheduler::schedule_running(int& budget, int threshold) {
     int n = r->num_tokens_with_spec() - r->num_computed_tokens;
     if (0 < threshold && threshold < n) n = threshold;
     n = std::min(n, budget);
-    // Keep input positions below max_model_len (the 1 is the token sampled per step).
-    n = std::min(n, max_model_len_ - 1 - r->num_computed_tokens);
+    // Keep input positions below max_model_len (the 1 is the token sampled per step; vLLM 0.8
+    // did not keep it).
+    const int sampled_slot = config_.rules.running_cap_reserves_sampled_token ? 1 : 0;
+    n = std::min(n, max_model_len_ - sampled_slot - r->num_computed_tokens);
     MLASIM_CHECK(n >= 0, "negative token count for a running request");
     if (n == 0) {  // not a stop: lower-priority requests may still run
       ++req_index;
@@ -207,7 +209,7 @@ void Scheduler::preempt(Request* r) {
   kv_.free(*r);
   r->status = RequestStatus::kPreempted;
   r->num_computed_tokens = 0;
-  r->spec_token_ids.clear();
+  if (config_.rules.preemption_clears_drafts) r->spec_token_ids.clear();
   r->is_prefill_chunk = false;
   ++r->num_preemptions;
   waiting_.prepend_request(r);

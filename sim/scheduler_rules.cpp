@@ -41,6 +41,8 @@ SchedulerRules scheduler_rules_for(EngineProfile profile) {
     before_0_33.v1_runs_mtp = false;
     before_0_33.free_in_order_without_caching = true;
     before_0_33.cache_count_counts_untrimmed_drafts = true;
+    before_0_33.running_cap_reserves_sampled_token = false;
+    before_0_33.preemption_clears_drafts = false;
   }
   return before_0_33;
 }

@@ -35,6 +35,10 @@ check "0.8 cache count: exit 4" 4 "$mlasim" run "$early" --dry-run
 contains "0.8 cache count: the message" "vLLM cannot run this trace: step 3: request r0: vLLM 0.8's KV cache manager raises AssertionError at block_pool.py:120"
 contains "0.8 cache count: the steps before it" "step    2: num_mqa=1 num_mha=0 total_toks=1"
 check "0.8 cache count as vllm-0.11: runs" 0 "$mlasim" run "$early" --dry-run --set engine.profile=vllm-0.11
+# The same miscount through a preempted request's kept drafts.
+resumed="$root/tests/data/vllm_cannot_run/vllm_0_8_resumed_drafts.yaml"
+check "0.8 resumed drafts: exit 4" 4 "$mlasim" run "$resumed" --dry-run
+contains "0.8 resumed drafts: the message" "vLLM cannot run this trace: step 11: request r6: vLLM 0.8's KV cache manager raises AssertionError at block_pool.py:120"
 
 check "check: bad input" 2 "$mlasim" check "$cut" --dry-run
 contains "check: the message" "vLLM cannot run this trace: step 2: request b"

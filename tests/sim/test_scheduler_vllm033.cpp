@@ -189,6 +189,20 @@ TEST_CASE("0.33: configurations vLLM rejects", "[scheduler]") {
   CHECK(check_scheduler_config(c, 128).empty());
 }
 
+TEST_CASE("vLLM 0.8: a running request may fill max_model_len", "[scheduler]") {
+  // max_model_len 16, prompt 14, k = 2 n-gram drafts: 3 tokens to schedule at nct 14. vLLM 0.8.5
+  // caps them at max_model_len - nct = 2 (scheduler.py:188-191); later releases at
+  // max_model_len - 1 - nct = 1.
+  const bool v08 = GENERATE(true, false);
+  SchedulerConfig c = with_rules(make_config(64, 16, 16), v08 ? EngineProfile::kVllm2025Early : EngineProfile::kVllm011);
+  c.num_speculative_tokens = 2;
+  c.speculative_method = SpeculativeMethod::kNgram;
+  Scheduler s(c);
+  s.add_request(make_req(0, 14, 2));
+  CHECK(run_step(s).out.num_scheduled_tokens == Q{{0, 14}});
+  CHECK(run_step(s).out.num_scheduled_tokens == Q{{0, v08 ? 2 : 1}});
+}
+
 TEST_CASE("0.33: a padded one-token admission cut below 1 + k throws where vLLM asserts", "[scheduler]") {
   SchedulerConfig c = make_config(256, 100, 128);
   c.num_speculative_tokens = 3;

@@ -589,9 +589,9 @@ def replay_vllm(trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] 
         before = {rid: q.status for rid, q in live.items()}
         try:
             so = sched.schedule()
-        except AssertionError as ex:  # a trace its config accepts but its scheduler cannot run
+        except (AssertionError, IndexError) as ex:  # a trace its config accepts but its scheduler cannot run
             tb = traceback.extract_tb(ex.__traceback__)[-1]
-            raise VllmStops(step, f"AssertionError at {Path(tb.filename).name}:{tb.lineno} `{tb.line}`", steps) from ex
+            raise VllmStops(step, f"{type(ex).__name__} at {Path(tb.filename).name}:{tb.lineno} `{tb.line}`", steps) from ex
         # Preempted in this schedule(): running before it, preempted after (0.11 has neither
         # SchedulerOutput.preempted_req_ids nor Request.num_preemptions; a request preempted in a
         # step is not scheduled again in it).
