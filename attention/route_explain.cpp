@@ -31,7 +31,8 @@ std::string explain_three_region(const RowRoute& row, int decode_threshold) {
 }
 
 std::string explain_three_region_q_first(const RowRoute& row, int decode_threshold) {
-  if (row.region == Region::kDecode) return "region decode (" + query_vs_threshold(row, decode_threshold) + ", nct ignored)";
+  if (row.region == Region::kDecode)
+    return "region decode (" + query_vs_threshold(row, decode_threshold) + ", nct ignored)";
   return std::string("region ") + (row.region == Region::kPrefill ? "prefill" : "extend") + " (nct=" + num(row.nct) +
          (row.nct == 0 ? ", " : " > 0, ") + query_vs_threshold(row, decode_threshold) + ")";
 }

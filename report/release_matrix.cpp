@@ -53,8 +53,8 @@ std::string probe_scenario_yaml(EngineProfile profile, K backend, int k) {
 
 std::string cell_text(const ProbeResult* p) {
   if (!p) return "-";
-  return fmt::format("{}{} {}/{}", p->decode_path ? "decode" : "prefill", p->fresh_on_decode_path ? "*" : "", p->num_mqa,
-                     p->num_mha);
+  return fmt::format("{}{} {}/{}", p->decode_path ? "decode" : "prefill", p->fresh_on_decode_path ? "*" : "",
+                     p->num_mqa, p->num_mha);
 }
 
 const ProbeResult* probe_at(const ReleaseCell& c, int i) {

@@ -483,9 +483,14 @@ class V2Batch:
         return self.requests[rid].num_prompt_tokens
 
 
+# MLA's builder passes treat_short_extends_as_decodes = not use_pcp (True without prefill context
+# parallelism); the `strict` profile is the split with False (--profile strict).
+TREAT_SHORT_EXTENDS_AS_DECODES = True
+
+
 def split(rows: list[str], so, threshold: int, require_uniform: bool, batch) -> tuple[int, int, int, int]:
     """vLLM's split_decodes_and_prefills on the step's rows (the CommonAttentionMetadata fields it
-    reads; MLA passes treat_short_extends_as_decodes = not use_pcp = True)."""
+    reads)."""
     if not rows:
         return (0, 0, 0, 0)
     if isinstance(batch, V1PersistentBatch08):  # counted by the builder's reorder_batch
@@ -501,7 +506,8 @@ def split(rows: list[str], so, threshold: int, require_uniform: bool, batch) -> 
         query_start_loc_cpu=V.torch.tensor(qsl, dtype=V.torch.int32),
         is_prefilling=V.torch.tensor([batch.nct(r) < batch.prompt_len(r) for r in rows]),
     )
-    nd, np_, ndt, npt = V.split_decodes_and_prefills(meta, decode_threshold=threshold, require_uniform=require_uniform)
+    kw = {} if TREAT_SHORT_EXTENDS_AS_DECODES else {"treat_short_extends_as_decodes": False}
+    nd, np_, ndt, npt = V.split_decodes_and_prefills(meta, decode_threshold=threshold, require_uniform=require_uniform, **kw)
     return (int(nd), int(np_), int(ndt), int(npt))
 
 

@@ -204,6 +204,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--ignore", default="", metavar="FIELD,...", help="fields not compared, e.g. new_block_ids,num_free_blocks")
     ap.add_argument("--show", action="store_true", help="print both sides' steps for every input (for a few inputs)")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="parallel jobs")
+    ap.add_argument("--profile", choices=["strict"], help="check this profile instead of the release's own: strict is "
+                    "vLLM 0.33.0's split with treat_short_extends_as_decodes=False (needs the 0.33 venv)")
     ap.add_argument("--venv", default=str(DEFAULT_VENV), help="venv holding the vLLM release to check (default ~/vllm-venv: "
                     "vllm==0.33.0); tools/conformance/README.md lists the releases and their profiles")
     ap.add_argument("-q", "--quiet", action="store_true", help="print only differing traces and the summary")
@@ -231,6 +233,11 @@ def main(argv: list[str]) -> int:
     if release.profile is None:
         print(f"vLLM {release.version}: no mlasim profile reproduces this release (tools/conformance/README.md lists them)", file=sys.stderr)
         return 2
+    if args.profile:
+        if release.profile != "vllm-0.33":
+            ap.error(f"--profile {args.profile} is checked against vLLM 0.33.0, not {release.version}")
+        release.profile = args.profile
+        cv.TREAT_SHORT_EXTENDS_AS_DECODES = False
     if args.runner is None:
         args.runner = release.default_runner
     elif args.runner == "v2" and release.default_runner != "v2":
