@@ -44,6 +44,23 @@ contains "run replays the seed scenario" "fresh prefills on the decode path: 1 (
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --dry-run --json "$scratch/a.json" >/dev/null
+
+# What cannot reach stdout (a full disk, a closed descriptor) is an output not written: exit 3.
+seed_yaml="$root/scenarios/seed/lone_one_token_prompt.yaml"
+for cmd in "run $seed_yaml --dry-run" "check $seed_yaml" "route --batch 1:0:1" "releases"; do
+  # shellcheck disable=SC2086
+  "$mlasim" $cmd >/dev/full 2>"$scratch/full.err"
+  rc=$?
+  [[ $rc -eq 3 ]] || { echo "FAIL $cmd >/dev/full: exit $rc, not 3"; fail=1; }
+  grep -qF "mlasim: error: cannot write to stdout: No space left on device" "$scratch/full.err" ||
+    { echo "FAIL $cmd >/dev/full: no message"; cat "$scratch/full.err"; fail=1; }
+  # shellcheck disable=SC2086
+  "$mlasim" $cmd >&- 2>"$scratch/closed.err"
+  rc=$?
+  [[ $rc -eq 3 ]] || { echo "FAIL $cmd >&-: exit $rc, not 3"; fail=1; }
+  grep -qF "mlasim: error: cannot write to stdout: Bad file descriptor" "$scratch/closed.err" ||
+    { echo "FAIL $cmd >&-: no message"; cat "$scratch/closed.err"; fail=1; }
+done
 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --dry-run --json "$scratch/b.json" >/dev/null
 cmp -s "$scratch/a.json" "$scratch/b.json" || { echo "FAIL --json differs between two runs"; fail=1; }
 [[ $(ls "$scratch" | grep -c tmp) -eq 0 ]] || { echo "FAIL --json left files: $(ls "$scratch")"; fail=1; }

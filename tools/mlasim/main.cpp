@@ -1,12 +1,35 @@
 // mlasim: replay MLA serving scenarios through vLLM's V1 scheduler and attention routing, run
 // real MLA kernels, and compare splits and logits against goldens.
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <unistd.h>
 #include <new>
 
 #include "base/atomic_file.h"
 #include "tools/mlasim/commands.h"
+
+namespace {
+
+// A command's exit code once what it printed has reached stdout: a write error there (a full
+// disk, a closed descriptor, a pipe whose reader left) is an output that could not be written,
+// exit 3, never a silent 0.
+int with_stdout_flushed(int exit_code) {
+  std::cout.flush();
+  const bool failed = std::fflush(stdout) != 0 || std::ferror(stdout) || std::cout.fail();
+  if (!failed) return exit_code;
+  // The failed write's errno is gone by now (later calls overwrote it): one more byte, which
+  // cannot land either, gives the reason (ENOSPC, EBADF, EPIPE, EIO).
+  errno = 0;
+  const int err = ::write(STDOUT_FILENO, "\n", 1) < 0 && errno != 0 ? errno : EIO;
+  std::cerr << "mlasim: error: cannot write to stdout: " << std::strerror(err) << "\n";
+  if (mlasim::is_output_errno(err)) std::cerr << "  hint: " << mlasim::output_errno_hint(err) << "\n";
+  return exit_code == mlasim::cli::kExitBadInput ? exit_code : mlasim::cli::kExitOutputFailed;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -43,6 +66,7 @@ int main(int argc, char** argv) {
   mlasim::cli::add_version_command(app, exit_code);
   try {
     app.parse(argc, argv);
+    return with_stdout_flushed(exit_code);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
