@@ -19,6 +19,17 @@ std::string format_bytes(double bytes) {
   return buf;
 }
 
+std::string unopenable_path_hint(const std::string& path) {
+  std::error_code ec;
+  (void)std::filesystem::status(path, ec);
+  if (ec == std::errc::too_many_symbolic_link_levels)
+    return "a symbolic link loop (ELOOP): the links lead back to themselves; check them with `ls -l`";
+  if (std::filesystem::exists(path, ec)) return "check its permissions";
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec)))
+    return "a broken symbolic link: its target does not exist";
+  return "no such file; check the path";
+}
+
 Result<std::string> read_file_bounded(const std::string& path, std::size_t max_bytes, const std::string& what) {
   auto fail = [&](const std::string& message, const std::string& hint) -> Result<std::string> {
     Error e;
@@ -30,9 +41,7 @@ Result<std::string> read_file_bounded(const std::string& path, std::size_t max_b
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return fail("is a directory, not " + what, "give a file");
   std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return fail("cannot read " + what,
-                std::filesystem::exists(path, ec) ? "check its permissions" : "no such file; check the path");
+  if (!in) return fail("cannot read " + what, unopenable_path_hint(path));
   std::string text;
   char buf[1 << 16];
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {

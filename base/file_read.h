@@ -15,6 +15,10 @@ constexpr std::size_t kMaxScenarioFileBytes = std::size_t{64} << 20;    // YAML;
 constexpr std::size_t kMaxRequestLineBytes = std::size_t{256} << 20;    // one JSONL request (a 2^24-token prompt fits)
 constexpr std::size_t kMaxGoldenTextBytes = std::size_t{256} << 20;     // split.txt, logits_index.json, meta.yaml
 
+// Why `path` cannot be opened, as a hint: a symbolic link loop (ELOOP), a link whose target is
+// missing, no such file, or (it exists) its permissions.
+std::string unopenable_path_hint(const std::string& path);
+
 // The whole file, or an error naming `path` (unreadable, a directory, or longer than max_bytes).
 Result<std::string> read_file_bounded(const std::string& path, std::size_t max_bytes, const std::string& what);
 

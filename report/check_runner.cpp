@@ -1,6 +1,8 @@
 // Scenario discovery, per-scenario checking and the check reports.
 #include "report/check_runner.h"
 
+#include "base/file_read.h"
+
 #include "config/scenario_deployment.h"
 
 #include <fmt/format.h>
@@ -48,7 +50,9 @@ Result<std::vector<std::string>> collect_scenarios(const std::vector<std::string
     } else {
       Error e;
       e.file = p;
-      e.message = "no such scenario file or directory";
+      const std::string why = unopenable_path_hint(p);
+      const bool missing = why.rfind("no such file", 0) == 0;
+      e.message = missing ? "no such scenario file or directory" : "cannot read this scenario path: " + why;
       e.hint = "give scenario .yaml files or directories holding them";
       return e;
     }

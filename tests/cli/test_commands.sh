@@ -45,6 +45,23 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --dry-run --json "$scratch/a.json" >/dev/null
 
+# A symbolic link loop is named as one (ELOOP), for the scenario and for its requests_file.
+ln -s "$scratch/loop_b.yaml" "$scratch/loop_a.yaml"
+ln -s "$scratch/loop_a.yaml" "$scratch/loop_b.yaml"
+check "scenario link loop" 2 "$mlasim" run "$scratch/loop_a.yaml" --dry-run
+contains "scenario link loop" "loop_a.yaml: error: cannot read the scenario file"
+contains "scenario link loop" "hint: a symbolic link loop (ELOOP)"
+ln -s "$scratch/loop_r2.jsonl" "$scratch/loop_r1.jsonl"
+ln -s "$scratch/loop_r1.jsonl" "$scratch/loop_r2.jsonl"
+printf 'version: 1\nrequests_file: loop_r1.jsonl\n' >"$scratch/loop_requests.yaml"
+check "requests_file link loop" 2 "$mlasim" run "$scratch/loop_requests.yaml" --dry-run
+contains "requests_file link loop" "(a symbolic link loop (ELOOP): the links lead back to themselves"
+check "check on a link loop" 2 "$mlasim" check "$scratch/loop_a.yaml"
+contains "check on a link loop" "error: cannot read this scenario path: a symbolic link loop (ELOOP)"
+ln -s "$scratch/nowhere.yaml" "$scratch/dangling.yaml"
+check "dangling link" 2 "$mlasim" run "$scratch/dangling.yaml" --dry-run
+contains "dangling link" "hint: a broken symbolic link: its target does not exist"
+
 # What cannot reach stdout (a full disk, a closed descriptor) is an output not written: exit 3.
 seed_yaml="$root/scenarios/seed/lone_one_token_prompt.yaml"
 for cmd in "run $seed_yaml --dry-run" "check $seed_yaml" "route --batch 1:0:1" "releases"; do

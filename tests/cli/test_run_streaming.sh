@@ -47,7 +47,7 @@ contains "bad requests file" "$scratch/bad.jsonl:2:33: error: requests_file[1].m
 [[ -e "$scratch/bad.json" || -e "$scratch/bad.out.jsonl" ]] && { echo "FAIL output written for a bad requests file"; fail=1; }
 printf 'version: 1\nrequests_file: missing.jsonl\n' >"$scratch/missing.yaml"
 check "missing requests file" 2 "$mlasim" run "$scratch/missing.yaml" --dry-run
-contains "missing requests file" "$scratch/missing.yaml:2:16: error: requests_file: cannot read the requests file $scratch/missing.jsonl (no such file)"
+contains "missing requests file" "$scratch/missing.yaml:2:16: error: requests_file: cannot read the requests file $scratch/missing.jsonl (no such file; check the path)"
 check "jsonl into a missing directory" 2 "$mlasim" run "$seed" --dry-run --jsonl /nonexistent-dir/x.jsonl
 
 # The same requests inline and from a file give the same run JSON.
