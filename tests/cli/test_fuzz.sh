@@ -128,6 +128,18 @@ done
 check "shrink with neither" 2 "$mlasim" shrink "$root/scenarios/seed/one_token_prompt_behind_decode.yaml"
 contains "shrink with neither" "give --property NAME (shrink) or --candidates DIR"
 
+# --seed is a whole number 0..2^64-1 and --time finite seconds in (0, a year]: nothing wraps,
+# saturates or means "no limit" by accident, and the message is one short line.
+for seed in -1 18446744073709551616 1e23 " 5"; do
+  check "fuzz --seed '$seed'" 2 "$mlasim" fuzz --seed "$seed" --runs 1
+  contains "fuzz --seed '$seed'" "--seed: want a whole number 0..18446744073709551615, got \"$seed\""
+done
+check "matrix --seed -1" 2 "$mlasim" matrix --seed -1
+for t in nan 0 -3 inf 1e300; do
+  check "fuzz --time $t" 2 "$mlasim" fuzz --time "$t" --runs 1
+  contains "fuzz --time $t" "--time: want seconds > 0 and at most 31536000, got \"$t\""
+  [[ ${#out} -lt 200 ]] || { echo "FAIL fuzz --time $t: a ${#out}-character message"; fail=1; }
+done
 check "matrix --help" 0 "$mlasim" matrix --help
 contains "matrix --help" "mlasim matrix --runs 1000"
 check "matrix --runs 0" 2 "$mlasim" matrix --runs 0

@@ -1,4 +1,8 @@
 // Helpers shared by the subcommands: fault names, CPU threads, device selection, report paths.
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -61,6 +65,30 @@ void add_cpu_threads_option(CLI::App* cmd) {
             return parse_cpu_threads(text) ? std::string() : "want auto or a number 1..1024, got \"" + text + "\"";
           },
           ""));
+}
+
+CLI::Validator seed_validator() {
+  return CLI::Validator(
+      [](std::string& text) {
+        unsigned long long v = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+        if (!text.empty() && ptr == end && ec == std::errc()) return std::string();
+        return "want a whole number 0..18446744073709551615, got \"" + text.substr(0, 40) + "\"";
+      },
+      "SEED");
+}
+
+CLI::Validator seconds_validator(double max_seconds) {
+  return CLI::Validator(
+      [max_seconds](std::string& text) {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (!text.empty() && end == text.c_str() + text.size() && std::isfinite(v) && v > 0 && v <= max_seconds)
+          return std::string();
+        return fmt::format("want seconds > 0 and at most {:.0f}, got \"{}\"", max_seconds, text.substr(0, 40));
+      },
+      "S");
 }
 
 bool cpu_threads_env_ok() {

@@ -199,10 +199,12 @@ void add_fuzz_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--vary", f->vary, "Knob to draw (repeatable): all, none, profile, backend, spec, chunked, thresholds, budgets, blocks, prefix-caching, decode-threshold, policy, sampling, spec-method, reserve")
       ->type_name("KNOB");
   cmd->add_option("--property", f->properties, "Property to check (repeatable)")->type_name("NAME");
-  cmd->add_option("--seed", f->seed, "Seed of the distribution (default 0)");
+  cmd->add_option("--seed", f->seed, "Seed of the distribution (default 0)")->check(seed_validator());
   CLI::Option* runs = cmd->add_option("--runs", f->runs, "Traces at most (default 1000; no limit with --time alone)")
                           ->check(CLI::Range(1, 1 << 30));
-  cmd->add_option("--time", f->seconds, "Seconds at most (default: no limit)")->type_name("S")->check(CLI::PositiveNumber);
+  cmd->add_option("--time", f->seconds, "Seconds at most (default: no limit; at most a year)")
+      ->type_name("S")
+      ->check(seconds_validator(365.0 * 24 * 3600));
   cmd->add_option("--max-requests", f->max_requests, "Requests per trace at most (default 8)")->check(CLI::Range(1, 64));
   cmd->add_flag("--model", f->model, "Run the MLA model too (fp64 CPU reference) for same_logits_as_strict");
   cmd->add_option("--inject", f->injects, "Inject a fault into the model (repeatable; see `mlasim run --help`)");

@@ -60,7 +60,7 @@ void add_matrix_command(CLI::App& app, int& exit_code) {
       "          mlasim matrix --runs 1000 --json matrix.json --markdown matrix.md\n"
       "          mlasim matrix --model --inject decode_skips_cache_write_for_fresh_rows --markdown-stdout");
   cmd->add_option("--runs", f->runs, "Fuzz runs per cell (default 300)")->check(CLI::Range(1, 1 << 24));
-  cmd->add_option("--seed", f->seed, "Seed of the fuzz distribution (default 0)");
+  cmd->add_option("--seed", f->seed, "Seed of the fuzz distribution (default 0)")->check(seed_validator());
   cmd->add_flag("--model", f->model, "Also replay each found batch with the model in fp64 (tiny preset)");
   cmd->add_option("--inject", f->injects, "Inject a fault into those model runs (repeatable; see `mlasim run --help`)");
   cmd->add_option("--json", f->json_path, "Write the matrix as JSON to FILE");

@@ -45,6 +45,11 @@ bool parse_faults(const std::vector<std::string>& names, FaultSet& faults);
 // why and returns false, so a long run never ends with an unwritable report.
 bool output_path_ok(const char* flag, const std::string& path);
 
+// --seed: a decimal 0..2^64-1 (no sign, no exponent: CLI11 would wrap -1 or saturate 2^64).
+CLI::Validator seed_validator();
+// --time: finite seconds in (0, max_seconds] (not nan, not 0).
+CLI::Validator seconds_validator(double max_seconds);
+
 // Registers --cpu-threads N|auto on `cmd`: the CPU reference's thread count (set_cpu_threads).
 void add_cpu_threads_option(CLI::App* cmd);
 
