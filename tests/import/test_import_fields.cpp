@@ -97,7 +97,7 @@ TEST_CASE("decimal seconds and milliseconds parse to exact nanoseconds", "[impor
   CHECK(p->message == "negative timestamp -5");
 }
 
-TEST_CASE("counts are whole numbers >= 0 and say what is wrong otherwise", "[import]") {
+TEST_CASE("counts are whole numbers 0..2^30 and say what is wrong otherwise", "[import]") {
   long long n = -1;
   REQUIRE_FALSE(parse_count("0", n));
   CHECK(n == 0);
@@ -119,6 +119,17 @@ TEST_CASE("counts are whole numbers >= 0 and say what is wrong otherwise", "[imp
   p = parse_count("99999999999999999999", n);
   REQUIRE(p);
   CHECK(p->message == "count 99999999999999999999 is too large");
+  // At most what a request file may hold (max_tokens <= 2^30), so `run` takes what `import` writes.
+  REQUIRE_FALSE(parse_count("1073741824", n));
+  CHECK(n == 1073741824);
+  p = parse_count("1073741825", n);
+  REQUIRE(p);
+  CHECK(p->message == "count 1073741825 is more tokens than a request can have (at most 1073741824)");
+  p = parse_count("2147483648", n);
+  REQUIRE(p);
+  p = parse_count("9223372036854775807", n);
+  REQUIRE(p);
+  CHECK(p->message == "count 9223372036854775807 is more tokens than a request can have (at most 1073741824)");
 }
 
 TEST_CASE("CSV lines split into fields with their columns", "[import]") {

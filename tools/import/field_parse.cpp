@@ -8,6 +8,8 @@ namespace {
 
 // Times stay at most 8e18 ns (253 years), so differences of two and their rounding never overflow.
 constexpr long long kMaxTimeNs = 8'000'000'000'000'000'000LL;
+// A request's max_tokens at most (scenario/request_reader.cpp).
+constexpr long long kMaxTokenCount = 1LL << 30;
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -44,7 +46,14 @@ std::optional<FieldProblem> parse_whole(std::string_view text, long long& out, c
 }  // namespace
 
 std::optional<FieldProblem> parse_count(std::string_view text, long long& out) {
-  return parse_whole(text, out, "count", "tokens");
+  if (auto p = parse_whole(text, out, "count", "tokens")) return p;
+  // What a request file may hold (scenario/request_reader.cpp: max_tokens <= 2^30; prompt_len
+  // below max_model_len <= 2^24), so `run` takes every request `import` writes.
+  if (out > kMaxTokenCount)
+    return FieldProblem{"count " + std::string(text) + " is more tokens than a request can have (at most " +
+                            std::to_string(kMaxTokenCount) + ")",
+                        "is this the right column? token counts of real requests are far smaller", 0};
+  return std::nullopt;
 }
 
 std::optional<FieldProblem> parse_milliseconds(std::string_view text, long long& out_ns) {

@@ -16,7 +16,7 @@ struct FieldProblem {
   int offset = 0;
 };
 
-// A token count: a whole number >= 0 ("12"; not "-1", "1.0", "+1" or "").
+// A token count: a whole number 0..2^30 ("12"; not "-1", "1.0", "+1", "" or 2^31).
 std::optional<FieldProblem> parse_count(std::string_view text, long long& out);
 // A non-negative decimal number of seconds ("45", "12.250", up to 9 fractional digits) as ns.
 std::optional<FieldProblem> parse_decimal_seconds(std::string_view text, long long& out_ns);
