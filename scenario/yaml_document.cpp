@@ -77,6 +77,15 @@ YamlValue& YamlValue::set(const std::string& key, YamlValue v) {
   return entries_.back().second;
 }
 
+bool YamlValue::erase(const std::string& key) {
+  for (auto it = entries_.begin(); it != entries_.end(); ++it)
+    if (it->first == key) {
+      entries_.erase(it);
+      return true;
+    }
+  return false;
+}
+
 YamlValue* YamlValue::find(const std::string& key) {
   for (auto& [k, v] : entries_)
     if (k == key) return &v;

@@ -48,6 +48,8 @@ class YamlValue {
   YamlValue& set(const std::string& key, YamlValue v);
   YamlValue* find(const std::string& key);
   const YamlValue* find(const std::string& key) const;
+  // Removes a mapping's entry; false when the key is not there.
+  bool erase(const std::string& key);
   const std::vector<std::pair<std::string, YamlValue>>& entries() const { return entries_; }
   // A sequence's item.
   YamlValue& push(YamlValue v);

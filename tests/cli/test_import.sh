@@ -81,6 +81,16 @@ check "--set requests" 2 "$mlasim" import azure "$traces/azure_sample.csv" -o "$
 contains "--set requests" "<--set requests_file=x.jsonl>:1:1: error: requests_file: the imported requests cannot be changed with --set"
 check "--set malformed" 2 "$mlasim" import azure "$traces/azure_sample.csv" -o "$scratch/out/s.yaml" --set scheduler.max_num_seqs
 contains "--set malformed" "<--set scheduler.max_num_seqs>:1:1: error: expected key=value"
+# A --set the scenario loader refuses is refused here, by its --set, and nothing is written.
+check "--set block_size 0" 2 "$mlasim" import azure "$traces/azure_sample.csv" -o "$scratch/out/v.yaml" --set scheduler.block_size=0
+contains "--set block_size 0" "<--set scheduler.block_size=0>:1:22: error: scheduler.block_size: must be positive (got 0)"
+check "--set unknown key" 2 "$mlasim" import azure "$traces/azure_sample.csv" -o "$scratch/out/v.yaml" --set nosuch.key=1
+contains "--set unknown key" "<--set nosuch.key=1>:1:1: error: nosuch: unknown key"
+[[ -e "$scratch/out/v.yaml" || -e "$scratch/out/v.jsonl" ]] && { echo "FAIL a refused --set wrote files"; fail=1; }
+# A token count no request can have is refused at its line and column, not written for run to refuse.
+printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,2147483648\n' >"$scratch/huge.csv"
+check "count 2^31" 2 "$mlasim" import azure "$scratch/huge.csv" -o "$scratch/out/h.yaml"
+contains "count 2^31" "huge.csv:2:33: error: GeneratedTokens: count 2147483648 is more tokens than a request can have (at most 1073741824)"
 check "no -o" 2 "$mlasim" import azure "$traces/azure_sample.csv"
 nothing_written "bad options"
 

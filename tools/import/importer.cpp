@@ -14,6 +14,7 @@
 #include "tools/import/mooncake_reader.h"
 #include "tools/import/request_line.h"
 #include "tools/import/scenario_yaml.h"
+#include "scenario/scenario_loader.h"
 
 namespace fs = std::filesystem;
 
@@ -143,6 +144,38 @@ const char* to_string(TraceFormat f) {
   return "?";
 }
 
+namespace {
+
+// The scenario import writes (the --set entries applied), with one stand-in request for the file's,
+// as the scenario loader reads it: an unknown key or a value `run` refuses is an error here, named
+// by the --set that wrote it, before anything is read or written.
+Status check_sets(const YamlValue& scenario, const std::vector<std::string>& sets) {
+  if (sets.empty()) return {};
+  YamlValue probe = scenario;
+  probe.erase("requests_file");
+  YamlValue request = YamlValue::mapping(YamlValue::Style::kFlow);
+  request.set("id", YamlValue::plain("stand_in"));
+  request.set("prompt_len", YamlValue::number(1));
+  request.set("max_tokens", YamlValue::number(1));
+  probe.set("requests", YamlValue::sequence(YamlValue::Style::kBlock)).push(std::move(request));
+  auto loaded = load_scenario_text(emit_yaml(probe), "<the imported scenario>");
+  if (loaded) return {};
+  Error e = loaded.error();
+  for (auto it = sets.rbegin(); it != sets.rend(); ++it) {  // the last --set of a key wins
+    const std::string key = it->substr(0, it->find('='));
+    const std::string& k = e.key_path;
+    if (k == key || k.rfind(key + ".", 0) == 0 || key.rfind(k + ".", 0) == 0) {
+      e.file = "<--set " + *it + ">";
+      e.line = 1;
+      e.column = e.message.find("unknown key") != std::string::npos ? 1 : static_cast<int>(key.size()) + 2;
+      break;
+    }
+  }
+  return e;
+}
+
+}  // namespace
+
 Result<ImportSummary> import_trace(const ImportOptions& o) {
   if (o.limit < 0) return plain_error("--limit", "expected a number >= 1", "--limit N imports the first N requests");
   Result<OutputNames> names = output_names(o);
@@ -152,6 +185,7 @@ Result<ImportSummary> import_trace(const ImportOptions& o) {
   default_scenario(yaml, o, n);
   for (const std::string& set : o.sets)
     if (Status st = apply_import_set(yaml, set); !st) return st.error();
+  if (Status st = check_sets(yaml, o.sets); !st) return st.error();
   Result<long long> max_model_len = resolve_max_model_len(yaml);
   if (!max_model_len) return max_model_len.error();
 
