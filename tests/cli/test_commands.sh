@@ -62,8 +62,21 @@ ln -s "$scratch/nowhere.yaml" "$scratch/dangling.yaml"
 check "dangling link" 2 "$mlasim" run "$scratch/dangling.yaml" --dry-run
 contains "dangling link" "hint: a broken symbolic link: its target does not exist"
 
-# What cannot reach stdout (a full disk, a closed descriptor) is an output not written: exit 3.
+# No output may name an input or another output: refused before anything is written.
 seed_yaml="$root/scenarios/seed/lone_one_token_prompt.yaml"
+cp "$seed_yaml" "$scratch/own.yaml"
+check "--json over the scenario" 2 "$mlasim" run "$scratch/own.yaml" --dry-run --json "$scratch/own.yaml"
+contains "--json over the scenario" "own.yaml: error: --json names the scenario file, which this command reads"
+cmp -s "$seed_yaml" "$scratch/own.yaml" || { echo "FAIL --json over the scenario: the scenario changed"; fail=1; }
+ln -s "$scratch/own.yaml" "$scratch/own_link.yaml"
+check "--svg over the scenario by a link" 2 "$mlasim" run "$scratch/own.yaml" --dry-run --svg "$scratch/own_link.yaml"
+check "--json and --jsonl one file" 2 "$mlasim" run "$seed_yaml" --dry-run --json "$scratch/p.json" --jsonl "$scratch/../$(basename "$scratch")/p.json"
+contains "--json and --jsonl one file" "error: --json and --jsonl name the same file"
+check "check --json and --junit one file" 2 "$mlasim" check "$seed_yaml" --json "$scratch/q.json" --junit "$scratch/q.json"
+contains "check --json and --junit one file" "error: --junit and --json name the same file"
+[[ -e "$scratch/p.json" || -e "$scratch/q.json" ]] && { echo "FAIL a refused output set wrote a file"; fail=1; }
+
+# What cannot reach stdout (a full disk, a closed descriptor) is an output not written: exit 3.
 for cmd in "run $seed_yaml --dry-run" "check $seed_yaml" "route --batch 1:0:1" "releases"; do
   # shellcheck disable=SC2086
   "$mlasim" $cmd >/dev/full 2>"$scratch/full.err"

@@ -67,6 +67,41 @@ void add_cpu_threads_option(CLI::App* cmd) {
           ""));
 }
 
+namespace {
+
+// The file a path names, for comparing: symbolic links and "..", resolved as far as they exist.
+std::string same_file_key(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  return ec ? std::filesystem::absolute(path).lexically_normal().string() : p.string();
+}
+
+}  // namespace
+
+bool outputs_distinct(const NamedPaths& outputs, const NamedPaths& inputs) {
+  std::vector<std::pair<std::string, std::string>> seen;  // (key, flag)
+  for (const auto& [flag, path] : outputs) {
+    if (path.empty()) continue;
+    const std::string key = same_file_key(path);
+    for (const auto& [in_role, in_path] : inputs) {
+      if (in_path.empty() || same_file_key(in_path) != key) continue;
+      std::cerr << path << ": error: " << flag << " names " << in_role
+                << ", which this command reads: writing it would replace it\n"
+                << "  hint: write " << flag << " elsewhere\n";
+      return false;
+    }
+    for (const auto& [other_key, other_flag] : seen) {
+      if (other_key != key) continue;
+      std::cerr << path << ": error: " << other_flag << " and " << flag
+                << " name the same file: one output would replace the other\n"
+                << "  hint: give each output a file of its own\n";
+      return false;
+    }
+    seen.emplace_back(key, flag);
+  }
+  return true;
+}
+
 CLI::Validator seed_validator() {
   return CLI::Validator(
       [](std::string& text) {

@@ -72,6 +72,10 @@ int run_check(const CheckOptions& o) {
     std::cerr << files.error().format() << "\n";
     return kExitBadInput;
   }
+  NamedPaths inputs;
+  for (const std::string& f : files.value()) inputs.emplace_back("a scenario file", f);
+  if (!outputs_distinct({{"--junit", o.junit_path}, {"--json", o.json_path}, {"--html", o.html_path}}, inputs))
+    return kExitBadInput;
   if (files.value().empty()) {
     std::cerr << "mlasim check: no scenario files under the given paths\n";
     return kExitBadInput;

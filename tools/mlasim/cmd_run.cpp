@@ -81,6 +81,11 @@ std::optional<Scenario> load_for_run(const RunOptions& o, FaultSet& faults, int&
       !output_path_ok("--svg", o.outputs.svg_path) || !output_path_ok("--trace-out", o.outputs.trace_path) ||
       !parse_faults(o.injects, faults))
     return std::nullopt;
+  const auto& out = o.outputs;
+  if (!outputs_distinct({{"--json", out.json_path}, {"--jsonl", out.jsonl_path}, {"--resolved", out.resolved_path},
+                         {"--svg", out.svg_path}, {"--trace-out", out.trace_path}},
+                        {{"the scenario file", o.scenario}, {"the requests file", loaded.value().requests_file}}))
+    return std::nullopt;
   if (std::string why = run_flag_conflict(o.outputs, o.dry_run, !o.compare_profile.empty(), !faults.empty());
       !why.empty()) {
     std::cerr << why << "\n";

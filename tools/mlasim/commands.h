@@ -50,6 +50,13 @@ CLI::Validator seed_validator();
 // --time: finite seconds in (0, max_seconds] (not nan, not 0).
 CLI::Validator seconds_validator(double max_seconds);
 
+// A command's files: (flag or role, path as given); "" paths are skipped.
+using NamedPaths = std::vector<std::pair<std::string, std::string>>;
+// True when no two outputs name the same file and no output names an input (the scenario, its
+// requests file, a scenario `check` reads); else prints which, exit 2 for the caller, before
+// anything is written.
+bool outputs_distinct(const NamedPaths& outputs, const NamedPaths& inputs);
+
 // Registers --cpu-threads N|auto on `cmd`: the CPU reference's thread count (set_cpu_threads).
 void add_cpu_threads_option(CLI::App* cmd);
 
