@@ -236,6 +236,16 @@ Scenario read_scenario(const YamlReader& r, const YamlNode& root, const std::str
     s.requests_file = rel.is_absolute() ? file : (std::filesystem::path(display_name).parent_path() / rel).string();
     // A file that cannot be opened is reported here, at the key that names it.
     std::error_code ec;
+    const std::filesystem::file_status st = std::filesystem::status(s.requests_file, ec);
+    // Checked before opening it: opening a FIFO waits for a writer. The file is read twice (its
+    // requests counted, then streamed), which a FIFO, a pipe or a device cannot give.
+    if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st) &&
+        !std::filesystem::is_directory(st))
+      r.fail(root["requests_file"], "requests_file",
+             "the requests file " + s.requests_file +
+                 " is not a regular file (a FIFO, a pipe or a device): mlasim reads it twice, to count the "
+                 "requests and then to stream them",
+             "write the requests to a file first (e.g. `cat > requests.jsonl`) and name that file");
     if (std::filesystem::is_directory(s.requests_file, ec) || !std::ifstream(s.requests_file, std::ios::binary))
       r.fail(root["requests_file"], "requests_file",
              "cannot read the requests file " + s.requests_file +

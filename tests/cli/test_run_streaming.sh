@@ -48,6 +48,17 @@ contains "bad requests file" "$scratch/bad.jsonl:2:33: error: requests_file[1].m
 printf 'version: 1\nrequests_file: missing.jsonl\n' >"$scratch/missing.yaml"
 check "missing requests file" 2 "$mlasim" run "$scratch/missing.yaml" --dry-run
 contains "missing requests file" "$scratch/missing.yaml:2:16: error: requests_file: cannot read the requests file $scratch/missing.jsonl (no such file; check the path)"
+# A requests file that is a FIFO or a pipe cannot be read twice: refused at its key, never a hang
+# or a silent second read of nothing.
+mkfifo "$scratch/fifo.jsonl"
+printf 'version: 1\nrequests_file: fifo.jsonl\n' >"$scratch/fifo.yaml"
+check "requests file a FIFO" 2 timeout 60 "$mlasim" run "$scratch/fifo.yaml" --dry-run
+contains "requests file a FIFO" "fifo.yaml:2:16: error: requests_file: the requests file $scratch/fifo.jsonl is not a regular file"
+printf 'version: 1\nrequests_file: /dev/stdin\n' >"$scratch/stdin.yaml"
+out=$(printf '{"prompt_len":3,"max_tokens":2}\n' | "$mlasim" run "$scratch/stdin.yaml" --dry-run 2>&1)
+rc=$?
+[[ $rc -eq 2 ]] || { echo "FAIL requests file /dev/stdin: exit $rc, expected 2"; fail=1; }
+contains "requests file /dev/stdin" "error: requests_file: the requests file /dev/stdin is not a regular file"
 check "jsonl into a missing directory" 2 "$mlasim" run "$seed" --dry-run --jsonl /nonexistent-dir/x.jsonl
 
 # The same requests inline and from a file give the same run JSON.
