@@ -30,6 +30,11 @@ std::string unopenable_path_hint(const std::string& path) {
   return "no such file; check the path";
 }
 
+std::string excerpt(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  return std::string(text.substr(0, max_bytes)) + "... (" + format_bytes(static_cast<double>(text.size())) + ")";
+}
+
 Result<std::string> read_file_bounded(const std::string& path, std::size_t max_bytes, const std::string& what) {
   auto fail = [&](const std::string& message, const std::string& hint) -> Result<std::string> {
     Error e;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <istream>
 #include <string>
+#include <string_view>
 
 #include "base/status.h"
 
@@ -28,5 +29,8 @@ bool getline_bounded(std::istream& in, std::string& line, std::size_t max_bytes,
 
 // "64 MiB", "256 MiB", "1.5 GiB": a byte count for messages.
 std::string format_bytes(double bytes);
+
+// `text` for an error message: whole when at most `max_bytes`, else its start, "...", and its size.
+std::string excerpt(std::string_view text, std::size_t max_bytes = 80);
 
 }  // namespace mlasim

@@ -2,9 +2,12 @@
 // line longer than it.
 #include "base/line_reader.h"
 
+#include "base/file_read.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -23,7 +26,8 @@ Error read_error(const std::string& path, const std::string& what) {
 
 }  // namespace
 
-LineReader::LineReader(std::string path) : path_(std::move(path)) {}
+LineReader::LineReader(std::string path, std::size_t max_line_bytes)
+    : path_(std::move(path)), max_line_bytes_(max_line_bytes) {}
 
 LineReader::~LineReader() {
   if (fd_ >= 0) ::close(fd_);
@@ -43,7 +47,8 @@ bool LineReader::fill() {
     end_ -= begin_;
     begin_ = 0;
   }
-  if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);
+  // Grows up to one byte past the longest line read, so next() can tell a line too long.
+  if (end_ == buf_.size()) buf_.resize(std::min(buf_.size() * 2, std::max(buf_.size() + 1, max_line_bytes_ + 2)));
   for (;;) {
     ssize_t n = ::read(fd_, buf_.data() + end_, buf_.size() - end_);
     if (n < 0 && errno == EINTR) continue;
@@ -57,6 +62,17 @@ bool LineReader::fill() {
   }
 }
 
+bool LineReader::line_too_long() {
+  Error e;
+  e.file = path_;
+  e.line = line_number_ + 1;
+  e.message = "line " + std::to_string(line_number_ + 1) + " is longer than mlasim reads (" +
+              format_bytes(static_cast<double>(max_line_bytes_)) + ")";
+  e.hint = "is this the file you meant? a trace holds one request per line";
+  status_ = e;
+  return false;
+}
+
 bool LineReader::next(std::string_view& line) {
   if (fd_ < 0 || !status_.ok()) return false;
   std::size_t scanned = begin_;
@@ -68,6 +84,7 @@ bool LineReader::next(std::string_view& line) {
       begin_ = at + 1;
       break;
     }
+    if (end_ - begin_ > max_line_bytes_) return line_too_long();
     if (eof_) {
       if (begin_ == end_) return false;
       line = std::string_view(buf_.data() + begin_, end_ - begin_);  // a last line without "\n"
@@ -78,6 +95,7 @@ bool LineReader::next(std::string_view& line) {
     if (!fill()) return false;
     scanned = begin_ + unread_scanned;
   }
+  if (line.size() > max_line_bytes_) return line_too_long();
   ++line_number_;
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   if (line_number_ == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);

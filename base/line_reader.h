@@ -12,7 +12,10 @@ namespace mlasim {
 
 class LineReader {
  public:
-  explicit LineReader(std::string path);
+  // The scenario loader's bound: a longer line is an error, not a buffer that grows for ever.
+  static constexpr std::size_t kDefaultMaxLineBytes = std::size_t{256} << 20;
+
+  explicit LineReader(std::string path, std::size_t max_line_bytes = kDefaultMaxLineBytes);
   ~LineReader();
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
@@ -23,6 +26,8 @@ class LineReader {
   // on line 1), valid until the next call, and returns true; false at the end of the file or on a
   // read error (then status() says what happened).
   bool next(std::string_view& line);
+  // A line longer than max_line_bytes ends the reading: next() returns false and status() names
+  // the line.
   // 1-based number of the line next() returned last.
   int line_number() const { return line_number_; }
   const Status& status() const { return status_; }
@@ -30,8 +35,10 @@ class LineReader {
 
  private:
   bool fill();
+  bool line_too_long();  // sets status_ for the next line; false
 
   std::string path_;
+  std::size_t max_line_bytes_;
   std::vector<char> buf_;
   std::size_t begin_ = 0;  // first unread byte in buf_
   std::size_t end_ = 0;    // one past the last valid byte in buf_

@@ -87,6 +87,12 @@ contains "--set block_size 0" "<--set scheduler.block_size=0>:1:22: error: sched
 check "--set unknown key" 2 "$mlasim" import azure "$traces/azure_sample.csv" -o "$scratch/out/v.yaml" --set nosuch.key=1
 contains "--set unknown key" "<--set nosuch.key=1>:1:1: error: nosuch: unknown key"
 [[ -e "$scratch/out/v.yaml" || -e "$scratch/out/v.jsonl" ]] && { echo "FAIL a refused --set wrote files"; fail=1; }
+# A long header is cut in the message, not echoed whole.
+head -c 1048576 /dev/zero | tr '\0' X >"$scratch/wide.csv"
+printf '\n1,2,3\n' >>"$scratch/wide.csv"
+check "a 1 MiB header" 2 "$mlasim" import azure "$scratch/wide.csv" -o "$scratch/out/w.yaml"
+contains "a 1 MiB header" "XXXXXXXX... (1 MiB)\""
+[[ ${#out} -lt 600 ]] || { echo "FAIL a 1 MiB header: a ${#out}-byte message"; fail=1; }
 # A token count no request can have is refused at its line and column, not written for run to refuse.
 printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,2147483648\n' >"$scratch/huge.csv"
 check "count 2^31" 2 "$mlasim" import azure "$scratch/huge.csv" -o "$scratch/out/h.yaml"

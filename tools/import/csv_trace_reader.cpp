@@ -1,5 +1,6 @@
 // CSV header and row checks shared by the Azure and BurstGPT readers.
 #include "tools/import/csv_trace_reader.h"
+#include "base/file_read.h"
 
 namespace mlasim {
 namespace {
@@ -59,7 +60,7 @@ Status CsvTraceReader::open() {
     }
   }
   if (found == 0)
-    return header_error(1, "", "wrong header for the " + format_ + " format: \"" + std::string(header) + "\"", header);
+    return header_error(1, "", "wrong header for the " + format_ + " format: \"" + excerpt(header) + "\"", header);
   for (std::size_t c = 0; c < columns_.size(); ++c)
     if (index_[c] == fields_.size()) return header_error(1, columns_[c], "missing column in the header", header);
   num_fields_ = fields_.size();

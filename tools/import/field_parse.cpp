@@ -1,5 +1,6 @@
 // Number fields: digits only, range-checked, with a message naming what was found.
 #include "tools/import/field_parse.h"
+#include "base/file_read.h"
 
 #include <charconv>
 
@@ -13,7 +14,7 @@ constexpr long long kMaxTokenCount = 1LL << 30;
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string quoted(std::string_view s) { return "\"" + excerpt(s, 40) + "\""; }
 
 // Parses all of `digits` (known to be only digits) into `out`; false on overflow.
 bool parse_digits(std::string_view digits, long long& out) {
