@@ -317,13 +317,20 @@ class V1PersistentBatch:
             vocab_size=trace.model["vocab_size"],
             block_sizes=[bs],
             kernel_block_sizes=[bs],
-            max_num_blocks_per_req=[-(-mml // bs) + 1],
+            # One entry per KV cache group; 0.8's InputBatch has one group and takes an int.
+            max_num_blocks_per_req=[-(-mml // bs) + 1] if self._grouped() else -(-mml // bs) + 1,
             num_spec_tokens=s["num_speculative_tokens"],
             num_speculative_tokens=s["num_speculative_tokens"],
             is_spec_decode=s["num_speculative_tokens"] > 0,
             pin_memory=False,
         )
         self.states: dict[str, Any] = {}
+
+    @staticmethod
+    def _grouped() -> bool:
+        import inspect
+
+        return "block_sizes" in inspect.signature(V.gpu_input_batch.InputBatch).parameters
 
     def update(self, so) -> list[str]:
         b = self.batch
@@ -395,19 +402,7 @@ class V1PersistentBatch08(V1PersistentBatch):
     counts the split."""
 
     def __init__(self, trace: Trace, threshold: int):
-        s = trace.sched
-        mml, bs = s["max_model_len"], s["block_size"]
-        self.threshold = threshold
-        self.batch = _call(
-            V.gpu_input_batch.InputBatch,
-            max_num_reqs=s["max_num_seqs"],
-            max_model_len=mml,
-            max_num_blocks_per_req=-(-mml // bs) + 1,
-            device=V.torch.device("cpu"),
-            pin_memory=False,
-            vocab_size=trace.model["vocab_size"],
-        )
-        self.states: dict[str, Any] = {}
+        super().__init__(trace, threshold)
         self.builder = argparse.Namespace()  # reorder_batch's `self`: it only stores the counts
         self.counts = (0, 0, 0, 0)
 
