@@ -249,8 +249,9 @@ Scenario read_scenario(const YamlReader& r, const YamlNode& root, const std::str
     if (std::filesystem::is_directory(s.requests_file, ec) || !std::ifstream(s.requests_file, std::ios::binary))
       r.fail(root["requests_file"], "requests_file",
              "cannot read the requests file " + s.requests_file +
-                 (std::filesystem::is_directory(s.requests_file, ec) ? " (a directory)"
-                                                                     : " (" + unopenable_path_hint(s.requests_file) + ")"),
+                 (std::filesystem::is_directory(s.requests_file, ec)
+                      ? std::string(" (a directory)")
+                      : " (" + unopenable_path_hint(s.requests_file) + ")"),
              "requests_file is relative to the scenario file");
   } else {
     if (!root["requests"])

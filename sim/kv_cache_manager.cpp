@@ -101,7 +101,8 @@ void KVCacheManager::cache_blocks_0_8(Request& request, int num_tokens_to_cache)
   const int first_hash = slice_bound(num_cached, num_hashes);  // new_block_hashes = block_hashes[num_cached:]
   for (int i = first; i < last; ++i) {
     const int id = request.block_ids[static_cast<std::size_t>(i)];
-    if (pool_.has_hash(id)) vllm_0_8_raises(request, "raises AssertionError at block_pool.py:120 (a cached block cached again)");
+    if (pool_.has_hash(id))
+      vllm_0_8_raises(request, "raises AssertionError at block_pool.py:120 (a cached block cached again)");
     const int h = first_hash + (i - first);
     if (h != i || h >= num_hashes)
       vllm_0_8_raises(request, "would cache block " + std::to_string(i) + " under the hash of another position");

@@ -17,7 +17,8 @@ namespace {
 using K = AttentionBackendKind;
 using P = EngineProfile;
 constexpr K kBackends[] = {K::kFlashMla, K::kFlashAttnMla, K::kFlashInferMla, K::kCutlassMla, K::kTritonMla, K::kRocmAiterMla};
-constexpr P kProfiles[] = {P::kVllm2025Early, P::kVllm011, P::kVllm012, P::kVllm3Region, P::kVllm033, P::kStrict, P::kSglang};
+constexpr P kProfiles[] = {P::kVllm2025Early, P::kVllm011, P::kVllm012, P::kVllm3Region,
+                           P::kVllm033,       P::kStrict,  P::kSglang};
 
 int uni(std::mt19937& g, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(g); }
 

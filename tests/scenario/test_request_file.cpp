@@ -193,7 +193,8 @@ TEST_CASE("the loader checks requests_file against the rest of the scenario", "[
   CHECK(r.error().line == 2);
   CHECK(r.error().column == 16);
   CHECK(r.error().key_path == "requests_file");
-  CHECK(r.error().message == "cannot read the requests file " + (t.dir / "nowhere.jsonl").string() + " (no such file; check the path)");
+  CHECK(r.error().message ==
+        "cannot read the requests file " + (t.dir / "nowhere.jsonl").string() + " (no such file; check the path)");
 }
 
 TEST_CASE("id lists take any 64-bit integer >= 0 in both forms, and a huge token id is outside the vocabulary", "[request_file]") {

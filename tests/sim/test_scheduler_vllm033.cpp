@@ -194,7 +194,8 @@ TEST_CASE("vLLM 0.8: a running request may fill max_model_len", "[scheduler]") {
   // caps them at max_model_len - nct = 2 (scheduler.py:188-191); later releases at
   // max_model_len - 1 - nct = 1.
   const bool v08 = GENERATE(true, false);
-  SchedulerConfig c = with_rules(make_config(64, 16, 16), v08 ? EngineProfile::kVllm2025Early : EngineProfile::kVllm011);
+  SchedulerConfig c =
+      with_rules(make_config(64, 16, 16), v08 ? EngineProfile::kVllm2025Early : EngineProfile::kVllm011);
   c.num_speculative_tokens = 2;
   c.speculative_method = SpeculativeMethod::kNgram;
   Scheduler s(c);
@@ -280,7 +281,8 @@ TEST_CASE("0.33: MTP block hashes cover the next token, n-gram reserves no looka
   }
 }
 
-TEST_CASE("chunked prefill off: 0.12+ stop at a prompt over the budget, 0.11.0 skips it, 0.8 chunks it", "[scheduler]") {
+TEST_CASE("chunked prefill off: 0.12+ stop at a prompt over the budget, 0.11.0 skips it, 0.8 chunks it",
+          "[scheduler]") {
   // Budget 128: a (100) fits, b (50) does not fit the 28 left, c (20) would.
   SchedulerConfig c = make_config(128, 64, 128);
   c.enable_chunked_prefill = false;

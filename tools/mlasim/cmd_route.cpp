@@ -127,7 +127,8 @@ void add_route_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--batch", o->batch, "Rows as q:nct:P,q:nct:P,...")->required();
   cmd->add_option("--profile", o->profile, "Engine profile (vllm-current is an alias of vllm-0.33)")
       ->check(CLI::IsMember(
-          {"vllm-2025-early", "vllm-0.11", "vllm-0.12", "vllm-3region", "vllm-0.33", "vllm-current", "strict", "sglang"}));
+          {"vllm-2025-early", "vllm-0.11", "vllm-0.12", "vllm-3region", "vllm-0.33", "vllm-current", "strict",
+           "sglang"}));
   cmd->add_option("--backend", o->backend, "Attention backend")
       ->check(CLI::IsMember(attention_backend_names()));
   cmd->add_option("--threshold", o->threshold, "Override the decode threshold T")->check(CLI::Range(1, std::numeric_limits<int>::max()));

@@ -39,7 +39,8 @@ int compare_profiles(const Scenario& scenario, const std::string& other, const F
   std::optional<EngineProfile> profile = parse_engine_profile(other);
   if (!profile) {
     std::cerr << "--compare-profile: unknown engine profile \"" << other
-              << "\"\n  hint: vllm-2025-early | vllm-0.11 | vllm-0.12 | vllm-3region | vllm-current | strict | sglang\n";
+              << "\"\n  hint: vllm-2025-early | vllm-0.11 | vllm-0.12 | vllm-3region | vllm-current | strict | "
+                 "sglang\n";
     return kExitBadInput;
   }
   Scenario b = scenario;
