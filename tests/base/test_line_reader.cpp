@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
+#include "base/file_read.h"
 #include "base/line_reader.h"
 
 namespace mlasim {
@@ -50,6 +52,22 @@ TEST_CASE("LineReader: a line longer than the bound is an error naming it", "[ba
   CHECK(e.line == 2);
   CHECK(e.message == "line 2 is longer than mlasim reads (100 bytes)");
   std::remove(path.c_str());
+}
+
+TEST_CASE("getline_bounded: a line over the bound stops the reading (requests files)", "[base]") {
+  std::istringstream in("abc\n" + std::string(20, 'x') + "\nz\n");
+  std::string line;
+  bool too_long = false;
+  REQUIRE(getline_bounded(in, line, 10, too_long));
+  CHECK(line == "abc");
+  CHECK_FALSE(too_long);
+  CHECK_FALSE(getline_bounded(in, line, 10, too_long));
+  CHECK(too_long);
+}
+
+TEST_CASE("excerpt: long text cut to its start and size", "[base]") {
+  CHECK(excerpt("short") == "short");
+  CHECK(excerpt(std::string(100, 'a'), 4) == "aaaa... (100 bytes)");
 }
 
 }  // namespace
