@@ -185,9 +185,9 @@ Result<ImportSummary> import_trace(const ImportOptions& o) {
   default_scenario(yaml, o, n);
   for (const std::string& set : o.sets)
     if (Status st = apply_import_set(yaml, set); !st) return st.error();
-  if (Status st = check_sets(yaml, o.sets); !st) return st.error();
   Result<long long> max_model_len = resolve_max_model_len(yaml);
   if (!max_model_len) return max_model_len.error();
+  if (Status st = check_sets(yaml, o.sets); !st) return st.error();
 
   ImportSummary s;
   s.input = o.input;
