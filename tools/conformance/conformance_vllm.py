@@ -327,6 +327,24 @@ class V1PersistentBatch:
         self.states: dict[str, Any] = {}
 
     @staticmethod
+    def _new_state(nr, block_ids):
+        """The runner's CachedRequestState of a newly scheduled request (each release's fields)."""
+        return _call(
+            V.gpu_input_batch.CachedRequestState,
+            req_id=nr.req_id,
+            prompt_token_ids=nr.prompt_token_ids,
+            mm_features=[],
+            mm_inputs=[],
+            mm_positions=[],
+            sampling_params=nr.sampling_params,
+            generator=None,
+            block_ids=block_ids,
+            num_computed_tokens=nr.num_computed_tokens,
+            output_token_ids=[],
+            pooling_params=None,
+        )
+
+    @staticmethod
     def _grouped() -> bool:
         import inspect
 
@@ -346,18 +364,7 @@ class V1PersistentBatch:
             b.remove_request(rid)
         to_add = []
         for nr in so.scheduled_new_reqs:
-            st = _call(
-                V.gpu_input_batch.CachedRequestState,
-                req_id=nr.req_id,
-                prompt_token_ids=nr.prompt_token_ids,
-                mm_features=[],
-                sampling_params=nr.sampling_params,
-                generator=None,
-                block_ids=tuple(list(g) for g in nr.block_ids),
-                num_computed_tokens=nr.num_computed_tokens,
-                output_token_ids=[],
-                pooling_params=None,
-            )
+            st = self._new_state(nr, tuple(list(g) for g in nr.block_ids))
             self.states[nr.req_id] = st
             to_add.append(st)
         cr = so.scheduled_cached_reqs
@@ -418,18 +425,7 @@ class V1PersistentBatch08(V1PersistentBatch):
             removed.append(b.remove_request(rid))
         to_add = []
         for nr in so.scheduled_new_reqs:
-            st = _call(
-                V.gpu_input_batch.CachedRequestState,
-                req_id=nr.req_id,
-                prompt_token_ids=nr.prompt_token_ids,
-                mm_inputs=[],
-                mm_positions=[],
-                sampling_params=nr.sampling_params,
-                generator=None,
-                block_ids=list(nr.block_ids),
-                num_computed_tokens=nr.num_computed_tokens,
-                output_token_ids=[],
-            )
+            st = self._new_state(nr, list(nr.block_ids))  # 0.8: one group, a flat list
             self.states[nr.req_id] = st
             to_add.append(st)
         for rd in so.scheduled_cached_reqs:
