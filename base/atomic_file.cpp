@@ -105,7 +105,7 @@ Status AtomicOutputFile::open(const std::string& path) {
   Result<std::string> resolved = resolve_output_path(path);
   if (!resolved) return resolved.error();
   path_ = resolved.value();
-  tmp_ = path + ".tmp." + std::to_string(::getpid());
+  tmp_ = path_ + ".tmp." + std::to_string(::getpid());  // beside the file it replaces: one file system
   fd_ = ::open(tmp_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) return io_error(path, "cannot create temporary file " + tmp_);
   return Status::Ok();

@@ -51,6 +51,12 @@ class AtomicOutputFile {
   Status commit();
   Status finish();
   Status publish();
+  // The file it replaces (a symbolic link's final target) and the temporary beside it.
+  const std::string& target() const { return path_; }
+  const std::string& temporary() const { return tmp_; }
+  // A finished file a publish journal names (publish_together): the destructor leaves its
+  // temporary for the journal's recovery.
+  void keep_for_journal() { finished_ = false; }
 
  private:
   void flush_buffer();

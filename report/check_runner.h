@@ -42,17 +42,6 @@ struct CheckOptions {
   bool explain = false;    // keep each scenario's deployment chain (explain_deployment)
 };
 
-// `mlasim golden update`: replays the scenario file and writes golden/<name>/split.txt, and
-// with the fp64 reference (TP 1, every token on the prefill path) logits.npy, logits_index.json
-// and meta.yaml, each atomically (creating the folder). Returns the folder written.
-Result<std::string> update_split_golden(const std::string& scenario_path, const std::string& golden_dir,
-                                        const std::string& generator);
-
-// Cleans up after an update of golden_dir/name that was killed: staging folders
-// (`.name.new.PID`) of processes no longer running are removed, and an old golden moved aside
-// (`.name.old.PID`, the fallback swap's first rename) is put back when the golden is missing.
-void recover_golden_leftovers(const std::filesystem::path& golden_dir, const std::string& name);
-
 // Every *.yaml under each path (a file is taken as is), sorted, without duplicates. A path that
 // does not exist is an error.
 Result<std::vector<std::string>> collect_scenarios(const std::vector<std::string>& paths);

@@ -211,6 +211,25 @@ Result<LogitsGolden> read_logits_golden(const std::string& dir, const Scenario& 
     g.stale = fmt::format("{}:{}: the logits golden was written for another model (model_hash {}, the scenario's is {}); "
                           "run `mlasim golden update`",
                           path, hash.value().Mark().line + 1, hash.value().Scalar(), want);
+  // The scenario's fingerprint: the same as split.txt's, written with it. Staleness is judged on
+  // split.txt's (check); the logits are compared whatever the scenario's routing flags (`run --set
+  // engine.profile=strict` against the same golden), and each row's request and position are
+  // checked against the index.
+  Result<YamlNode> fingerprint = meta_key(root, path, "fingerprint");
+  if (!fingerprint) return fingerprint.error();
+  if (!fingerprint.value().IsScalar()) return meta_error(path, fingerprint.value(), "fingerprint", "expected a hash");
+  std::ifstream split(dir + "/split.txt");
+  std::string line;
+  for (int i = 0; i < 8 && std::getline(split, line); ++i) {
+    const std::string tag = "# fingerprint: ";
+    if (line.rfind(tag, 0) != 0) continue;
+    if (line.substr(tag.size()) != fingerprint.value().Scalar())
+      return meta_error(path, fingerprint.value(), "fingerprint",
+                        fmt::format("{} differs from {}/split.txt's {}: the two files are from different updates (or "
+                                    "one was edited)",
+                                    fingerprint.value().Scalar(), dir, line.substr(tag.size())));
+    break;
+  }
   return g;
 }
 

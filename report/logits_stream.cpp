@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "base/check.h"
+#include "base/output_set.h"
 #include "config/seeded_tokens.h"
 #include "report/logits_golden_gate.h"
 #include "report/npy.h"
@@ -131,10 +132,7 @@ Status LogitsFilesStream::finish() {
   return index_.finish();
 }
 
-Status LogitsFilesStream::publish() {
-  if (Status st = npy_.publish(); !st) return st;
-  return index_.publish();
-}
+Status LogitsFilesStream::publish() { return publish_together(outputs()); }
 
 void LogitsStreamSink::on_logits(const LogitsRecord& rows) {
   rows_ += static_cast<long>(rows.index.size());

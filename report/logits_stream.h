@@ -38,7 +38,8 @@ class LogitsGoldenCheck {
 
 // logits.npy and logits_index.json written as rows come: open() writes both headers beside their
 // targets, add() appends each step's rows, finish() sets the npy's row count and the index's
-// `logits_npy_fnv1a64` (the npy read back) and syncs both, publish() renames both into place. The
+// `logits_npy_fnv1a64` (the npy read back) and syncs both, publish() renames both into place as one
+// set (publish_together). The
 // bytes are those of the whole record written at once.
 class LogitsFilesStream {
  public:
@@ -46,6 +47,8 @@ class LogitsFilesStream {
   void add(const LogitsRecord& rows);
   Status finish();
   Status publish();
+  // The two files, the index last (its hash of the npy makes it the set's manifest).
+  std::vector<AtomicOutputFile*> outputs() { return {&npy_, &index_}; }
 
  private:
   AtomicOutputFile npy_, index_;

@@ -2,10 +2,13 @@
 #include "report/model_export.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 
 #include "base/atomic_file.h"
+#include "base/created_folders.h"
+#include "base/output_set.h"
 #include "report/json_writer.h"
 #include "report/safetensors.h"
 
@@ -71,36 +74,32 @@ std::string hf_config_json(const ModelConfig& m) {
 }
 
 Status export_hf_checkpoint(const std::string& dir, const MlaWeights& weights) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    Error e;
-    e.file = dir;
-    e.message = "cannot create the output directory: " + ec.message();
-    e.output = is_output_errno(ec.value());
-    e.hint = "choose a writable path for -o";
-    return e;
-  }
+  CreatedFolders folders;  // removed again unless both files are published
+  if (Status st = folders.create(dir); !st) return st;
+  const std::string model_path = dir + "/model.safetensors", config_path = dir + "/config.json";
+  for (const std::string& note : recover_output_leftovers({model_path, config_path}))
+    std::fprintf(stderr, "note: %s\n", note.c_str());
   std::vector<TensorView> tensors;
   for (const NamedWeight& nw : weights.tensors()) {
     TensorView t{nw.name, {}, nw.tensor->values.data(), nw.tensor->values.size()};
     for (int d : nw.tensor->shape) t.shape.push_back(d);
     tensors.push_back(std::move(t));
   }
-  // Both files written and synced before either is renamed into place: a failure (a full disk)
-  // leaves the folder as it was, never new weights beside an old config. The weights go to the
-  // file from where they are, tensor by tensor.
+  // Both files written and synced, then published as one set: a failure (a full disk) leaves the
+  // folder as it was, never new weights beside an old config. The weights go to the file from
+  // where they are, tensor by tensor.
   AtomicOutputFile model, config;
-  if (Status st = model.open(dir + "/model.safetensors"); !st) return st;
+  if (Status st = model.open(model_path); !st) return st;
   model.write(safetensors_header(tensors, {{"format", "pt"}, {"producer", "mlasim"}}));
   for (const TensorView& t : tensors)
     model.write(std::string_view(reinterpret_cast<const char*>(t.data), t.size * sizeof(float)));
   if (Status st = model.finish(); !st) return st;
-  if (Status st = config.open(dir + "/config.json"); !st) return st;
+  if (Status st = config.open(config_path); !st) return st;
   config.write(hf_config_json(weights.config));
   if (Status st = config.finish(); !st) return st;
-  if (Status st = model.publish(); !st) return st;
-  return config.publish();
+  if (Status st = publish_together({&model, &config}); !st) return st;
+  folders.keep();
+  return Status::Ok();
 }
 
 Result<MlaWeights> read_hf_checkpoint(const std::string& dir, const ModelConfig& model) {

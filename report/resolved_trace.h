@@ -29,6 +29,7 @@ class ResolvedTraceSink final : public StepSink {
   void on_end(const RunTotals& totals) override;
   Status finish() { return file_.finish(); }
   Status publish() { return file_.publish(); }
+  AtomicOutputFile& output() { return file_; }
 
  private:
   const Scenario* scenario_ = nullptr;

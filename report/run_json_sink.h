@@ -27,6 +27,7 @@ class RunFileSink final : public StepSink {
   // commit() in two steps, for outputs published together (AtomicOutputFile).
   Status finish() { return file_.finish(); }
   Status publish() { return file_.publish(); }
+  AtomicOutputFile& output() { return file_; }
 
  private:
   RunFileFormat format_;

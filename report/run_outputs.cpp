@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/output_set.h"
 #include "report/timeline_svg.h"
 
 namespace mlasim {
@@ -22,20 +23,6 @@ std::string run_flag_conflict(const RunOutputOptions& o, bool dry_run, bool comp
   return "";
 }
 
-CreatedDirectory::~CreatedDirectory() {
-  std::error_code ignored;
-  if (!path_.empty()) std::filesystem::remove(path_, ignored);
-}
-
-Status CreatedDirectory::create(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::create_directories(path, ec)) path_ = path;
-  if (!ec) return Status::Ok();
-  Error e{path, 0, 0, "", "cannot create the directory: " + ec.message(), output_errno_hint(ec.value())};
-  e.output = is_output_errno(ec.value());
-  return Status(e);
-}
-
 RunOutputs::RunOutputs(const Scenario& scenario, const RunOutputOptions& options, std::ostream& out)
     : scenario_(scenario),
       options_(options),
@@ -49,6 +36,13 @@ RunOutputs::RunOutputs(const Scenario& scenario, const RunOutputOptions& options
 
 Status RunOutputs::open(const Backend* backend) {
   backend_ = backend;
+  // What a killed run left beside these outputs: its published set completed, its temporaries gone.
+  std::vector<std::string> targets = {options_.json_path, options_.jsonl_path, options_.trace_path,
+                                      options_.resolved_path, options_.svg_path};
+  if (!options_.logits_dir.empty())
+    for (const char* leaf : {"/logits.npy", "/logits_index.json"}) targets.push_back(options_.logits_dir + leaf);
+  std::erase(targets, std::string());
+  for (const std::string& note : recover_output_leftovers(targets)) std::fprintf(stderr, "note: %s\n", note.c_str());
   if (backend) {
     if (Status st = golden_.emplace().open(options_.golden_dir, scenario_); !st) return st;
     golden_->start(backend->precision());
@@ -103,28 +97,32 @@ bool RunOutputs::report() {
 }
 
 Status RunOutputs::publish() {
-  std::vector<std::pair<std::function<Status()>, std::function<Status()>>> outputs;  // finish, publish
-  if (!options_.json_path.empty()) outputs.emplace_back([&] { return json_.finish(); }, [&] { return json_.publish(); });
-  if (!options_.jsonl_path.empty())
-    outputs.emplace_back([&] { return jsonl_.finish(); }, [&] { return jsonl_.publish(); });
-  if (!options_.trace_path.empty())
-    outputs.emplace_back([&] { return trace_.finish(); }, [&] { return trace_.publish(); });
-  if (!options_.resolved_path.empty())
-    outputs.emplace_back([&] { return resolved_.finish(); }, [&] { return resolved_.publish(); });
-  if (!options_.svg_path.empty())
-    outputs.emplace_back(
-        [&] {
-          if (Status st = svg_file_.open(options_.svg_path); !st) return st;
-          svg_file_.write(timeline_svg_document({&timeline_}));
-          return svg_file_.finish();
-        },
-        [&] { return svg_file_.publish(); });
-  if (!options_.logits_dir.empty())
-    outputs.emplace_back([&] { return logits_files_.finish(); }, [&] { return logits_files_.publish(); });
-  for (auto& [finish, publish] : outputs)
-    if (Status st = finish(); !st) return st;
-  for (auto& [finish, publish] : outputs)
-    if (Status st = publish(); !st) return st;
+  std::vector<std::function<Status()>> finish;
+  std::vector<AtomicOutputFile*> files;
+  auto add = [&](const std::string& path, std::function<Status()> f, AtomicOutputFile& file) {
+    if (path.empty()) return;
+    finish.push_back(std::move(f));
+    files.push_back(&file);
+  };
+  add(options_.json_path, [&] { return json_.finish(); }, json_.output());
+  add(options_.jsonl_path, [&] { return jsonl_.finish(); }, jsonl_.output());
+  add(options_.trace_path, [&] { return trace_.finish(); }, trace_.output());
+  add(options_.resolved_path, [&] { return resolved_.finish(); }, resolved_.output());
+  add(
+      options_.svg_path,
+      [&] {
+        if (Status st = svg_file_.open(options_.svg_path); !st) return st;
+        svg_file_.write(timeline_svg_document({&timeline_}));
+        return svg_file_.finish();
+      },
+      svg_file_);
+  if (!options_.logits_dir.empty()) {
+    finish.push_back([&] { return logits_files_.finish(); });
+    for (AtomicOutputFile* f : logits_files_.outputs()) files.push_back(f);
+  }
+  for (auto& f : finish)
+    if (Status st = f(); !st) return st;
+  if (Status st = publish_together(files); !st) return st;
   logits_dir_.keep();
   if (!options_.logits_dir.empty()) out_ << "wrote " << options_.logits_dir << "/logits.npy and logits_index.json\n";
   return Status::Ok();

@@ -3,13 +3,13 @@
 // Engine, judged after the run, then published as one set.
 #pragma once
 
-#include <filesystem>
 #include <optional>
 #include <ostream>
 #include <string>
 
 #include "attention/backend.h"
 #include "base/atomic_file.h"
+#include "base/created_folders.h"
 #include "base/status.h"
 #include "engine/engine.h"
 #include "report/expectations.h"
@@ -37,21 +37,6 @@ struct RunOutputOptions {
 
 // The flag combinations `mlasim run` refuses: "" or the message.
 std::string run_flag_conflict(const RunOutputOptions& o, bool dry_run, bool compare_profile, bool faults);
-
-// --logits-dir, created when missing and removed again (when still empty) unless the run kept it:
-// a failed run leaves no folder behind.
-class CreatedDirectory {
- public:
-  CreatedDirectory() = default;
-  CreatedDirectory(const CreatedDirectory&) = delete;
-  CreatedDirectory& operator=(const CreatedDirectory&) = delete;
-  ~CreatedDirectory();
-  Status create(const std::string& path);
-  void keep() { path_.clear(); }
-
- private:
-  std::string path_;
-};
 
 class RunOutputs {
  public:
@@ -81,7 +66,8 @@ class RunOutputs {
   ExpectationChecker checker_;
   ProgressLine progress_;
   std::optional<LogitsGoldenGate> golden_;
-  CreatedDirectory logits_dir_;  // declared before the files: removed after their temporaries are
+  CreatedFolders logits_dir_;  // the folders --logits-dir needed; declared before the files: removed after
+                               // their temporaries are, unless the run published them
   LogitsFilesStream logits_files_;
   std::optional<LogitsStreamSink> logits_;
   RunFileSink json_{RunFileFormat::kJson};

@@ -29,6 +29,7 @@ class TraceEventSink final : public StepSink {
   // commit() in two steps, for outputs published together (AtomicOutputFile).
   Status finish() { return file_.finish(); }
   Status publish() { return file_.publish(); }
+  AtomicOutputFile& output() { return file_; }
 
  private:
   void event(const std::string& json);

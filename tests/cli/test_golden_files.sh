@@ -76,8 +76,14 @@ fresh; sed -i '1s/format 1/format 9/' "$g/split.txt"
 golden_check "split format line" 2 "$g/split.txt:1: error: not an mlasim split golden of format 1 (the first line is \"# mlasim split golden, format 9\")"
 fresh; sed -i 's/^# scenario: .*/# scenario: other/' "$g/split.txt"
 golden_check "split of another scenario" 1 "$g/split.txt:2: the golden is scenario \"other\"'s, not \"$name\"'s"
+# A golden of an older version of the scenario: both files carry its fingerprint.
 fresh; sed -i 's/^# fingerprint: .*/# fingerprint: 0000000000000000/' "$g/split.txt"
+sed -i 's/^fingerprint: .*/fingerprint: 0000000000000000/' "$g/meta.yaml"
 golden_check "stale split golden" 1 "$g/split.txt:3: the golden is stale: the scenario changed since it was written"
+# One file's fingerprint edited: the two are not from one update.
+fresh; sed -i 's/^fingerprint: .*/fingerprint: 0000000000000000/' "$g/meta.yaml"
+golden_check "meta.yaml fingerprint edited" 2 "$g/meta.yaml:4:14: error: fingerprint: 0000000000000000 differs from $g/split.txt's"
+contains "meta.yaml fingerprint edited" "the two files are from different updates (or one was edited)"
 fresh; { head -5 "$g/split.txt"; head -c $((17 << 20)) /dev/zero | tr '\0' 'x'; } >"$g/split.txt.new"; mv "$g/split.txt.new" "$g/split.txt"
 golden_check "split line without end" 2 "$g/split.txt:6: error: a line longer than 16 MiB"
 
@@ -119,8 +125,20 @@ if mount -t tmpfs -o size=64k tmpfs "$mnt" 2>/dev/null; then
     || { echo "FAIL leftovers on the full disk: $(ls -A "$mnt")"; fail=1; }
   check "export onto a full disk" 3 "$mlasim" export "$scenario" -o "$mnt/export"
   not_contains "export onto a full disk" "Success"
-  [[ -z $(ls -A "$mnt/export" 2>/dev/null) ]] || { echo "FAIL export left files: $(ls -A "$mnt/export")"; fail=1; }
+  [[ ! -e $mnt/export ]] || { echo "FAIL export left its folder: $(ls -A "$mnt/export" | tr '\n' ' ')"; fail=1; }
   umount "$mnt"
+  # A read-only file system is exit 3 with its name, for a folder to create and for a file.
+  if mount -t tmpfs -o ro,size=64k tmpfs "$mnt" 2>/dev/null; then
+    check "fuzz -o onto a read-only file system" 3 "$mlasim" fuzz --seed 3 --runs 300 \
+      --set engine.profile=vllm-current --set engine.attention_backend=flashinfer-mla -o "$mnt/found"
+    contains "fuzz -o onto a read-only file system" "$mnt/found: error: cannot create the folder: Read-only file system"
+    contains "fuzz -o onto a read-only file system" "the file system is read-only"
+    check "run --json onto a read-only file system" 3 "$mlasim" run "$scenario" --dry-run --json "$mnt/run.json"
+    contains "run --json onto a read-only file system" "Read-only file system"
+    check "export onto a read-only file system" 3 "$mlasim" export "$scenario" -o "$mnt/export"
+    contains "export onto a read-only file system" "Read-only file system"
+    umount "$mnt"
+  fi
 else
   echo "note: cannot mount a tmpfs here (not root, or no CAP_SYS_ADMIN): the full-disk cases are not run"
 fi

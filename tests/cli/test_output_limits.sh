@@ -114,6 +114,31 @@ for f in split.txt logits.npy logits_index.json meta.yaml; do
 done
 no_leftovers "golden update" "$scratch/g"
 
+# mlasim golden update of two scenarios is all or nothing: the first golden (6 KiB of logits) is
+# staged under the limit, the second (22 KiB) is not, so neither is updated.
+other=spec_decode_short_fresh_prompt
+fresh "$scratch/g"
+cp -r "$root/golden/$name" "$scratch/g/$name"
+echo old >"$scratch/g/$name/split.txt"
+check "golden update of two" 3 limited 16 "$mlasim" golden update "$scenario" "$root/scenarios/seed/$other.yaml" \
+  --golden-dir "$scratch/g"
+efbig "golden update of two" "$scratch/g/$other"
+contains "golden update of two" "no golden was updated"
+unchanged "golden update of two" "$scratch/g/$name/split.txt"
+[[ ! -e $scratch/g/$other ]] || { echo "FAIL golden update of two: $other was created"; fail=1; }
+no_leftovers "golden update of two" "$scratch/g"
+
+# mlasim fuzz --record-golden: the goldens written before the limit stay whole, and the one that
+# did not fit leaves no folder (3 KiB holds some of seed 3's split goldens, not all).
+d="$scratch/fuzz-golden"
+fresh "$d"
+check "fuzz --record-golden" 3 limited 3 "$mlasim" fuzz --seed 3 --runs 200 --record-golden "$d/g"
+efbig "fuzz --record-golden" "$d/g/fuzz_3_"
+for f in "$d"/g/*; do
+  [[ -f $f/split.txt ]] || { echo "FAIL fuzz --record-golden: $f holds no split.txt: $(ls -A "$f")"; fail=1; }
+done
+no_leftovers "fuzz --record-golden" "$d/g"
+
 # mlasim export: neither file of the old export is replaced.
 d="$scratch/export"
 fresh "$d"

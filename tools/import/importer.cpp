@@ -8,6 +8,7 @@
 
 #include "config/model_config.h"
 #include "base/atomic_file.h"
+#include "base/output_set.h"
 #include "tools/import/azure_reader.h"
 #include "tools/import/burstgpt_reader.h"
 #include "tools/import/field_parse.h"
@@ -197,6 +198,8 @@ Result<ImportSummary> import_trace(const ImportOptions& o) {
   s.limit = o.limit;
   std::unique_ptr<TraceReader> reader = make_reader(o.format, o.input);
   if (Status st = reader->open(); !st) return st.error();
+  for (const std::string& note : recover_output_leftovers({n.jsonl, n.yaml}))
+    std::fprintf(stderr, "note: %s\n", note.c_str());
   AtomicOutputFile jsonl;
   if (Status st = jsonl.open(n.jsonl); !st) return st.error();
 
@@ -259,12 +262,7 @@ Result<ImportSummary> import_trace(const ImportOptions& o) {
   yaml_file.write(text);
   if (Status st = jsonl.finish(); !st) return st.error();
   if (Status st = yaml_file.finish(); !st) return st.error();
-  if (Status st = jsonl.publish(); !st) return st.error();
-  if (Status st = yaml_file.publish(); !st) {
-    std::error_code ec;
-    fs::remove(n.jsonl, ec);  // no request file without its scenario
-    return st.error();
-  }
+  if (Status st = publish_together({&jsonl, &yaml_file}); !st) return st.error();  // the requests, then their scenario
   return s;
 }
 

@@ -10,6 +10,7 @@
 #include "base/atomic_file.h"
 #include "report/check_report_html.h"
 #include "report/check_runner.h"
+#include "report/golden_update.h"
 #include "report/check_shard.h"
 #include "report/ordered_pool.h"
 #include "tools/mlasim/cli_backend.h"
@@ -80,6 +81,8 @@ int run_check(const CheckOptions& o) {
     std::cerr << "mlasim check: no scenario files under the given paths\n";
     return kExitBadInput;
   }
+  // A `golden update` killed while swapping its goldens in: completed before they are read.
+  for (const std::string& note : recover_golden_leftovers(o.golden_dir)) std::cerr << "note: " << note << "\n";
   mlasim::CheckOptions options;
   options.golden_dir = o.golden_dir;
   options.replay.with_model = !o.dry_run;

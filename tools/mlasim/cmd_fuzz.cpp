@@ -63,10 +63,8 @@ int record_goldens(const FuzzOptions& options, const std::string& dir) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= options.max_seconds)
       break;
     const Scenario trace = generate_trace(options.distribution, options.seed, run);
-    if (Status st = write_creating_folder(split_golden_path(dir, trace.name), split_golden_text(trace, generator)); !st) {
-      std::cerr << st.error().format() << "\n";
-      return kExitBadInput;
-    }
+    if (Status st = write_creating_folder(split_golden_path(dir, trace.name), split_golden_text(trace, generator)); !st)
+      return report_error(st.error());
     ++written;
   }
   std::cout << "recorded " << written << " split goldens in " << dir << " (check them later with --property "
@@ -188,7 +186,8 @@ void add_fuzz_command(CLI::App& app, int& exit_code) {
       "The output is the same for the same seed and flags (with --time, the number of runs may differ).\n\n"
       "Properties (--property, repeatable; default: the first two, and same_logits_as_strict with --model):\n" +
           properties_help() + "\n" + describe_distribution() +
-          "\nExit 0 no violation, 1 a violation (shrunk, and written with -o), 2 bad input.\n"
+          "\nExit 0 no violation, 1 a violation (shrunk, and written with -o), 2 bad input, 3 an output that could\n"
+          "not be written (a full disk, a read-only file system).\n"
           "Examples: mlasim fuzz --set engine.attention_backend=flashinfer-mla --runs 500 -o /tmp/found\n"
           "          mlasim fuzz --seed 3 --runs 2000 --record-golden /tmp/fz   (then, with another build:)\n"
           "          mlasim fuzz --seed 3 --runs 2000 --property matches_golden_split --golden-dir /tmp/fz\n"

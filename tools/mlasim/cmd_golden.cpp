@@ -4,6 +4,7 @@
 
 #include "scenario/scenario_loader.h"
 #include "report/check_runner.h"
+#include "report/golden_update.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {
@@ -31,13 +32,19 @@ int update_goldens(const std::vector<std::string>& inputs, const std::string& go
     }
   }
   const std::string generator = std::string("mlasim ") + MLASIM_VERSION + " (commit " + MLASIM_GIT_COMMIT + ")";
+  for (const std::string& note : recover_golden_leftovers(golden_dir)) std::cerr << "note: " << note << "\n";
+  // Every golden is staged first; only then are they all swapped in: a failure updates none.
+  GoldenUpdate update(golden_dir, generator);
   for (const std::string& f : files.value()) {
-    Result<std::string> written = update_split_golden(f, golden_dir, generator);
-    if (!written) {
-      return report_error(written.error());
+    if (Status st = update.stage(f); !st) {
+      const int rc = report_error(st.error());
+      std::cerr << "mlasim golden update: no golden was updated\n";
+      return rc;
     }
-    std::cout << "wrote " << written.value() << "\n";
   }
+  Result<std::vector<std::string>> written = update.commit();
+  if (!written) return report_error(written.error());
+  for (const std::string& dir : written.value()) std::cout << "wrote " << dir << "\n";
   return kExitOk;
 }
 
@@ -52,9 +59,10 @@ void add_golden_command(CLI::App& app, int& exit_code) {
   CLI::App* update = cmd->add_subcommand(
       "update",
       "Regenerate golden/<name>/ (split.txt, logits.npy, logits_index.json, meta.yaml) for each\n"
-      "SCENARIO (files or directories) from one fp64 CPU reference replay, atomically (the folder is\n"
-      "written beside the old one, then swapped in), stamping the generator version and commit. Every\n"
-      "scenario is loaded first: a bad one means nothing is written.\n"
+      "SCENARIO (files or directories) from one fp64 CPU reference replay, stamping the generator\n"
+      "version and commit. All or nothing: every scenario is loaded, replayed and written beside its old\n"
+      "folder first; only then are the folders swapped in. A bad scenario or a full disk updates none;\n"
+      "a kill leaves a journal that the next update (or check) completes.\n"
       "Example: mlasim golden update scenarios/seed/lone_one_token_prompt.yaml");
   update->add_option("scenarios", *scenarios, "Scenario files or directories")->required();
   update->add_option("--golden-dir", *golden_dir, "Where goldens live (default: golden)");

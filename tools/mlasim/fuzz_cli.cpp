@@ -9,6 +9,7 @@
 #include "tools/fuzz/finding.h"
 #include "tools/fuzz/shrinker.h"
 #include "base/atomic_file.h"
+#include "base/created_folders.h"
 #include "report/split_golden.h"
 #include "tools/mlasim/commands.h"
 
@@ -51,10 +52,13 @@ std::vector<std::string> set_keys(const std::vector<std::string>& sets) {
 }
 
 Status write_creating_folder(const std::string& path, const std::string& text) {
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  std::error_code ec;
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  return write_file_atomically(path, text);
+  const std::string parent = std::filesystem::path(path).parent_path().string();
+  CreatedFolders folders;
+  if (!parent.empty())
+    if (Status st = folders.create(parent); !st) return st;
+  if (Status st = write_file_atomically(path, text); !st) return st;
+  folders.keep();
+  return Status::Ok();
 }
 
 int shrink_and_write(const Scenario& trace, const Violation& v, const FaultSet& faults,
