@@ -13,6 +13,12 @@
 #include "report/safetensors.h"
 
 namespace mlasim {
+namespace {
+
+const std::vector<std::pair<std::string, std::string>> kSafetensorsMetadata = {{"format", "pt"},
+                                                                               {"producer", "mlasim"}};
+
+}  // namespace
 
 std::string hf_config_json(const ModelConfig& m) {
   JsonWriter w;
@@ -73,6 +79,18 @@ std::string hf_config_json(const ModelConfig& m) {
   return w.str();
 }
 
+std::uint64_t export_bytes(const ModelConfig& model) {
+  std::vector<TensorView> tensors;
+  std::uint64_t data = 0;
+  for (const WeightSpec& spec : weight_specs(model)) {
+    TensorView t{spec.name, {}, nullptr, 1};
+    for (int d : spec.shape) t.shape.push_back(d), t.size *= static_cast<std::size_t>(d);
+    data += t.size * sizeof(float);
+    tensors.push_back(std::move(t));
+  }
+  return safetensors_header(tensors, kSafetensorsMetadata).size() + data + hf_config_json(model).size();
+}
+
 Status export_hf_checkpoint(const std::string& dir, const MlaWeights& weights) {
   CreatedFolders folders;  // removed again unless both files are published
   if (Status st = folders.create(dir); !st) return st;
@@ -90,7 +108,7 @@ Status export_hf_checkpoint(const std::string& dir, const MlaWeights& weights) {
   // where they are, tensor by tensor.
   AtomicOutputFile model, config;
   if (Status st = model.open(model_path); !st) return st;
-  model.write(safetensors_header(tensors, {{"format", "pt"}, {"producer", "mlasim"}}));
+  model.write(safetensors_header(tensors, kSafetensorsMetadata));
   for (const TensorView& t : tensors)
     model.write(std::string_view(reinterpret_cast<const char*>(t.data), t.size * sizeof(float)));
   if (Status st = model.finish(); !st) return st;

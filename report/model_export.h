@@ -2,6 +2,7 @@
 // (config.json + model.safetensors, float32) that other tools can load, and reading it back.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "attention/mla_weights.h"
@@ -14,6 +15,9 @@ namespace mlasim {
 // YaRN rope_scaling with mscale = mscale_all_dim (so the cos/sin tables are unscaled, as in
 // DeepSeek's configs), q_lora_rank null when 0, index_topk when sparse.
 std::string hf_config_json(const ModelConfig& model);
+
+// The bytes export_hf_checkpoint writes for `model` (both files), known before the weights exist.
+std::uint64_t export_bytes(const ModelConfig& model);
 
 // Creates `dir` if needed and writes config.json and model.safetensors, each atomically.
 Status export_hf_checkpoint(const std::string& dir, const MlaWeights& weights);

@@ -125,6 +125,7 @@ if mount -t tmpfs -o size=64k tmpfs "$mnt" 2>/dev/null; then
     || { echo "FAIL leftovers on the full disk: $(ls -A "$mnt")"; fail=1; }
   check "export onto a full disk" 3 "$mlasim" export "$scenario" -o "$mnt/export"
   not_contains "export onto a full disk" "Success"
+  contains "export onto a full disk" "$mnt/export: error: the export needs"  # checked before the weights are drawn
   [[ ! -e $mnt/export ]] || { echo "FAIL export left its folder: $(ls -A "$mnt/export" | tr '\n' ' ')"; fail=1; }
   umount "$mnt"
   # A read-only file system is exit 3 with its name, for a folder to create and for a file.
@@ -136,7 +137,7 @@ if mount -t tmpfs -o size=64k tmpfs "$mnt" 2>/dev/null; then
     check "run --json onto a read-only file system" 3 "$mlasim" run "$scenario" --dry-run --json "$mnt/run.json"
     contains "run --json onto a read-only file system" "Read-only file system"
     check "export onto a read-only file system" 3 "$mlasim" export "$scenario" -o "$mnt/export"
-    contains "export onto a read-only file system" "Read-only file system"
+    contains "export onto a read-only file system" "is on a read-only file system"
     umount "$mnt"
   fi
 else

@@ -25,6 +25,9 @@ TEST_CASE("export round trip: safetensors weights drive the forward to the golde
       (std::filesystem::temp_directory_path() / ("mlasim_export_" + std::to_string(::getpid()))).string();
   const MlaWeights seeded = seeded_weights(s.model);
   REQUIRE(export_hf_checkpoint(dir, seeded).ok());
+  // The disk check's estimate is the files' size, byte for byte.
+  CHECK(export_bytes(s.model) ==
+        std::filesystem::file_size(dir + "/model.safetensors") + std::filesystem::file_size(dir + "/config.json"));
 
   Result<MlaWeights> back = read_hf_checkpoint(dir, s.model);
   REQUIRE(back.ok());

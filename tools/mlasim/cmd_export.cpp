@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "attention/mla_weights.h"
+#include "base/disk_space.h"
 #include "scenario/scenario_loader.h"
 #include "report/model_export.h"
 #include "engine/replay.h"
@@ -19,6 +20,9 @@ int run_export(const std::string& scenario_path, const std::string& out_dir) {
   if (Status st = model_memory_check(loaded.value(), CpuPrecision::kFloat); !st) {
     return report_error(st.error());
   }
+  // Before the weights are drawn (seconds to minutes for the large presets): the files must fit.
+  if (Status st = disk_space_check(out_dir, export_bytes(loaded.value().model), "the export"); !st)
+    return report_error(st.error());
   const MlaWeights weights = seeded_weights(loaded.value().model);
   if (Status st = export_hf_checkpoint(out_dir, weights); !st) {
     return report_error(st.error());
