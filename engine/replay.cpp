@@ -65,7 +65,7 @@ CpuBackendOptions cpu_backend_options(const Scenario& scenario, CpuPrecision pre
   return cpu;
 }
 
-Status model_memory_check(const Scenario& scenario, CpuPrecision precision, double limit_bytes) {
+ModelMemory model_memory(const Scenario& scenario, CpuPrecision precision) {
   double numel = 0;
   for (const WeightSpec& w : weight_specs(scenario.model)) {
     double n = 1;
@@ -75,11 +75,21 @@ Status model_memory_check(const Scenario& scenario, CpuPrecision precision, doub
   const ModelConfig& m = scenario.model;
   const SchedulerConfig& sc = scenario.scheduler;
   const double value_bytes = precision == CpuPrecision::kDouble ? 8 : 4;
-  const double weights = numel * 4 + (precision == CpuPrecision::kDouble ? numel * 8 : 0);
-  const double cache = static_cast<double>(sc.num_gpu_blocks) * sc.block_size * (m.kv_lora_rank + m.qk_rope_head_dim) *
-                       m.num_hidden_layers * value_bytes * std::max(1, scenario.parallel.tensor_parallel_size);
-  if (limit_bytes <= 0)
-    limit_bytes = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  ModelMemory mem;
+  mem.weights = numel * 4 + (precision == CpuPrecision::kDouble ? numel * 8 : 0);
+  mem.cache = static_cast<double>(sc.num_gpu_blocks) * sc.block_size * (m.kv_lora_rank + m.qk_rope_head_dim) *
+              m.num_hidden_layers * value_bytes * std::max(1, scenario.parallel.tensor_parallel_size);
+  return mem;
+}
+
+double physical_memory_bytes() {
+  return static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+}
+
+Status model_memory_check(const Scenario& scenario, CpuPrecision precision, double limit_bytes) {
+  const ModelMemory mem = model_memory(scenario, precision);
+  const double weights = mem.weights, cache = mem.cache;
+  if (limit_bytes <= 0) limit_bytes = physical_memory_bytes();
   if (weights + cache <= limit_bytes) return Status::Ok();
   Error e;
   e.file = scenario.source;

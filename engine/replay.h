@@ -41,6 +41,15 @@ RunRecord replay(const Scenario& scenario, const ReplayOptions& options);
 std::optional<PrecisionClass> replay(const Scenario& scenario, const ReplayOptions& options,
                                      const std::vector<StepSink*>& sinks);
 
+// What running the scenario's model on the CPU allocates, in bytes: the seeded weights (float;
+// the fp64 backend adds a double copy) and the latent KV cache of every block (per TP rank).
+struct ModelMemory {
+  double weights = 0, cache = 0;
+  double total() const { return weights + cache; }
+};
+ModelMemory model_memory(const Scenario& scenario, CpuPrecision precision);
+double physical_memory_bytes();
+
 // What running the scenario's model on the CPU allocates: the seeded weights (float; the fp64
 // backend adds a double copy) and the latent KV cache of every block (per TP rank). An error
 // naming the scenario, the sizes and the limit when it is more than `limit_bytes` (0: this

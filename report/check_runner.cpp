@@ -184,6 +184,8 @@ ScenarioCheck check_scenario(const Scenario& s, const std::string& path, const C
                       s.expect.invariants.end();
   ReplayOptions replay_options = options.replay;
   replay_options.audit_every_step = replay_options.audit_every_step || pinned;
+  const MemoryLease memory(options.replay.with_model ? options.memory : nullptr,
+                           model_memory(s, options.replay.precision).total());
   replay_options.on_backend = [&](PrecisionClass p) { logits_golden.start(p); };
   try {
     ThrowOnCheckFailure throw_on_failure;

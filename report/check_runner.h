@@ -9,6 +9,7 @@
 
 #include "base/status.h"
 #include "report/logits_golden.h"
+#include "report/memory_budget.h"
 #include "engine/replay.h"
 #include "report/split_golden.h"
 
@@ -40,6 +41,8 @@ struct CheckOptions {
   std::function<std::string(const Scenario&, const FaultSet&)> backend_support_error;
   bool timelines = false;  // record each replay's timeline and keep it for a scenario that fails
   bool explain = false;    // keep each scenario's deployment chain (explain_deployment)
+  // `check -j N`: the memory the workers' models share (model_memory); null: no limit.
+  MemoryBudget* memory = nullptr;
 };
 
 // Every *.yaml under each path (a file is taken as is), sorted, without duplicates. A path that

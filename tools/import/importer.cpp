@@ -229,6 +229,13 @@ Result<ImportSummary> import_trace(const ImportOptions& o) {
       ++s.skipped_too_long;
     } else {
       if (s.imported == 0) first_ns = rec.time_ns;
+      // The scenario's arrival_time is seconds since the first request, at most 1e9 (31.7 years).
+      if (rec.time_ns - first_ns > 1'000'000'000LL * 1'000'000'000LL)
+        return trace_error(o.input, rec.line, rec.time_column, reader->time_key(),
+                           std::string(rec.time_text) + " arrives more than 1e9 seconds after the first request (" +
+                               std::to_string((rec.time_ns - first_ns) / 1'000'000'000LL) + " s)",
+                           "a scenario's arrival_time is at most 1e9 seconds: is this timestamp's unit or year "
+                           "right?");
       s.duration_us = (rec.time_ns - first_ns + 500) / 1000;
       line.clear();
       append_request_line(line, s.duration_us, rec.prompt_len, rec.output_len, hashes ? &rec.hash_ids : nullptr);

@@ -103,6 +103,9 @@ int run_check(const CheckOptions& o) {
     std::cerr << "mlasim check: --device cuda runs the scenarios one at a time (-j " << num_jobs << " ignored)\n";
     num_jobs = 1;
   }
+  // Workers' models together stay within the machine's memory: a large one waits for room.
+  MemoryBudget memory(physical_memory_bytes());
+  if (num_jobs > 1) options.memory = &memory;
   const std::vector<std::string>& all = files.value();
   std::vector<std::size_t> selected(all.size());
   std::iota(selected.begin(), selected.end(), std::size_t{0});
