@@ -66,7 +66,7 @@ void Engine::admit_arrivals() {
     // arriving by step arrives when that step starts.
     const std::int64_t arrival = scenario_.timed_arrivals ? spec.arrival_time_ns.value_or(0) : now_ns_;
     arrived_.emplace_back(index, spec.id);
-    alive_.emplace(index, Alive{std::move(spec.id), arrival, -1});
+    alive_.emplace(index, AliveRequest{std::move(spec.id), arrival, -1});
     ++num_arrived_;
   }
 }
@@ -241,7 +241,7 @@ void Engine::note_first_tokens(std::int64_t end_ns) {
     if (row.num_computed_tokens >= row.num_prompt_tokens ||
         row.num_computed_tokens + row.num_scheduled_tokens < row.num_prompt_tokens)
       continue;
-    Alive& a = alive_.at(row.req_id);
+    AliveRequest& a = alive_.at(row.req_id);
     if (a.first_token_ns < 0) a.first_token_ns = end_ns;
   }
 }
@@ -259,20 +259,20 @@ void Engine::check_block_tables() const {
 }
 
 void Engine::finish(const Request& r, std::int64_t end_ns) {
-  auto it = alive_.find(r.request_id);
-  MLASIM_CHECK(it != alive_.end(), "a finished request was not alive");
+  AliveRequest* a = alive_.find(r.request_id);
+  MLASIM_CHECK(a != nullptr, "a finished request was not alive");
   RequestRecord& rec = finished_;
   rec.index = r.request_id;
-  rec.id = std::move(it->second.id);
+  rec.id = std::move(a->id);
   rec.status = to_string(r.status);
   rec.num_prompt_tokens = r.num_prompt_tokens;
   rec.token_ids = r.all_token_ids;
   rec.num_preemptions = r.num_preemptions;
   rec.stop_reason = r.stop_reason;
-  rec.arrival_ns = it->second.arrival_ns;
-  rec.first_token_ns = it->second.first_token_ns >= 0 ? it->second.first_token_ns : end_ns;
+  rec.arrival_ns = a->arrival_ns;
+  rec.first_token_ns = a->first_token_ns >= 0 ? a->first_token_ns : end_ns;
   rec.finish_ns = end_ns;
-  alive_.erase(it);
+  alive_.erase(r.request_id);
   for (StepSink* s : sinks_) s->on_request_finished(rec);
 }
 

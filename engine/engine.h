@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "attention/attention_metadata.h"
@@ -17,6 +16,7 @@
 #include "config/scenario.h"
 #include "sim/scheduler.h"
 #include "sim/vllm_cannot_run.h"
+#include "engine/alive_table.h"
 #include "engine/run_record.h"
 #include "engine/step_sink.h"
 
@@ -70,12 +70,6 @@ class Engine {
   std::int64_t now_ns() const { return now_ns_; }
 
  private:
-  struct Alive {
-    std::string id;
-    std::int64_t arrival_ns = 0;
-    std::int64_t first_token_ns = -1;
-  };
-
   void admit_arrivals();
   bool arrived(const RequestSpec& spec) const;
   std::int64_t step_duration_ns() const;
@@ -93,7 +87,7 @@ class Engine {
   RoutingConfig routing_;
   AttentionMetadata metadata_;
   std::unique_ptr<RequestStream> arrivals_;
-  std::unordered_map<ReqId, Alive> alive_;
+  AliveTable alive_;
   std::vector<StepSink*> sinks_;
   int step_ = 0;
   int num_steps_run_ = 0;

@@ -68,17 +68,22 @@ void BlockPool::evict_cached_block(int id) {
   Block& b = blocks_[static_cast<std::size_t>(id)];
   const int first = cached_.find(hash);
   MLASIM_CHECK(first >= 0, "hashed block missing from the prefix-cache map");
+  Block& head = blocks_[static_cast<std::size_t>(first)];
   if (first == id) {
-    if (b.dup_next == -1) cached_.erase(hash);
-    else cached_.put(hash, b.dup_next);
-  } else {
-    int cur = first;
-    while (blocks_[static_cast<std::size_t>(cur)].dup_next != id) {
-      cur = blocks_[static_cast<std::size_t>(cur)].dup_next;
-      MLASIM_CHECK(cur != -1, "hashed block missing from its duplicate chain");
+    if (b.dup_next == -1) {
+      cached_.erase(hash);
+    } else {
+      blocks_[static_cast<std::size_t>(b.dup_next)].dup_prev = b.dup_prev;  // the last stays the last
+      cached_.put(hash, b.dup_next);
     }
-    blocks_[static_cast<std::size_t>(cur)].dup_next = b.dup_next;
+  } else {
+    blocks_[static_cast<std::size_t>(b.dup_prev)].dup_next = b.dup_next;
+    if (b.dup_next != -1)
+      blocks_[static_cast<std::size_t>(b.dup_next)].dup_prev = b.dup_prev;
+    else
+      head.dup_prev = b.dup_prev;  // it was the last
   }
+  b.dup_prev = -1;
   b.dup_next = -1;
   hash = 0;
 }
@@ -134,10 +139,13 @@ void BlockPool::cache_full_block(int block_id, std::uint64_t block_hash) {
   const int first = cached_.find(block_hash);
   if (first < 0) {
     cached_.put(block_hash, block_id);
-  } else {  // a duplicate: keep the earliest first, as vLLM's dict of dicts does
-    int cur = first;
-    while (blocks_[static_cast<std::size_t>(cur)].dup_next != -1) cur = blocks_[static_cast<std::size_t>(cur)].dup_next;
-    blocks_[static_cast<std::size_t>(cur)].dup_next = block_id;
+    b.dup_prev = block_id;  // first and last
+  } else {  // a duplicate: appended, the earliest stays first, as in vLLM's dict of dicts
+    Block& head = blocks_[static_cast<std::size_t>(first)];
+    const int last = head.dup_prev;
+    blocks_[static_cast<std::size_t>(last)].dup_next = block_id;
+    b.dup_prev = last;
+    head.dup_prev = block_id;
   }
 }
 
@@ -165,11 +173,16 @@ void BlockPool::audit() const {
   MLASIM_CHECK(num_free_ + num_used_ == num_usable_blocks(), "free + used != usable");
   int mapped = 0;
   cached_.for_each([&](std::uint64_t hash, int first) {
+    int last = first;
     for (int cur = first; cur != -1; cur = blocks_[static_cast<std::size_t>(cur)].dup_next) {
       MLASIM_CHECK(hashes_[static_cast<std::size_t>(cur)] == hash,
                    "prefix-cache map points at a block with another hash");
+      MLASIM_CHECK(cur == first || blocks_[static_cast<std::size_t>(cur)].dup_prev == last,
+                   "a duplicate chain's links disagree");
+      last = cur;
       ++mapped;
     }
+    MLASIM_CHECK(blocks_[static_cast<std::size_t>(first)].dup_prev == last, "a duplicate chain's last block is lost");
   });
   MLASIM_CHECK(mapped == hashed, "hashed blocks missing from the prefix-cache map");
 }

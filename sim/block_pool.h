@@ -51,7 +51,10 @@ class BlockPool {
   struct Block {
     int ref_cnt = 0;
     int prev = -1, next = -1;  // free-queue links; -1 when not queued
-    int dup_next = -1;         // next block cached under the same hash
+    // The blocks cached under one hash, earliest first (vLLM's dict of dicts keeps insertion
+    // order): next and previous, the first block's dup_prev being the last, so appending and
+    // evicting are O(1) however many blocks share the hash. -1 when not cached.
+    int dup_next = -1, dup_prev = -1;
   };
   void queue_remove(int id);
   void queue_push_back(int id);
