@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "base/atomic_file.h"
+#include "base/output_set.h"
 #include "report/check_report_html.h"
 #include "report/check_runner.h"
 #include "report/golden_update.h"
@@ -130,16 +131,27 @@ int run_check(const CheckOptions& o) {
     summary += " (shard " + std::to_string(shard->index) + "/" + std::to_string(shard->total) + " of " +
                std::to_string(all.size()) + (all.size() == 1 ? " scenario)" : " scenarios)");
   std::cout << summary << std::endl;
+  // The reports are one set: all written and synced, then published together (base/output_set.h).
+  std::vector<std::string> targets;
+  for (const std::string* p : {&o.junit_path, &o.json_path, &o.html_path})
+    if (!p->empty()) targets.push_back(*p);
+  for (const std::string& note : recover_output_leftovers(targets)) std::cerr << "note: " << note << "\n";
+  AtomicOutputFile reports[3];
+  std::vector<AtomicOutputFile*> finished;
+  int k = 0;
   for (const auto& [path, report] : {std::pair<std::string, std::function<std::string()>>{
                                          o.junit_path, [&] { return check_reports_junit(checks); }},
                                      {o.json_path, [&] { return check_reports_json(checks); }},
                                      {o.html_path, [&] { return check_report_html(checks, summary); }}}) {
     if (path.empty()) continue;
-    const std::string text = report();
-    if (Status st = write_file_atomically(path, text); !st) {
-      return report_error(st.error());
-    }
+    AtomicOutputFile& f = reports[k++];
+    if (Status st = f.open(path); !st) return report_error(st.error());
+    f.write(report());
+    if (Status st = f.finish(); !st) return report_error(st.error());
+    finished.push_back(&f);
   }
+  if (!finished.empty())
+    if (Status st = publish_together(finished); !st) return report_error(st.error());
   if (bad > 0) return kExitBadInput;
   return failed > 0 ? kExitRegression : kExitOk;
 }
