@@ -164,6 +164,33 @@ grep -qF "|  | cutlass-mla | 1 | decode* 1/0 | prefill 0/5 | decode* 2/0 | prefi
   { echo "FAIL releases --markdown lacks the cutlass-mla row"; fail=1; }
 [[ $(grep -o '"backend"' "$scratch/r.json" | wc -l) -eq 26 ]] || { echo "FAIL releases --json: not 26 cells"; fail=1; }
 
+# Threads and shards: the same output for any -j; the shards' lowest violating run is one run's.
+# Goldens of seed 3 recorded, then two edited: run 150 (even) and run 201 (odd) violate.
+check "fuzz --record-golden for shards" 0 "$mlasim" fuzz --seed 3 --runs 300 --record-golden "$scratch/rg"
+echo "0 | garbage" >>"$scratch/rg/fuzz_3_150/split.txt"
+echo "0 | garbage" >>"$scratch/rg/fuzz_3_201/split.txt"
+golden_fuzz=("$mlasim" fuzz --seed 3 --runs 300 --property matches_golden_split --golden-dir "$scratch/rg")
+check "fuzz -j 1" 1 "${golden_fuzz[@]}" -j 1
+serial=$out
+contains "fuzz -j 1" "run 150 (fuzz_3_150"
+check "fuzz -j 4" 1 "${golden_fuzz[@]}" -j 4
+[[ "$out" == "$serial" ]] || { echo "FAIL fuzz -j 4: the output differs from -j 1"; fail=1; }
+check "fuzz --shard 0/2" 1 "${golden_fuzz[@]}" --shard 0/2
+contains "fuzz --shard 0/2" "run 150 (fuzz_3_150"
+check "fuzz --shard 1/2" 1 "${golden_fuzz[@]}" --shard 1/2 -j 2
+contains "fuzz --shard 1/2" "run 201 (fuzz_3_201"
+check "fuzz --shard 2/3" 0 "${golden_fuzz[@]}" --shard 2/3
+contains "fuzz --shard 2/3" "no violation in 100 runs (shard 2/3 of 300 runs)"
+check "fuzz --shard 1/3, 1000 runs" 0 "$mlasim" fuzz --seed 1 --runs 1000 --set engine.profile=strict --vary all \
+  --shard 1/3 -j 2
+contains "fuzz --shard 1/3, 1000 runs" "no violation in 333 runs (shard 1/3 of 1000 runs)"
+check "fuzz --shard 3/3" 2 "$mlasim" fuzz --shard 3/3
+check "fuzz -j -1" 2 "$mlasim" fuzz -j -1
+check "matrix -j 1" 0 "$mlasim" matrix --runs 40 --seed 4 -j 1
+serial=$out
+check "matrix -j 3" 0 "$mlasim" matrix --runs 40 --seed 4 -j 3
+[[ "$out" == "$serial" ]] || { echo "FAIL matrix -j 3: the table differs from -j 1"; fail=1; }
+
 # README.md shows both matrices as the tool prints them.
 bash "$root/tools/readme-matrix" --check "$mlasim" || fail=1
 exit $fail

@@ -1,32 +1,79 @@
-// The fuzz loop over runs 0, 1, 2, ... of one seed.
+// The fuzz loop over runs 0, 1, 2, ... of one seed (or one shard of them), on one or more threads.
 #include "tools/fuzz/fuzzer.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <limits>
+#include <mutex>
 
 #include "base/check.h"
+#include "report/ordered_pool.h"
 #include "tools/fuzz/scenario_validity.h"
 
 namespace mlasim {
+namespace {
+
+// Runs handed to a thread at a time: small enough that threads stop soon after a violation, large
+// enough that the counter is not contended (a small trace replays in ~50 us).
+constexpr int kChunk = 64;
+
+}  // namespace
+
+int shard_runs(int max_runs, const Shard& shard) {
+  if (max_runs <= shard.index) return 0;
+  return static_cast<int>((static_cast<long long>(max_runs) - shard.index + shard.total - 1) / shard.total);
+}
 
 FuzzResult fuzz(const FuzzOptions& options) {
-  FuzzResult result;
   const auto start = std::chrono::steady_clock::now();
-  for (int run = 0; run < options.max_runs; ++run) {
-    if (options.max_seconds > 0 && (run & 63) == 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= options.max_seconds)
-      break;
-    Scenario trace = generate_trace(options.distribution, options.seed, run);
-    const std::string problem = scenario_problem(trace);
-    MLASIM_CHECK(problem.empty(), "the fuzzer drew an invalid trace (" + trace.name + "): " + problem);
-    ++result.runs;
-    if (std::optional<Violation> v = check_properties(trace, options.properties)) {
-      result.violation = std::move(v);
-      result.trace = std::move(trace);
-      result.run = run;
-      break;
+  const int count = shard_runs(options.max_runs, options.shard);  // this shard's runs, k = 0..count-1
+  auto run_of = [&](int k) { return options.shard.index + k * options.shard.total; };
+  auto out_of_time = [&] {
+    return options.max_seconds > 0 &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= options.max_seconds;
+  };
+  std::atomic<int> next_chunk{0};
+  std::atomic<int> lowest{std::numeric_limits<int>::max()};  // the lowest k found violating
+  std::atomic<int> chunks_taken{0};
+  std::mutex found_mutex;
+  FuzzResult found;
+  auto work = [&] {
+    for (;;) {
+      const int first = kChunk * next_chunk.load();
+      if (first >= count || first >= lowest.load() || out_of_time()) return;
+      const int chunk = next_chunk.fetch_add(1);
+      const int k0 = chunk * kChunk;
+      if (k0 >= count || k0 >= lowest.load()) return;
+      chunks_taken.fetch_add(1);
+      for (int k = k0; k < std::min(count, k0 + kChunk) && k < lowest.load(); ++k) {
+        const int run = run_of(k);
+        Scenario trace = generate_trace(options.distribution, options.seed, run);
+        const std::string problem = scenario_problem(trace);
+        MLASIM_CHECK(problem.empty(), "the fuzzer drew an invalid trace (" + trace.name + "): " + problem);
+        if (std::optional<Violation> v = check_properties(trace, options.properties)) {
+          const std::lock_guard<std::mutex> lock(found_mutex);
+          if (k < lowest.load()) {
+            lowest.store(k);
+            found.violation = std::move(v);
+            found.trace = std::move(trace);
+            found.run = run;
+          }
+          return;
+        }
+      }
     }
-  }
-  return result;
+  };
+  const int jobs = std::max(1, std::min(options.jobs, (count + kChunk - 1) / kChunk));
+  // run_ordered: the threads joined, and an exception of one (a failed check) rethrown here.
+  run_ordered(static_cast<std::size_t>(jobs), jobs, [&](std::size_t) { work(); }, [](std::size_t) {});
+  // Every chunk taken was replayed to its end or to the lowest violation: the runs before it all
+  // ran, and without one, the first chunks_taken chunks did.
+  if (found.violation)
+    found.runs = lowest.load() + 1;
+  else
+    found.runs = static_cast<int>(std::min<long long>(count, static_cast<long long>(chunks_taken.load()) * kChunk));
+  return found;
 }
 
 }  // namespace mlasim

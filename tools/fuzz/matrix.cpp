@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "report/ordered_pool.h"
 #include "sim/scheduler_rules.h"
 #include "tools/fuzz/finding.h"
 #include "tools/fuzz/fuzzer.h"
@@ -82,9 +83,9 @@ std::vector<MatrixCell> routing_matrix(const MatrixOptions& options) {
           c.backend = b;
           c.num_speculative_tokens = k;
           c.chunked_prefill = chunked;
-          fill_cell(c, options);
           cells.push_back(std::move(c));
         }
+  run_ordered(cells.size(), options.jobs, [&](std::size_t i) { fill_cell(cells[i], options); }, [](std::size_t) {});
   return cells;
 }
 

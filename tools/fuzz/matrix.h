@@ -20,6 +20,7 @@ struct MatrixOptions {
   std::uint64_t seed = 0;
   bool with_model = false;  // also: does the misrouting change the logits (fp64)?
   FaultSet faults;          // injected into those model runs
+  int jobs = 1;             // cells filled at once (the cells are independent; the result is the same)
 };
 
 struct MatrixCell {

@@ -5,12 +5,14 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <thread>
 
 #include "scenario/scenario_loader.h"
 #include "scenario/scenario_writer.h"
 #include "tools/fuzz/finding.h"
 #include "tools/fuzz/fuzzer.h"
 #include "report/split_golden.h"
+#include "report/ordered_pool.h"
 #include "tools/mlasim/commands.h"
 #include "tools/mlasim/fuzz_cli.h"
 
@@ -36,20 +38,30 @@ struct FuzzFlags {
   std::string golden_dir;     // matches_golden_split
   std::string record_golden;  // write each run's split golden here instead of checking
   std::string emit;           // write each run's trace here instead of checking
+  std::string jobs = "0";     // -j: threads (0: one per hardware thread)
+  std::string shard;          // --shard I/N ("" : every run)
 };
+
+// " (shard I/N of M runs)" when the campaign is a shard, else "".
+std::string shard_note(const FuzzOptions& o) {
+  if (o.shard.total == 1) return "";
+  return " (shard " + std::to_string(o.shard.index) + "/" + std::to_string(o.shard.total) +
+         (o.max_runs == std::numeric_limits<int>::max() ? std::string(")") : " of " + std::to_string(o.max_runs) + " runs)");
+}
 
 // --emit DIR: every run's trace as DIR/fuzz_<seed>_<run>.yaml, checking nothing (the traces
 // tools/conformance replays through vLLM).
 int emit_traces(const FuzzOptions& options, const std::string& dir, const std::string& origin) {
   int written = 0;
-  for (int run = 0; run < options.max_runs; ++run) {
+  for (int k = 0; k < shard_runs(options.max_runs, options.shard); ++k) {
+    const int run = options.shard.index + k * options.shard.total;
     const Scenario trace = generate_trace(options.distribution, options.seed, run);
     const std::string path = dir + "/" + trace.name + ".yaml";
     if (Status st = write_creating_folder(path, scenario_to_yaml(trace, origin + ", run " + std::to_string(run))); !st)
       return report_error(st.error());
     ++written;
   }
-  std::cout << "wrote " << written << " traces in " << dir << "\n";
+  std::cout << "wrote " << written << " traces in " << dir << shard_note(options) << "\n";
   return kExitOk;
 }
 
@@ -58,16 +70,17 @@ int record_goldens(const FuzzOptions& options, const std::string& dir) {
   const std::string generator = std::string("mlasim ") + MLASIM_VERSION + " (commit " + MLASIM_GIT_COMMIT + ")";
   const auto start = std::chrono::steady_clock::now();
   int written = 0;
-  for (int run = 0; run < options.max_runs; ++run) {
+  for (int k = 0; k < shard_runs(options.max_runs, options.shard); ++k) {
     if (options.max_seconds > 0 &&
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= options.max_seconds)
       break;
+    const int run = options.shard.index + k * options.shard.total;
     const Scenario trace = generate_trace(options.distribution, options.seed, run);
     if (Status st = write_creating_folder(split_golden_path(dir, trace.name), split_golden_text(trace, generator)); !st)
       return report_error(st.error());
     ++written;
   }
-  std::cout << "recorded " << written << " split goldens in " << dir << " (check them later with --property "
+  std::cout << "recorded " << written << " split goldens in " << dir << shard_note(options) << " (check them later with --property "
             << to_string(Property::kMatchesGoldenSplit) << " --golden-dir " << dir << ")\n";
   return kExitOk;
 }
@@ -102,7 +115,7 @@ int run_campaign(const FuzzFlags& f, const FuzzOptions& options) {
   std::cout << "\n";
   const FuzzResult result = fuzz(options);
   if (!result.violation) {
-    std::cout << "no violation in " << result.runs << " runs\n";
+    std::cout << "no violation in " << result.runs << " runs" << shard_note(options) << "\n";
     return kExitOk;
   }
   std::cout << "run " << result.run << " (" << result.trace->name << ", " << describe_batch(*result.trace)
@@ -127,6 +140,20 @@ int run_fuzz(const FuzzFlags& f) {
   options.seed = f.seed;
   options.max_runs = f.runs_given || f.seconds == 0 ? f.runs : std::numeric_limits<int>::max();
   options.max_seconds = f.seconds;
+  Result<int> jobs = parse_jobs(f.jobs, std::thread::hardware_concurrency());
+  if (!jobs) {
+    std::cerr << jobs.error().format() << "\n";
+    return kExitBadInput;
+  }
+  options.jobs = jobs.value();
+  if (!f.shard.empty()) {
+    Result<Shard> shard = parse_shard(f.shard);
+    if (!shard) {
+      std::cerr << shard.error().format() << "\n";
+      return kExitBadInput;
+    }
+    options.shard = shard.value();
+  }
   TraceDistribution& d = options.distribution;
   d.base = base.value();
   d.max_requests = f.max_requests;
@@ -212,6 +239,14 @@ void add_fuzz_command(CLI::App& app, int& exit_code) {
       ->type_name("DIR");
   cmd->add_option("--emit", f->emit, "Write every run's trace as DIR/fuzz_<seed>_<run>.yaml and check nothing")
       ->type_name("DIR");
+  cmd->add_option("-j,--jobs", f->jobs,
+                  "Threads replaying runs at once (default 0: one per hardware thread); the output is the same for\n"
+                  "any N: the violation of the lowest run number")
+      ->type_name("N");
+  cmd->add_option("--shard", f->shard,
+                  "Replay only the runs r with r % N == I (0 <= I < N), so N machines share a campaign; the\n"
+                  "lowest violating run among the shards is the one a single run reports")
+      ->type_name("I/N");
   cmd->add_option("--record-golden", f->record_golden,
                   "Write every run's split golden as DIR/fuzz_<seed>_<run>/split.txt and check nothing")
       ->type_name("DIR");

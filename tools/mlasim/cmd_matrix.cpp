@@ -1,9 +1,11 @@
 // `mlasim matrix`: the routing matrix, as a text table, Markdown and JSON.
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "tools/fuzz/matrix.h"
 #include "base/atomic_file.h"
+#include "report/ordered_pool.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {
@@ -17,6 +19,7 @@ struct MatrixFlags {
   std::string json_path;
   std::string markdown_path;
   bool markdown_stdout = false;
+  std::string jobs = "0";
 };
 
 int run_matrix(const MatrixFlags& f) {
@@ -24,6 +27,12 @@ int run_matrix(const MatrixFlags& f) {
   options.runs = f.runs;
   options.seed = f.seed;
   options.with_model = f.model;
+  Result<int> jobs = parse_jobs(f.jobs, std::thread::hardware_concurrency());
+  if (!jobs) {
+    std::cerr << jobs.error().format() << "\n";
+    return kExitBadInput;
+  }
+  options.jobs = jobs.value();
   if (!parse_faults(f.injects, options.faults)) return kExitBadInput;
   if (!options.faults.empty() && !f.model) {
     std::cerr << "mlasim matrix: --inject changes the model's math, so it needs --model\n";
@@ -63,6 +72,8 @@ void add_matrix_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--seed", f->seed, "Seed of the fuzz distribution (default 0)")->check(seed_validator());
   cmd->add_flag("--model", f->model, "Also replay each found batch with the model in fp64 (tiny preset)");
   cmd->add_option("--inject", f->injects, "Inject a fault into those model runs (repeatable; see `mlasim run --help`)");
+  cmd->add_option("-j,--jobs", f->jobs, "Cells filled at once (default 0: one per hardware thread); the same table for any N")
+      ->type_name("N");
   cmd->add_option("--json", f->json_path, "Write the matrix as JSON to FILE");
   cmd->add_option("--markdown", f->markdown_path, "Write the matrix as a Markdown table to FILE");
   cmd->add_flag("--markdown-stdout", f->markdown_stdout, "Print the Markdown table instead of the text table");
