@@ -5,21 +5,15 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "base/atomic_file.h"
+#include "tests/file_test_util.h"
 
 using namespace mlasim;
+using mlasim::test::read_all;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
 
 int count_entries(const fs::path& dir) {
   int n = 0;

@@ -3,34 +3,21 @@
 // (the old set), and leaves the files of a process still running alone.
 #include <unistd.h>
 
-#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "base/atomic_file.h"
 #include "base/created_folders.h"
 #include "base/output_set.h"
+#include "tests/file_test_util.h"
 
 using namespace mlasim;
+using mlasim::test::entries;
+using mlasim::test::read_all;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
-std::vector<std::string> entries(const fs::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 fs::path fresh_dir(const std::string& tag) {
   const fs::path dir = fs::temp_directory_path() / ("mlasim_output_set_" + tag + "_" + std::to_string(::getpid()));
