@@ -28,7 +28,10 @@ int shard_runs(int max_runs, const Shard& shard) {
 FuzzResult fuzz(const FuzzOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const int count = shard_runs(options.max_runs, options.shard);  // this shard's runs, k = 0..count-1
-  auto run_of = [&](int k) { return options.shard.index + k * options.shard.total; };
+  // r = I + k N stays below max_runs: count holds only such k.
+  auto run_of = [&](int k) {
+    return static_cast<int>(options.shard.index + static_cast<long long>(k) * options.shard.total);
+  };
   auto out_of_time = [&] {
     return options.max_seconds > 0 &&
            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= options.max_seconds;
@@ -40,13 +43,14 @@ FuzzResult fuzz(const FuzzOptions& options) {
   FuzzResult found;
   auto work = [&] {
     for (;;) {
-      const int first = kChunk * next_chunk.load();
+      // In 64 bits: with --time alone `count` is INT_MAX, and a chunk's end passes it.
+      const long long first = static_cast<long long>(kChunk) * next_chunk.load();
       if (first >= count || first >= lowest.load() || out_of_time()) return;
-      const int chunk = next_chunk.fetch_add(1);
-      const int k0 = chunk * kChunk;
+      const long long k0 = static_cast<long long>(kChunk) * next_chunk.fetch_add(1);
       if (k0 >= count || k0 >= lowest.load()) return;
       chunks_taken.fetch_add(1);
-      for (int k = k0; k < std::min(count, k0 + kChunk) && k < lowest.load(); ++k) {
+      const int end = static_cast<int>(std::min<long long>(count, k0 + kChunk));
+      for (int k = static_cast<int>(k0); k < end && k < lowest.load(); ++k) {
         const int run = run_of(k);
         Scenario trace = generate_trace(options.distribution, options.seed, run);
         const std::string problem = scenario_problem(trace);
@@ -64,9 +68,11 @@ FuzzResult fuzz(const FuzzOptions& options) {
       }
     }
   };
-  const int jobs = std::max(1, std::min(options.jobs, (count + kChunk - 1) / kChunk));
+  const int jobs = static_cast<int>(
+      std::max<long long>(1, std::min<long long>(options.jobs, (static_cast<long long>(count) + kChunk - 1) / kChunk)));
   // run_ordered: the threads joined, and an exception of one (a failed check) rethrown here.
-  run_ordered(static_cast<std::size_t>(jobs), jobs, [&](std::size_t) { work(); }, [](std::size_t) {});
+  run_ordered(
+      static_cast<std::size_t>(jobs), jobs, [&](std::size_t) { work(); }, [](std::size_t) {});
   // Every chunk taken was replayed to its end or to the lowest violation: the runs before it all
   // ran, and without one, the first chunks_taken chunks did.
   if (found.violation)
