@@ -1,5 +1,8 @@
-// Shared by the tests that look at files: a file's bytes, and a folder's entries sorted by name.
+// Shared by the tests that look at files: a file's bytes, a folder's entries sorted by name, and a
+// fresh empty folder of this process.
 #pragma once
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -22,6 +25,14 @@ inline std::vector<std::string> entries(const std::filesystem::path& dir) {
   for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
+}
+
+// An empty folder under the temporary directory, named for the test and this process.
+inline std::filesystem::path fresh_dir(const std::string& name) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 }  // namespace mlasim::test

@@ -20,8 +20,7 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path fresh_dir(const std::string& tag) {
-  const fs::path dir = fs::temp_directory_path() / ("mlasim_output_set_" + tag + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
+  const fs::path dir = test::fresh_dir("mlasim_output_set_" + tag);
   fs::create_directories(dir / "sub");
   return dir;
 }

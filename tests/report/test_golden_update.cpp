@@ -17,12 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path fresh_dir(const std::string& tag) {
-  const fs::path dir = fs::temp_directory_path() / ("mlasim_golden_update_" + tag + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path fresh_dir(const std::string& tag) { return test::fresh_dir("mlasim_golden_update_" + tag); }
 
 void folder(const fs::path& dir, const std::string& content, bool staged_by_gone = false) {
   fs::create_directories(dir);
