@@ -13,6 +13,7 @@
 
 extern "C" void openblas_set_num_threads(int num_threads);
 extern "C" char* openblas_get_config(void);
+extern "C" int blas_thread_shutdown_(void);
 extern "C" char* openblas_get_corename(void);
 
 namespace mlasim {
@@ -73,6 +74,11 @@ void parallel_gemm_nt(int m, int n, int k, const T* a, int lda, const T* b, int 
     gemm_nt(mi, nj, k, a + static_cast<long long>(i0) * lda, lda, b + static_cast<long long>(j0) * ldb, ldb,
             c + static_cast<long long>(i0) * ldc + j0, ldc, accumulate);
   });
+}
+
+void release_blas_threads() {
+  serial_blas();
+  blas_thread_shutdown_();
 }
 
 const char* blas_name() {

@@ -27,6 +27,12 @@ template <typename T>
 void parallel_gemm_nt(int m, int n, int k, const T* a, int lda, const T* b, int ldb, T* c, int ldc,
                       bool accumulate = false);
 
+// Stops OpenBLAS's own worker threads. mlasim never uses them (its thread pool runs one BLAS call
+// per tile, serial_blas), yet OpenBLAS starts them when it loads and each spins on sched_yield for
+// about 2^28 cycles before it sleeps: CPU time on another core that a short replay pays in full.
+// Called once at the start of main; later BLAS calls run serially on the calling thread.
+void release_blas_threads();
+
 // The BLAS in use and the kernel it chose for this CPU, e.g. "OpenBLAS 0.3.21 (Haswell)".
 const char* blas_name();
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <new>
 
+#include "attention/cpu_gemm.h"
 #include "base/atomic_file.h"
 #include "tools/mlasim/commands.h"
 
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
       "Exit codes: 0 ok, 1 regression, 2 bad input, 3 an output could not be written (disk full, I/O\n"
       "error), 77 a GPU was requested and none is present.",
       "mlasim"};
+  mlasim::release_blas_threads();
   if (!mlasim::cli::cpu_threads_env_ok()) return mlasim::cli::kExitBadInput;
   app.require_subcommand(1);
   app.fallthrough(false);
