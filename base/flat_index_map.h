@@ -37,13 +37,15 @@ class FlatIndexMap {
       }
     }
   }
-  void erase(std::uint64_t key) {
+  // Removes `key`; returns the value it had, or -1 when it was absent.
+  int erase(std::uint64_t key) {
     std::size_t i = home(key);
     while (true) {
-      if (slots_[i].value < 0) return;
+      if (slots_[i].value < 0) return -1;
       if (slots_[i].key == key) break;
       i = (i + 1) & mask_;
     }
+    const int removed = slots_[i].value;
     // Backward-shift: pull later entries of the probe run into the gap.
     std::size_t gap = i;
     for (std::size_t j = (gap + 1) & mask_; slots_[j].value >= 0; j = (j + 1) & mask_) {
@@ -57,6 +59,7 @@ class FlatIndexMap {
     }
     slots_[gap] = Slot{0, -1};
     --size_;
+    return removed;
   }
   std::size_t size() const { return size_; }
   // Calls f(key, value) for every entry (audits only; the order is the table's).

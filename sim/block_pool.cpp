@@ -66,22 +66,25 @@ void BlockPool::evict_cached_block(int id) {
   std::uint64_t& hash = hashes_[static_cast<std::size_t>(id)];
   if (hash == 0) return;
   Block& b = blocks_[static_cast<std::size_t>(id)];
-  const int first = cached_.find(hash);
-  MLASIM_CHECK(first >= 0, "hashed block missing from the prefix-cache map");
-  Block& head = blocks_[static_cast<std::size_t>(first)];
-  if (first == id) {
+  // The head of its duplicate chain is the one block whose dup_prev (the chain's last) does not
+  // point back at it; only the head is in the prefix-cache map, so only it costs a map lookup.
+  Block& prev = blocks_[static_cast<std::size_t>(b.dup_prev)];
+  if (prev.dup_next != id) {
     if (b.dup_next == -1) {
-      cached_.erase(hash);
+      MLASIM_CHECK(cached_.erase(hash) == id, "the prefix-cache map does not point at the block it evicts");
     } else {
       blocks_[static_cast<std::size_t>(b.dup_next)].dup_prev = b.dup_prev;  // the last stays the last
-      cached_.put(hash, b.dup_next);
+      MLASIM_CHECK(cached_.put(hash, b.dup_next) == id, "the prefix-cache map does not point at the block it evicts");
     }
   } else {
-    blocks_[static_cast<std::size_t>(b.dup_prev)].dup_next = b.dup_next;
-    if (b.dup_next != -1)
+    prev.dup_next = b.dup_next;
+    if (b.dup_next != -1) {
       blocks_[static_cast<std::size_t>(b.dup_next)].dup_prev = b.dup_prev;
-    else
-      head.dup_prev = b.dup_prev;  // it was the last
+    } else {  // it was the last: the head, found through the map, keeps the new last
+      const int first = cached_.find(hash);
+      MLASIM_CHECK(first >= 0, "hashed block missing from the prefix-cache map");
+      blocks_[static_cast<std::size_t>(first)].dup_prev = b.dup_prev;
+    }
   }
   b.dup_prev = -1;
   b.dup_next = -1;

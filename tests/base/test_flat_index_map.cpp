@@ -14,7 +14,8 @@ TEST_CASE("flat index map matches std::map", "[scheduler]") {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
     const std::uint64_t key = (x >> 33) % 512;  // small key space: many collisions and reuses
     if ((x >> 20) % 3 == 0) {
-      m.erase(key);
+      const auto it = ref.find(key);
+      CHECK(m.erase(key) == (it == ref.end() ? -1 : it->second));  // the value removed, or -1
       ref.erase(key);
     } else {
       const int v = static_cast<int>((x >> 40) % 1000);
