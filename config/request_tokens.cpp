@@ -10,13 +10,15 @@ namespace mlasim {
 void generate_prompt(std::vector<int>& out, int len, std::uint64_t seed, std::uint64_t id_stream,
                      const std::vector<std::uint64_t>& hash_ids, int block_size, int vocab_size) {
   out.reserve(out.size() + static_cast<std::size_t>(len));
+  const TokenRange range(vocab_size);  // nothing avoided: each token is its stream's first draw
   if (hash_ids.empty()) {
-    for (int j = 0; j < len; ++j) out.push_back(seeded_token(seed, id_stream, static_cast<std::uint64_t>(j), vocab_size));
+    for (int j = 0; j < len; ++j) out.push_back(first_draw(seed, id_stream, static_cast<std::uint64_t>(j), range));
     return;
   }
+  std::uint64_t stream = 0;  // of the block j is in, computed at its first token
   for (int j = 0; j < len; ++j) {
-    const std::uint64_t stream = prompt_block_stream(hash_ids[static_cast<std::size_t>(j / block_size)]);
-    out.push_back(seeded_token(seed, stream, static_cast<std::uint64_t>(j % block_size), vocab_size));
+    if (j % block_size == 0) stream = prompt_block_stream(hash_ids[static_cast<std::size_t>(j / block_size)]);
+    out.push_back(first_draw(seed, stream, static_cast<std::uint64_t>(j % block_size), range));
   }
 }
 
@@ -34,8 +36,9 @@ void seed_outputs(RequestSpec& spec, const Scenario& s) {
 void extend_outputs(RequestSpec& spec, const Scenario& s, int n) {
   const std::uint64_t out_stream = output_token_stream(spec.id);
   if (n > static_cast<int>(spec.output.size())) spec.output.reserve(static_cast<std::size_t>(n));
+  const TokenRange range(s.model.vocab_size);
   for (int j = static_cast<int>(spec.output.size()); j < n; ++j)
-    spec.output.push_back(seeded_token(s.model.seed, out_stream, static_cast<std::uint64_t>(j), s.model.vocab_size,
+    spec.output.push_back(seeded_token(s.model.seed, out_stream, static_cast<std::uint64_t>(j), range,
                                        spec.stop_token_ids, s.model.eos_token_id));
 }
 

@@ -18,16 +18,28 @@ std::uint64_t prompt_block_stream(std::uint64_t hash_id) {
   return splitmix64(stable_hash("prompt-block/") ^ splitmix64(hash_id));
 }
 
-int seeded_token(std::uint64_t seed, std::uint64_t stream, std::uint64_t index, int vocab_size,
+int seeded_token(std::uint64_t seed, std::uint64_t stream, std::uint64_t index, const TokenRange& range,
                  const std::vector<int>& avoid, int avoid_also) {
-  const std::uint64_t range = vocab_size > 2 ? static_cast<std::uint64_t>(vocab_size - 2) : 1;
   std::uint64_t state = splitmix64(seed ^ splitmix64(stream ^ splitmix64(index)));
   for (int attempt = 0; attempt < 64; ++attempt) {
-    int token = 2 + static_cast<int>(state % range);
+    const int token = range.draw(state);
     if (token != avoid_also && std::find(avoid.begin(), avoid.end(), token) == avoid.end()) return token;
     state = splitmix64(state);
   }
   return 2;  // only reachable when `avoid` covers the whole vocabulary
+}
+
+int seeded_token(std::uint64_t seed, std::uint64_t stream, std::uint64_t index, int vocab_size,
+                 const std::vector<int>& avoid, int avoid_also) {
+  // The range's constant costs a 128-bit division: kept per thread for the last vocabulary seen
+  // (callers drawing one token at a time, a request's forced outputs, use one vocabulary).
+  thread_local int last_vocab_size = 3;
+  thread_local TokenRange last_range(3);
+  if (vocab_size != last_vocab_size) {
+    last_range = TokenRange(vocab_size);
+    last_vocab_size = vocab_size;
+  }
+  return seeded_token(seed, stream, index, last_range, avoid, avoid_also);
 }
 
 }  // namespace mlasim
