@@ -26,7 +26,7 @@ AttentionMetadata build_attention_metadata(const BatchRoute& route, const Routin
 }
 
 void build_attention_metadata(AttentionMetadata& out, const BatchRoute& route, const RoutingConfig& config,
-                              const BlockIdsFn& block_ids) {
+                              const BlockIdsFn& block_ids, MetadataDetail detail) {
   // Every vector is cleared, not freed, so a step reuses the previous step's capacity.
   out.query_start_loc.clear();
   out.seq_lens.clear();
@@ -40,16 +40,13 @@ void build_attention_metadata(AttentionMetadata& out, const BatchRoute& route, c
   out.paths.clear();
   out.max_query_len = 0;
   out.max_seq_len = 0;
-  std::optional<DecodeMetadata> old_decode = std::move(out.decode);
-  std::optional<PrefillMetadata> old_prefill = std::move(out.prefill);
-  out.decode.reset();
-  out.prefill.reset();
   out.profile = config.profile;
   out.sparse_mla = config.sparse_mla;
   out.block_size = config.block_size;
   const int n = static_cast<int>(route.rows.size());
   out.num_reqs = n;
-  out.block_table.resize(sz(n));
+  out.has_token_arrays = detail == MetadataDetail::kFull;
+  out.block_table.resize(out.has_token_arrays ? sz(n) : 0);
   out.query_start_loc.push_back(0);
   for (int i = 0; i < n; ++i) {
     const RowRoute& r = route.rows[sz(i)];
@@ -63,6 +60,7 @@ void build_attention_metadata(AttentionMetadata& out, const BatchRoute& route, c
     out.paths.push_back(r.path);
     out.max_query_len = std::max(out.max_query_len, r.q);
     out.max_seq_len = std::max(out.max_seq_len, r.nct + r.q);
+    if (!out.has_token_arrays) continue;
     const std::span<const int> ids = block_ids(i);
     out.block_table[sz(i)].assign(ids.begin(), ids.end());
     SlotWalker slots(out.block_table[sz(i)], r.nct, config.block_size);  // -1 outside: the check reports it
@@ -77,17 +75,19 @@ void build_attention_metadata(AttentionMetadata& out, const BatchRoute& route, c
   // Decode-path rows form a prefix (vLLM: the decodes; sparse: every row; SGLang: all or none).
   int num_mqa_rows = 0;
   while (num_mqa_rows < n && out.paths[sz(num_mqa_rows)] == MlaPath::kMqa) ++num_mqa_rows;
+  // The sub-metadata is kept from the previous step when present, reusing its vectors.
+  if (num_mqa_rows == 0) out.decode.reset();
+  if (num_mqa_rows == n) out.prefill.reset();
   if (num_mqa_rows > 0) {
-    DecodeMetadata d = old_decode ? std::move(*old_decode) : DecodeMetadata{};
+    DecodeMetadata& d = out.decode ? *out.decode : out.decode.emplace();
     d.max_query_len = 0;
     d.num_rows = num_mqa_rows;
     d.query_start_loc.assign(out.query_start_loc.begin(), out.query_start_loc.begin() + num_mqa_rows + 1);
     d.seq_lens.assign(out.seq_lens.begin(), out.seq_lens.begin() + num_mqa_rows);
     for (int i = 0; i < num_mqa_rows; ++i) d.max_query_len = std::max(d.max_query_len, route.rows[sz(i)].q);
-    out.decode = std::move(d);
   }
   if (num_mqa_rows < n) {
-    PrefillMetadata p = old_prefill ? std::move(*old_prefill) : PrefillMetadata{};
+    PrefillMetadata& p = out.prefill ? *out.prefill : out.prefill.emplace();
     p.query_start_loc.clear();
     p.max_query_len = 0;
     p.row_start = num_mqa_rows;
@@ -100,7 +100,6 @@ void build_attention_metadata(AttentionMetadata& out, const BatchRoute& route, c
       ctx.push_back(route.rows[sz(i)].nct);
     }
     p.chunked_context = build_chunked_context(ctx, chunked_prefill_workspace_size(config), config.block_size);
-    out.prefill = std::move(p);
   }
 }
 
@@ -114,6 +113,7 @@ AttentionMetadata build_attention_metadata(const BatchRoute& route, const Routin
 
 std::string AttentionMetadata::validate() const {
   const std::size_t n = sz(num_reqs);
+  if (!has_token_arrays) return "built without positions, block tables and slot mapping (MetadataDetail::kRows)";
   if (num_reqs < 0) return "num_reqs is negative";
   if (query_start_loc.size() != n + 1) return "query_start_loc has " + num(static_cast<long long>(query_start_loc.size())) + " entries, want num_reqs + 1";
   if (seq_lens.size() != n || context_lens.size() != n || num_prompt_tokens.size() != n || is_prefilling.size() != n ||

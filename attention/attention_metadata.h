@@ -55,6 +55,8 @@ struct AttentionMetadata {
   std::vector<int> positions;        // per token: nct + j
   std::vector<std::vector<int>> block_table;  // per row
   std::vector<int> slot_mapping;     // per token: block_table[pos / B] * B + pos % B (-1 if uncovered)
+  // false: built with MetadataDetail::kRows, so positions, block_table and slot_mapping are empty.
+  bool has_token_arrays = true;
 
   SplitCounts counts;                // the route's split and MLA's forward split
   std::vector<bool> is_decode;       // per row: the split's verdict
@@ -64,11 +66,16 @@ struct AttentionMetadata {
   std::optional<PrefillMetadata> prefill;  // when a row takes the prefill path
   std::optional<DecodeMetadata> decode;    // when a row takes the decode path
 
-  // "" or the first inconsistency: prefix sums, counts summing to the batch, seq_lens and
+  // "" or the first inconsistency (a kRows build is one: it has nothing to check tokens against): prefix sums, counts summing to the batch, seq_lens and
   // positions, slot mapping within the block table, decodes before prefills (vLLM profiles),
   // decode-path rows before prefill-path rows and matching num_mqa_tokens, sub-metadata.
   std::string validate() const;
 };
+
+// What build_attention_metadata fills. kRows leaves out what only a kernel reads (positions,
+// block_table, slot_mapping: per token and per block, most of the build's cost); a replay without a
+// model builds them only on the steps it checks the metadata (Engine::step).
+enum class MetadataDetail { kFull, kRows };
 
 // W: the profile's chunked-prefill workspace size (early-2025 cap 131072, else 65536).
 int chunked_prefill_workspace_size(const RoutingConfig& config);
@@ -76,7 +83,7 @@ int chunked_prefill_workspace_size(const RoutingConfig& config);
 AttentionMetadata build_attention_metadata(const BatchRoute& route, const RoutingConfig& config, const BlockIdsFn& block_ids);
 // The same into `out`, reusing its vectors' capacity (the engine's per-step path).
 void build_attention_metadata(AttentionMetadata& out, const BatchRoute& route, const RoutingConfig& config,
-                              const BlockIdsFn& block_ids);
+                              const BlockIdsFn& block_ids, MetadataDetail detail = MetadataDetail::kFull);
 // block_ids[row] in reordered order.
 AttentionMetadata build_attention_metadata(const BatchRoute& route, const RoutingConfig& config,
                                            std::span<const std::vector<int>> block_ids);

@@ -16,6 +16,7 @@ void check_inputs(const StepInputs& in, int vocab_size, int block_size) {
   const AttentionMetadata& md = *in.metadata;
   MLASIM_CHECK(static_cast<int>(in.token_ids.size()) == md.num_actual_tokens, "one token id per scheduled token");
   MLASIM_CHECK(md.block_size == block_size, "metadata block size differs from the cache's");
+  MLASIM_CHECK(md.has_token_arrays, "the metadata was built without positions and block tables (MetadataDetail::kRows)");
   MLASIM_CHECK(in.sample_rows.size() == in.num_sample_tokens.size(), "num_sample_tokens per sample row");
   for (int id : in.token_ids) MLASIM_CHECK(id >= 0 && id < vocab_size, "token id outside the vocabulary");
 }
