@@ -104,9 +104,15 @@ const StepRecord& Engine::step() {
   const bool v2 = routing_.model_runner == ModelRunner::kV2;
   if (v2) order_batch_v2(batch_, out_, 1 + routing_.num_speculative_tokens);
   const BatchRoute route = route_batch(batch_, routing_, /*reorder=*/!v2);
-  build_attention_metadata(metadata_, route, routing_, [this](int row) { return batch_.block_ids(row); });
-  const std::string problem = metadata_.validate();
-  MLASIM_CHECK(problem.empty(), "inconsistent attention metadata at step " + std::to_string(step_) + ": " + problem);
+  // Positions, block tables and slot mapping are for the model's kernels: without a model, built
+  // only on the audited steps, where the check below reads them.
+  const MetadataDetail detail = options_.backend != nullptr || audit ? MetadataDetail::kFull : MetadataDetail::kRows;
+  build_attention_metadata(metadata_, route, routing_, [this](int row) { return batch_.block_ids(row); }, detail);
+  // The metadata's consistency check walks every token: on the audited steps, as the block pool's.
+  if (audit) {
+    const std::string problem = metadata_.validate();
+    MLASIM_CHECK(problem.empty(), "inconsistent attention metadata at step " + std::to_string(step_) + ": " + problem);
+  }
   record_step(out_, route);
   const std::int64_t end_ns = std::min(now_ns_ + current_.duration_ns, kMaxClockNs);
   step_logits_.index.clear();
@@ -173,24 +179,36 @@ void Engine::record_step(const SchedulerOutput& out, const BatchRoute& route) {
   s.step = step_;
   s.arrived.swap(arrived_);
   arrived_.clear();
-  s.num_scheduled_tokens.clear();
-  for (const auto& [id, q] : out.num_scheduled_tokens) s.num_scheduled_tokens.emplace_back(name(id), q);
+  // The step's vectors keep last step's strings: an id is rewritten only where the request at its
+  // position changed (in a steady batch, rarely), which spares a string copy per row per step.
+  auto set_id = [&](std::vector<ReqId>& written, std::size_t i, std::string& to, ReqId id) {
+    if (written[i] == id) return;
+    to = name(id);
+    written[i] = id;
+  };
+  s.num_scheduled_tokens.resize(out.num_scheduled_tokens.size());
+  scheduled_id_of_.resize(out.num_scheduled_tokens.size(), -1);
+  for (std::size_t i = 0; i < out.num_scheduled_tokens.size(); ++i) {
+    set_id(scheduled_id_of_, i, s.num_scheduled_tokens[i].first, out.num_scheduled_tokens[i].first);
+    s.num_scheduled_tokens[i].second = out.num_scheduled_tokens[i].second;
+  }
   s.total_num_scheduled_tokens = out.total_num_scheduled_tokens;
   MLASIM_CHECK(route.rows.size() == batch_.rows().size(), "route and batch disagree on the row count");
   s.rows.resize(route.rows.size());
+  row_id_of_.resize(route.rows.size(), -1);
   for (std::size_t i = 0; i < route.rows.size(); ++i) {
     const BatchRow& row = batch_.rows()[i];
     const RowRoute& rr = route.rows[i];
     MLASIM_CHECK(rr.q == row.num_scheduled_tokens && rr.nct == row.num_computed_tokens, "route row mismatch");
     RowRecord& rec = s.rows[i];
-    rec.id = name(row.req_id);
+    set_id(row_id_of_, i, rec.id, row.req_id);
     rec.q = row.num_scheduled_tokens;
     rec.nct = row.num_computed_tokens;
     rec.prompt_len = row.num_prompt_tokens;
     rec.region = to_string(rr.region);
     rec.path = to_string(rr.path);
     rec.fresh_on_decode_path = rr.fresh_on_decode_path;
-    rec.reason = rr.reason;
+    if (rec.reason != rr.reason) rec.reason = rr.reason;  // mostly empty
   }
   s.reorder_modified = route.modified;
   s.counts = route.counts;

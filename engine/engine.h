@@ -96,6 +96,9 @@ class Engine {
   int idle_steps_ = 0;  // consecutive steps that scheduled nothing
   int audit_interval_ = kAuditInterval;  // the steps between audits after the first kAuditEveryStepUntil
   StepRecord current_;
+  // The request each of current_'s row ids and num_scheduled_tokens ids was last written for (-1:
+  // none): an id string is rewritten only when the request at that position changes.
+  std::vector<ReqId> row_id_of_, scheduled_id_of_;
   std::vector<std::pair<int, std::string>> arrived_;  // since the last step, for current_.arrived
   RequestRecord finished_;
   LogitsRecord step_logits_;

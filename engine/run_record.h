@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -21,8 +22,9 @@ struct RowRecord {
   int prompt_len = 0;  // P
   // Routing (docs/spec/routing.md): the row's region under the profile's reorder, the MLA path its
   // tokens take, whether it is a fresh prefill (nct == 0) on the decode path, and why.
-  std::string region;  // decode | short_extend | long_extend | prefill
-  std::string path;    // mqa (decode path, absorbed) | mha (prefill path)
+  // Both name static strings (to_string of the enums), so a record can be kept and copied freely.
+  std::string_view region;  // decode | short_extend | long_extend | prefill
+  std::string_view path;    // mqa (decode path, absorbed) | mha (prefill path)
   bool fresh_on_decode_path = false;
   std::string reason;
 };

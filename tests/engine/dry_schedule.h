@@ -25,7 +25,7 @@ inline std::vector<std::string> dry_schedule(const Scenario& s) {
     std::string line = std::to_string(st.step) + ":" + std::to_string(st.counts.num_mqa_tokens) + "/" +
                        std::to_string(st.counts.num_mha_tokens);
     for (const RowRecord& r : st.rows)
-      line += " " + r.id + "=" + r.path + "[" + std::to_string(r.q) + "," + std::to_string(r.nct) + "]";
+      line += " " + r.id + "=" + std::string(r.path) + "[" + std::to_string(r.q) + "," + std::to_string(r.nct) + "]";
     for (const std::string& p : st.preempted) line += " preempt:" + p;
     steps.push_back(line);
   }
