@@ -30,6 +30,8 @@ struct EngineOptions {
   // The scheduler's O(blocks) audit: every step when true; otherwise the first
   // kAuditEveryStepUntil steps and then every kAuditInterval-th (long traces stay fast); for a
   // pool of more than kAuditFullPoolBlocks blocks, every (kAuditInterval x blocks / 2^16)-th step.
+  // Audited steps also build the attention metadata in full and validate it (without a model the
+  // other steps build MetadataDetail::kRows).
   bool audit_every_step = false;
 };
 
