@@ -162,32 +162,38 @@ std::vector<int> BlockPool::free_queue() const {
 }
 
 void BlockPool::audit() const {
-  int queued = 0, used = 0, hashed = 0;
+  // One pass over the blocks; the prefix-cache map is checked through the heads of the duplicate
+  // chains (a lookup each), not by walking its table, which is mostly empty in a small run.
+  int queued = 0, used = 0, hashed = 0, heads = 0, chained = 0;
   for (int id = 1; id < num_gpu_blocks_; ++id) {
     const Block& b = blocks_[static_cast<std::size_t>(id)];
     MLASIM_CHECK(b.ref_cnt >= 0, "negative ref count");
     MLASIM_CHECK((b.ref_cnt == 0) == (b.prev != -1), "block " + std::to_string(id) + " is neither referenced nor free");
     queued += b.prev != -1 ? 1 : 0;
     used += b.ref_cnt > 0 ? 1 : 0;
-    hashed += has_hash(id) ? 1 : 0;
+    const std::uint64_t hash = hashes_[static_cast<std::size_t>(id)];
+    if (hash == 0) continue;
+    ++hashed;
+    MLASIM_CHECK(b.dup_prev > 0 && b.dup_prev < num_gpu_blocks_, "a cached block's chain link is out of range");
+    if (blocks_[static_cast<std::size_t>(b.dup_prev)].dup_next == id) continue;  // inside a chain, walked from its head
+    ++heads;
+    MLASIM_CHECK(cached_.find(hash) == id, "the prefix-cache map does not point at the head of a duplicate chain");
+    int last = id;
+    for (int cur = b.dup_next; cur != -1; cur = blocks_[static_cast<std::size_t>(cur)].dup_next) {
+      MLASIM_CHECK(cur > 0 && cur < num_gpu_blocks_ && chained < num_gpu_blocks_, "a duplicate chain runs out of the pool");
+      MLASIM_CHECK(hashes_[static_cast<std::size_t>(cur)] == hash, "a duplicate chain holds a block with another hash");
+      MLASIM_CHECK(blocks_[static_cast<std::size_t>(cur)].dup_prev == last, "a duplicate chain's links disagree");
+      last = cur;
+      ++chained;
+    }
+    ++chained;
+    MLASIM_CHECK(b.dup_prev == last, "a duplicate chain's last block is lost");
   }
   MLASIM_CHECK(blocks_[0].ref_cnt == 0 && blocks_[0].prev == -1, "the null block was handed out");
   MLASIM_CHECK(queued == num_free_ && used == num_used_, "pool counters disagree with the blocks");
   MLASIM_CHECK(num_free_ + num_used_ == num_usable_blocks(), "free + used != usable");
-  int mapped = 0;
-  cached_.for_each([&](std::uint64_t hash, int first) {
-    int last = first;
-    for (int cur = first; cur != -1; cur = blocks_[static_cast<std::size_t>(cur)].dup_next) {
-      MLASIM_CHECK(hashes_[static_cast<std::size_t>(cur)] == hash,
-                   "prefix-cache map points at a block with another hash");
-      MLASIM_CHECK(cur == first || blocks_[static_cast<std::size_t>(cur)].dup_prev == last,
-                   "a duplicate chain's links disagree");
-      last = cur;
-      ++mapped;
-    }
-    MLASIM_CHECK(blocks_[static_cast<std::size_t>(first)].dup_prev == last, "a duplicate chain's last block is lost");
-  });
-  MLASIM_CHECK(mapped == hashed, "hashed blocks missing from the prefix-cache map");
+  MLASIM_CHECK(static_cast<int>(cached_.size()) == heads, "the prefix-cache map holds entries that head no chain");
+  MLASIM_CHECK(chained == hashed, "hashed blocks missing from the prefix-cache map");
 }
 
 }  // namespace mlasim

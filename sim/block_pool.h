@@ -48,6 +48,7 @@ class BlockPool {
   void audit() const;
 
  private:
+  friend struct BlockPoolTestAccess;  // tests/sim/test_block_pool.cpp corrupts a pool for the audit
   struct Block {
     int ref_cnt = 0;
     int prev = -1, next = -1;  // free-queue links; -1 when not queued

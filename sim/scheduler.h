@@ -115,6 +115,9 @@ class Scheduler {
   std::vector<Request*> preempted_;
   std::vector<Request*> scheduled_reqs_;
   std::vector<int> hit_blocks_;
+  // audit()'s per-block owner counts and last owner, kept between audits: a pool of more than
+  // 32768 blocks would otherwise be mapped and unmapped by every audit.
+  mutable std::vector<int> audit_owners_, audit_last_owner_;
 };
 
 }  // namespace mlasim

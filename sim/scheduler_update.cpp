@@ -280,8 +280,10 @@ void Scheduler::check_step_invariants(int total) const {
 void Scheduler::audit() const {
   const BlockPool& pool = kv_.block_pool();
   pool.audit();
-  std::vector<int> owners(static_cast<std::size_t>(pool.num_gpu_blocks()), 0);
-  std::vector<int> last_owner(static_cast<std::size_t>(pool.num_gpu_blocks()), -1);
+  std::vector<int>& owners = audit_owners_;
+  std::vector<int>& last_owner = audit_last_owner_;
+  owners.assign(static_cast<std::size_t>(pool.num_gpu_blocks()), 0);
+  last_owner.assign(static_cast<std::size_t>(pool.num_gpu_blocks()), -1);
   int idx = 0;
   for (const Request* r : running_) {
     MLASIM_CHECK(r->status == RequestStatus::kRunning, "a non-running request in running");
@@ -297,10 +299,11 @@ void Scheduler::audit() const {
   for (const Request* r : waiting_.in_order()) {
     MLASIM_CHECK(r->block_ids.empty() && r->num_computed_tokens == 0, "a waiting request holds KV state");
   }
+  // With pool.audit()'s "referenced or free" per block, owners == ref count also means every
+  // block is owned or free.
   for (int id = 1; id < pool.num_gpu_blocks(); ++id) {
     MLASIM_CHECK(owners[static_cast<std::size_t>(id)] == pool.ref_cnt(id),
                  "block " + std::to_string(id) + " ref count != number of owners");
-    MLASIM_CHECK(owners[static_cast<std::size_t>(id)] > 0 || pool.in_free_queue(id), "a block is neither owned nor free");
   }
   MLASIM_CHECK(static_cast<int>(running_.size()) + waiting_.size() == num_alive_requests(), "requests lost track of");
 }

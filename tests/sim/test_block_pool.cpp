@@ -1,6 +1,11 @@
 // BlockPool and KVCacheManager: ids, free-queue order, hashes kept until reallocation, hits.
 #include <catch2/catch.hpp>
 
+#include <functional>
+#include <string>
+
+#include "base/check.h"
+
 #include "sim/block_hash.h"
 #include "sim/block_pool.h"
 #include "sim/kv_cache_manager.h"
@@ -8,6 +13,14 @@
 
 using namespace mlasim;
 using mlasim::test::make_req;
+
+namespace mlasim {
+struct BlockPoolTestAccess {  // reaches into a pool to break one invariant
+  static std::vector<BlockPool::Block>& blocks(BlockPool& p) { return p.blocks_; }
+  static std::vector<std::uint64_t>& hashes(BlockPool& p) { return p.hashes_; }
+  static FlatIndexMap& cached(BlockPool& p) { return p.cached_; }
+};
+}  // namespace mlasim
 
 TEST_CASE("block pool: null block reserved, ascending ids, LRU free queue", "[scheduler]") {
   // vLLM 0.33 puts freed blocks without a hash at the front (block_pool.py ~836-847); 0.11
@@ -149,4 +162,42 @@ TEST_CASE("block pool: vLLM 0.33 free order, unhashed blocks first in free order
   const std::vector<int> mixed{1, 2, 3};
   full.free_blocks_in_order(mixed);
   CHECK(full.free_queue() == std::vector<int>{2, 3, 1});
+}
+
+TEST_CASE("block pool: the audit finds each broken invariant", "[scheduler]") {
+  using A = BlockPoolTestAccess;
+  // Blocks 1, 2 and 4 cached under hash 42 (a chain of three), 3 under 7, 5 under 9 and freed.
+  auto make = [] {
+    BlockPool pool(8, true);
+    std::vector<int> got;
+    pool.get_new_blocks(5, got);
+    pool.cache_full_block(1, 42);
+    pool.cache_full_block(2, 42);
+    pool.cache_full_block(3, 7);
+    pool.cache_full_block(4, 42);
+    pool.cache_full_block(5, 9);
+    const std::vector<int> freed{5};
+    pool.free_blocks_in_order(freed);
+    return pool;
+  };
+  make().audit();  // the intact pool passes
+  const std::vector<std::pair<std::string, std::function<void(BlockPool&)>>> breaks{
+      {"a chain member's hash changed", [](BlockPool& p) { A::hashes(p)[2] = 43; }},
+      {"a chain member's back link", [](BlockPool& p) { A::blocks(p)[4].dup_prev = 1; }},
+      {"the head's link to the last", [](BlockPool& p) { A::blocks(p)[1].dup_prev = 2; }},
+      {"a chain cut short", [](BlockPool& p) { A::blocks(p)[2].dup_next = -1; }},
+      {"the map entry of a chain removed", [](BlockPool& p) { A::cached(p).erase(7); }},
+      {"a map entry heading no chain", [](BlockPool& p) { A::cached(p).put(1234, 6); }},
+      {"the map pointing inside a chain", [](BlockPool& p) { A::cached(p).put(42, 2); }},
+      {"a free block referenced", [](BlockPool& p) { A::blocks(p)[5].ref_cnt = 1; }},
+      {"a used block unreferenced", [](BlockPool& p) { A::blocks(p)[3].ref_cnt = 0; }},
+  };
+  for (const auto& [what, corrupt] : breaks) {
+    BlockPool pool = make();
+    corrupt(pool);
+    ThrowOnCheckFailure throws;
+    INFO(what);
+    CHECK_THROWS_AS(pool.audit(), InvariantViolation);
+  }
+  CHECK(breaks.size() == 9);
 }
