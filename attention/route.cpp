@@ -50,7 +50,11 @@ void decide_row(RowRoute& row, bool is_decode, MlaPath path, bool row_reasons, c
   row.is_decode = is_decode;
   row.path = path;
   row.fresh_on_decode_path = fresh_on_decode_path(row);
-  if (row_reasons || row.fresh_on_decode_path) row.reason = explain() + " -> " + to_string(path);
+  if (row_reasons || row.fresh_on_decode_path) {
+    row.reason = explain();
+    row.reason += " -> ";
+    row.reason += to_string(path);
+  }
 }
 
 // Sparse MLA (index_topk): every token takes the decode path.
@@ -101,7 +105,8 @@ void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, Bat
   }
   route.counts = sparse_all_mqa ? all_on_decode_path(split.counts) : split.counts;
   route.split_rule = split.rule;
-  route.batch_reason = explain_split(split);
+  const std::string split_text = explain_split(split);
+  route.batch_reason = split_text;
   if (config.sparse_mla)
     route.batch_reason += sparse_all_mqa ? "; sparse MLA: every token on the decode path (top-k MQA)"
                                          : "; sparse MLA: prefill rows fit index_topk, dense MHA prefill";
@@ -109,7 +114,7 @@ void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, Bat
     RowRoute& row = route.rows[sz(pos)];
     const bool is_decode = pos < split.counts.num_decodes;
     const MlaPath path = sparse_all_mqa || is_decode ? MlaPath::kMqa : MlaPath::kMha;
-    decide_row(row, is_decode, path, config.row_reasons, [&] { return explain_vllm_row(row, pos, split, config); });
+    decide_row(row, is_decode, path, config.row_reasons, [&] { return explain_vllm_row(row, pos, split, config, split_text); });
   }
 }
 

@@ -1,6 +1,9 @@
 // Routing reasons in words, from the reorder region, the split and SGLang's dispatch.
 #include "attention/route_explain.h"
 
+#include <fmt/compile.h>
+#include <fmt/format.h>
+
 #include "attention/row_route.h"
 
 namespace mlasim {
@@ -19,7 +22,7 @@ std::string sparse_note(const RoutingConfig& config) {
 }
 
 std::string query_vs_threshold(const RowRoute& row, int decode_threshold) {
-  return "q=" + num(row.q) + (row.q <= decode_threshold ? " <= " : " > ") + "T=" + num(decode_threshold);
+  return fmt::format("q={}{}T={}", row.q, row.q <= decode_threshold ? " <= " : " > ", decode_threshold);
 }
 
 std::string decode_or_prefill(const RowRoute& row) { return row.region == Region::kDecode ? "decode" : "prefill"; }
@@ -37,16 +40,25 @@ std::string explain_three_region_q_first(const RowRoute& row, int decode_thresho
          (row.nct == 0 ? ", " : " > 0, ") + query_vs_threshold(row, decode_threshold) + ")";
 }
 
+// One format call a row, parsed at compile time: this runs for every row of every step when
+// reasons are written.
 std::string explain_four_region(const RowRoute& row, int decode_threshold) {
-  const std::string head = "region " + num(static_cast<int>(row.region)) + " " + to_string(row.region);
-  const std::string q_t = query_vs_threshold(row, decode_threshold);
+  const int region = static_cast<int>(row.region);
+  const char* name = to_string(row.region);
+  const char* cmp = row.q <= decode_threshold ? " <= " : " > ";
   switch (row.region) {
-    case Region::kPrefill: return head + " (nct=0)";
-    case Region::kLongExtend: return head + " (nct=" + num(row.nct) + " > 0, " + q_t + ")";
-    case Region::kShortExtend: return head + " (nct=" + num(row.nct) + " < P=" + num(row.prompt_len) + ", " + q_t + ")";
-    case Region::kDecode: return head + " (nct=" + num(row.nct) + " >= P=" + num(row.prompt_len) + ", " + q_t + ")";
+    case Region::kPrefill: return fmt::format(FMT_COMPILE("region {} {} (nct=0)"), region, name);
+    case Region::kLongExtend:
+      return fmt::format(FMT_COMPILE("region {} {} (nct={} > 0, q={}{}T={})"), region, name, row.nct, row.q, cmp,
+                         decode_threshold);
+    case Region::kShortExtend:
+      return fmt::format(FMT_COMPILE("region {} {} (nct={} < P={}, q={}{}T={})"), region, name, row.nct, row.prompt_len,
+                         row.q, cmp, decode_threshold);
+    case Region::kDecode:
+      return fmt::format(FMT_COMPILE("region {} {} (nct={} >= P={}, q={}{}T={})"), region, name, row.nct,
+                         row.prompt_len, row.q, cmp, decode_threshold);
   }
-  return head;
+  return fmt::format(FMT_COMPILE("region {} {}"), region, name);
 }
 
 // The row's region as the reorder version names it (kNone, SGLang's, reports the four regions).
@@ -102,7 +114,8 @@ std::string explain_dispatch_choice(const SglangDispatch& dispatch) {
 
 std::string explain_dispatch(const SglangDispatch& dispatch) {
   return std::string("sglang ") + to_string(dispatch.mode) + " batch on " + sglang_backend_name(dispatch.backend) +
-         ", sum(extend_prefix_lens) = " + num(dispatch.sum_extend_prefix_lens) + ": " + explain_dispatch_choice(dispatch);
+         ", sum(extend_prefix_lens) = " + num(dispatch.sum_extend_prefix_lens) + ": " +
+         explain_dispatch_choice(dispatch);
 }
 
 }  // namespace
@@ -112,7 +125,8 @@ std::string explain_split(const SplitResult& split) {
   switch (split.rule) {
     case SplitRule::kEmpty: return "split: empty batch";
     case SplitRule::kMaxQueryLen:
-      return "split: every row is a decode: max query length " + num(split.max_query_len) + " <= threshold " + threshold;
+      return "split: every row is a decode: max query length " + num(split.max_query_len) + " <= threshold " +
+             threshold;
     case SplitRule::kFirstRowAboveT:
       return "split: every row is a prefill: the first row's query length " + num(split.first_query_len) +
              " > threshold " + threshold;
@@ -126,11 +140,16 @@ std::string explain_split(const SplitResult& split) {
   return "?";
 }
 
-std::string explain_vllm_row(const RowRoute& row, int pos, const SplitResult& split, const RoutingConfig& config) {
-  const std::string verdict =
-      split.rule == SplitRule::kFirstPrefill ? explain_first_prefill(split, pos, row) : explain_split(split);
-  return explain_region(row, reorder_version(config.profile), split.decode_threshold) + "; " + verdict +
-         sparse_note(config);
+std::string explain_vllm_row(const RowRoute& row, int pos, const SplitResult& split, const RoutingConfig& config,
+                             std::string_view split_text) {
+  std::string out = explain_region(row, reorder_version(config.profile), split.decode_threshold);
+  out += "; ";
+  if (split.rule == SplitRule::kFirstPrefill)
+    out += explain_first_prefill(split, pos, row);
+  else
+    out += split_text;
+  if (config.sparse_mla) out += sparse_note(config);
+  return out;
 }
 
 std::string explain_sglang_batch(const SglangDispatch& dispatch, const RoutingConfig& config) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "attention/row_route.h"
 #include "attention/routing_config.h"
@@ -16,7 +17,9 @@ namespace mlasim {
 std::string explain_split(const SplitResult& split);
 // vLLM: the row's region under the profile's reorder, then the split's verdict on the row at
 // position `pos` of the reordered batch.
-std::string explain_vllm_row(const RowRoute& row, int pos, const SplitResult& split, const RoutingConfig& config);
+// split_text: explain_split(split), worded once per batch by the caller.
+std::string explain_vllm_row(const RowRoute& row, int pos, const SplitResult& split, const RoutingConfig& config,
+                             std::string_view split_text);
 
 // SGLang: the batch's forward mode and its MHA / absorbed MLA choice.
 std::string explain_sglang_batch(const SglangDispatch& dispatch, const RoutingConfig& config);
