@@ -1,7 +1,9 @@
 // JSON output: two-space indentation, keys in call order, ints as integers, doubles with 17 digits.
 #include "report/json_writer.h"
 
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -71,31 +73,61 @@ JsonWriter& JsonWriter::value(std::string_view s) {
   return *this;
 }
 
+namespace {
+
+// Whether any of the 8 bytes of w is below 0x20, '"' or '\\' (Bit Twiddling Hacks, "determine if a
+// word has a byte less than n", exact for n <= 128; a byte equal to c is a zero byte of w ^ c).
+bool word_needs_escape(std::uint64_t w) {
+  constexpr std::uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+  auto has_less = [](std::uint64_t x, std::uint64_t n) { return ((x - ones * n) & ~x & highs) != 0; };
+  return has_less(w, 0x20) || has_less(w ^ (ones * '"'), 1) || has_less(w ^ (ones * '\\'), 1);
+}
+
+}  // namespace
+
 void JsonWriter::write_string(std::string_view s) {
+  // Runs of characters that need no escape are appended whole (most strings are one run), and
+  // looked through 8 bytes at a time.
   out_ += '"';
-  for (char c : s) {
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (i + 8 <= s.size()) {
+      std::uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      if (!word_needs_escape(w)) {
+        i += 7;
+        continue;
+      }
+    }
+    const char c = s[i];
+    if (static_cast<unsigned char>(c) >= 0x20 && c != '"' && c != '\\') continue;
+    out_.append(s.data() + run, i - run);
+    run = i + 1;
     switch (c) {
       case '"': out_ += "\\\""; break;
       case '\\': out_ += "\\\\"; break;
       case '\n': out_ += "\\n"; break;
       case '\t': out_ += "\\t"; break;
       case '\r': out_ += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          out_ += buf;
-        } else {
-          out_ += c;
-        }
+      default: {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+        out_ += buf;
+      }
     }
   }
+  out_.append(s.data() + run, s.size() - run);
   out_ += '"';
+}
+
+void JsonWriter::append_int(long long v) {
+  char buf[24];
+  out_.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
 }
 
 JsonWriter& JsonWriter::value(long long v) {
   before_value();
-  out_ += std::to_string(v);
+  append_int(v);
   return *this;
 }
 
@@ -141,7 +173,10 @@ JsonWriter& JsonWriter::null() {
 JsonWriter& JsonWriter::int_array(const std::vector<int>& v) {
   before_value();
   out_ += '[';
-  for (std::size_t i = 0; i < v.size(); ++i) out_ += (i ? ", " : "") + std::to_string(v[i]);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) out_ += ", ";
+    append_int(v[i]);
+  }
   out_ += ']';
   return *this;
 }

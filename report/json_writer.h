@@ -37,10 +37,15 @@ class JsonWriter {
   std::string str() const { return out_ + "\n"; }
   // Moves out what was written so far (the writer keeps its nesting state): streaming output.
   std::string take() { return std::exchange(out_, std::string()); }
+  // What was written so far, and forgetting it while keeping the nesting state and the buffer's
+  // capacity: streaming output that reuses one buffer (a line or a step at a time).
+  std::string_view text() const { return out_; }
+  void clear_text() { out_.clear(); }
 
  private:
   void before_value();
   void write_string(std::string_view s);
+  void append_int(long long v);  // decimal, as std::to_string writes it
   JsonWriter& close(char bracket);
   void newline();
   std::string out_;

@@ -7,7 +7,8 @@ namespace mlasim {
 
 RunFileSink::RunFileSink(RunFileFormat format)
     : format_(format),
-      w_(0, format == RunFileFormat::kJson ? JsonWriter::Layout::kIndented : JsonWriter::Layout::kOneLine) {}
+      w_(0, format == RunFileFormat::kJson ? JsonWriter::Layout::kIndented : JsonWriter::Layout::kOneLine),
+      line_(0, JsonWriter::Layout::kOneLine) {}
 
 Status RunFileSink::open(const std::string& path, const std::string& scenario_name) {
   if (Status st = file_.open(path); !st) return st;
@@ -32,17 +33,19 @@ void RunFileSink::on_step(const StepRecord& step) {
     w_.begin_object();
     write_step_fields(w_, step);
     w_.end_object();
-    file_.write(w_.take());
+    file_.write(w_.text());
+    w_.clear_text();
     return;
   }
-  JsonWriter w(0, JsonWriter::Layout::kOneLine);
-  w.begin_object();
-  w.key("type").value("step");
-  write_step_fields(w, step);
-  w.key("time_ns").value(static_cast<long long>(step.time_ns));
-  w.key("duration_ns").value(static_cast<long long>(step.duration_ns));
-  w.end_object();
-  file_.write(w.str());
+  line_.clear_text();
+  line_.begin_object();
+  line_.key("type").value("step");
+  write_step_fields(line_, step);
+  line_.key("time_ns").value(static_cast<long long>(step.time_ns));
+  line_.key("duration_ns").value(static_cast<long long>(step.duration_ns));
+  line_.end_object();
+  file_.write(line_.text());
+  file_.write("\n");
 }
 
 void RunFileSink::on_request_finished(const RequestRecord& request) {

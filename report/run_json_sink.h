@@ -32,7 +32,8 @@ class RunFileSink final : public StepSink {
  private:
   RunFileFormat format_;
   AtomicOutputFile file_;
-  JsonWriter w_;  // the document (kJson); JSONL lines each get their own writer
+  JsonWriter w_;     // the document (kJson)
+  JsonWriter line_;  // a JSONL step line, its buffer reused from step to step
   ScenarioOrderSpill requests_;
 };
 

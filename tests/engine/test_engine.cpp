@@ -1,6 +1,7 @@
 // The replay loop, its records and its outputs: exact steps of small scenarios, arrival gaps,
 // byte-identical JSON, expectation failures, atomic writes.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 
 #include "scenario/scenario_loader.h"
 #include "base/atomic_file.h"
+#include "base/hash.h"
 #include "engine/engine.h"
 #include "report/expectations.h"
 #include "report/json_writer.h"
@@ -126,6 +128,58 @@ TEST_CASE("JsonWriter escapes strings and nests deterministically", "[engine]") 
   JsonWriter w;
   w.begin_object().key("a\"b").value("x\ny\\").key("n").int_array({1, 2}).key("e").begin_array().end_array().end_object();
   CHECK(w.str() == "{\n  \"a\\\"b\": \"x\\ny\\\\\",\n  \"n\": [1, 2],\n  \"e\": []\n}\n");
+}
+
+TEST_CASE("JsonWriter escapes every string as a char-by-char escaper does", "[engine]") {
+  // The writer looks through strings 8 bytes at a time; a plain escaper, one char at a time,
+  // is the reference. Random strings put quotes, backslashes, control and high bytes at every
+  // offset of a word.
+  auto reference = [](const std::string& s) {
+    std::string out = "\"";
+    for (const char c : s) {
+      if (c == '"')
+        out += "\\\"";
+      else if (c == '\\')
+        out += "\\\\";
+      else if (c == '\n')
+        out += "\\n";
+      else if (c == '\t')
+        out += "\\t";
+      else if (c == '\r')
+        out += "\\r";
+      else if (static_cast<unsigned char>(c) < 0x20)
+        out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+      else
+        out += c;
+    }
+    return out + "\"";
+  };
+  const std::string alphabet = std::string("ab \"\\\n\t\r\x01\x1f\x7f\x80\xc3\xa9~") + '\0';
+  std::uint64_t state = 7;
+  int escaped = 0;
+  for (int n = 0; n < 4000; ++n) {
+    std::string s;
+    state = splitmix64(state);
+    const int len = static_cast<int>(state % 40);
+    for (int i = 0; i < len; ++i) {
+      state = splitmix64(state);
+      // Mostly plain letters, so that long runs skip whole words.
+      s += state % 4 != 0 ? static_cast<char>('a' + state % 26) : alphabet[(state >> 8) % alphabet.size()];
+    }
+    JsonWriter w(0, JsonWriter::Layout::kOneLine);
+    w.value(s);
+    REQUIRE(std::string(w.text()) == reference(s));
+    escaped += reference(s).size() != s.size() + 2 ? 1 : 0;
+  }
+  CHECK(escaped > 1000);
+  JsonWriter ints(0, JsonWriter::Layout::kOneLine);
+  ints.begin_array()
+      .value(0)
+      .value(-7)
+      .value(static_cast<long long>(INT64_MIN))
+      .int_array({-1, 2147483647, 0})
+      .end_array();
+  CHECK(ints.text() == "[0, -7, -9223372036854775808, [-1, 2147483647, 0]]");
 }
 
 TEST_CASE("atomic writes replace the file whole and leave nothing behind on failure", "[engine]") {
