@@ -4,7 +4,8 @@
 // Usage: bench_replay [--mlasim PATH] [--requests N=20000] [--reps R=3] [--rate REQ_PER_S=0 (all at
 //        step 0)] [--scale] [--pictures] [--keep]   (--scale: 10,000 vs 1,000,000 short requests, peak RSS
 //        side by side; --pictures: the same run again with --svg and --trace-out, time, peak RSS, file sizes;
-//        --inline: the requests written in the scenario's `requests:` list instead of a requests_file)
+//        --inline: the requests written in the scenario's `requests:` list instead of a requests_file;
+//        --outputs: the same run with --table summary, --jsonl FILE and --json FILE, each against --table none)
 #include <unistd.h>
 
 #include <algorithm>
@@ -154,7 +155,8 @@ Timing time_runs(const std::string& mlasim, const Trace& t, int reps, const fs::
   Timing r;
   for (int i = 0; i < reps; ++i) {
     const std::string err = (dir / "timed.err").string();
-    std::vector<std::string> args{mlasim, "run", t.yaml, "--dry-run", "--table", "none"};
+    std::vector<std::string> args{mlasim, "run", t.yaml, "--dry-run"};
+    if (std::find(extra.begin(), extra.end(), "--table") == extra.end()) args.insert(args.end(), {"--table", "none"});
     args.insert(args.end(), extra.begin(), extra.end());
     const Child c = spawn(args, "/dev/null", err);
     if (c.exit_code != 0) die("timed run exited " + std::to_string(c.exit_code) + "\n" + slurp(err));
@@ -203,7 +205,7 @@ int main(int argc, char** argv) {
   std::string mlasim;
   int requests = 20000, reps = 3;
   double rate = 0;
-  bool scale = false, keep = false, pictures = false, inline_requests = false;
+  bool scale = false, keep = false, pictures = false, inline_requests = false, outputs = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -218,6 +220,7 @@ int main(int argc, char** argv) {
     else if (a == "--keep") keep = true;
     else if (a == "--pictures") pictures = true;
     else if (a == "--inline") inline_requests = true;
+    else if (a == "--outputs") outputs = true;
     else die("unknown argument " + a + " (see the header of tools/bench/bench_replay.cpp)");
   }
   if (requests < 1 || reps < 1 || rate < 0) die("--requests and --reps must be >= 1, --rate >= 0");
@@ -247,6 +250,32 @@ int main(int argc, char** argv) {
     const double ns = ns_per(r.best_s, t.output_tokens), rss = mib(r.peak_rss_kib);
     std::printf("  targets    : %.1f ns per generated token (best wall) <= 300 -> %s; peak RSS %.1f MiB <= 64 -> %s\n",
                 ns, ns <= 300 ? "met" : "MISSED", rss, rss <= 64 ? "met" : "MISSED");
+    if (outputs) {
+      // What each output costs over --table none (the same child, the same trace; files on the
+      // temporary directory's file system). Targets: summary and JSONL at most 2x, JSON 3x.
+      const std::string jsonl = (dir / "run.jsonl").string(), json = (dir / "run.json").string();
+      struct Variant {
+        const char* name;
+        std::vector<std::string> extra;
+        double target;
+        std::string file;
+      };
+      const Variant variants[] = {{"--table summary", {"--table", "summary"}, 2.0, ""},
+                                  {"--jsonl FILE", {"--jsonl", jsonl}, 2.0, jsonl},
+                                  {"--json FILE", {"--json", json}, 3.0, json}};
+      std::printf("\noutputs (best of %d, ratio of CPU time to --table none's %.3f s):\n", reps, r.best_cpu_s);
+      for (const Variant& v : variants) {
+        const Timing o = time_runs(mlasim, t, reps, dir, v.extra);
+        const double ratio = o.best_cpu_s / r.best_cpu_s;
+        std::printf("  %-16s: %.3f s CPU, %.3f s wall, peak RSS %.1f MiB, ratio %.2f <= %.0f -> %s", v.name, o.best_cpu_s,
+                    o.best_s, mib(o.peak_rss_kib), ratio, v.target, ratio <= v.target ? "met" : "MISSED");
+        if (!v.file.empty()) {
+          std::printf(" (%.0f MB written)", static_cast<double>(fs::file_size(v.file)) / 1e6);
+          fs::remove(v.file);
+        }
+        std::printf("\n");
+      }
+    }
     if (pictures) {
       // The same run drawing the timeline and streaming the trace: what the pictures cost.
       const std::string svg = (dir / "timeline.svg").string(), trace = (dir / "trace.json").string();
