@@ -15,7 +15,14 @@ long long rank_of(double p, long long n) {
 }  // namespace
 
 void ValueCounts::add(long long v) {
-  ++counts_[v];
+  if (v >= 0 && v < kDense) {
+    if (static_cast<std::size_t>(v) >= dense_.size()) dense_.resize(static_cast<std::size_t>(v) + 1, 0);
+    ++dense_[static_cast<std::size_t>(v)];
+  } else {
+    ++other_[v];
+  }
+  min_ = n_ ? std::min(min_, v) : v;
+  max_ = n_ ? std::max(max_, v) : v;
   ++n_;
   sum_ += v;
 }
@@ -24,10 +31,14 @@ long long ValueCounts::percentile(double p) const {
   if (n_ == 0) return 0;
   const long long rank = rank_of(p, n_);
   long long seen = 0;
-  for (const auto& [v, c] : counts_) {
-    seen += c;
-    if (seen >= rank) return v;
-  }
+  // In value order: the map's negative values, the flat array, the map's values from kDense up.
+  auto above = other_.lower_bound(0);
+  for (auto it = other_.begin(); it != above; ++it)
+    if ((seen += it->second) >= rank) return it->first;
+  for (std::size_t v = 0; v < dense_.size(); ++v)
+    if ((seen += dense_[v]) >= rank) return static_cast<long long>(v);
+  for (auto it = above; it != other_.end(); ++it)
+    if ((seen += it->second) >= rank) return it->first;
   return max();
 }
 

@@ -8,20 +8,24 @@
 
 namespace mlasim {
 
-// Exact: one counter per distinct value (per-step values are bounded by the token budget).
+// Exact: one counter per distinct value (per-step values are bounded by the token budget). Values
+// in [0, kDense) are counted in a flat array indexed by value (an add per value per step must not
+// walk a tree); others, in an ordered map.
 class ValueCounts {
  public:
+  static constexpr long long kDense = 1 << 16;
   void add(long long v);
   long long count() const { return n_; }
-  long long min() const { return counts_.empty() ? 0 : counts_.begin()->first; }
-  long long max() const { return counts_.empty() ? 0 : counts_.rbegin()->first; }
+  long long min() const { return n_ ? min_ : 0; }
+  long long max() const { return n_ ? max_ : 0; }
   double mean() const { return n_ ? static_cast<double>(sum_) / static_cast<double>(n_) : 0; }
   // The smallest value v with at least ceil(p * count) values <= v (nearest rank); 0 when empty.
   long long percentile(double p) const;
 
  private:
-  std::map<long long, long long> counts_;
-  long long n_ = 0, sum_ = 0;
+  std::vector<long long> dense_;          // dense_[v]: the count of v, for 0 <= v < kDense
+  std::map<long long, long long> other_;  // values below 0 or from kDense up
+  long long n_ = 0, sum_ = 0, min_ = 0, max_ = 0;
 };
 
 // Non-negative durations in ns, 128 buckets per power of two; percentiles return the bucket's

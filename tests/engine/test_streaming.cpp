@@ -216,6 +216,17 @@ TEST_CASE("histograms give exact counts and bucketed durations", "[stream]") {
   CHECK(v.percentile(0.5) == 3);   // nearest rank 5 of 1 2 3 3 3 4 5 7 8 9
   CHECK(v.percentile(0.9) == 8);   // rank 9
   CHECK(v.percentile(0.99) == 9);  // rank 10
+  // Values outside the flat array's range [0, 65536) (negative, large) keep their order.
+  ValueCounts wide;
+  for (long long x : {70000LL, -5LL, 3LL, 65536LL, 65535LL, -5LL, 1LL << 40}) wide.add(x);
+  CHECK(wide.min() == -5);
+  CHECK(wide.max() == 1LL << 40);
+  CHECK(wide.percentile(0.2) == -5);   // rank 2 of -5 -5 3 65535 65536 70000 2^40
+  CHECK(wide.percentile(0.4) == 3);    // rank 3
+  CHECK(wide.percentile(0.5) == 65535);  // rank 4
+  CHECK(wide.percentile(0.7) == 65536);  // rank 5
+  CHECK(wide.percentile(0.8) == 70000);  // rank 6
+  CHECK(wide.percentile(1.0) == 1LL << 40);
   LogHistogram h;
   for (int i = 1; i <= 1000; ++i) h.add(static_cast<std::int64_t>(i) * 1'000'000);  // 1..1000 ms
   CHECK(h.count() == 1000);
