@@ -9,16 +9,19 @@ namespace mlasim {
 
 void generate_prompt(std::vector<int>& out, int len, std::uint64_t seed, std::uint64_t id_stream,
                      const std::vector<std::uint64_t>& hash_ids, int block_size, int vocab_size) {
-  out.reserve(out.size() + static_cast<std::size_t>(len));
+  const std::size_t base = out.size();
+  out.resize(base + static_cast<std::size_t>(len));
+  int* const ids = out.data() + base;
   const TokenRange range(vocab_size);  // nothing avoided: each token is its stream's first draw
   if (hash_ids.empty()) {
-    for (int j = 0; j < len; ++j) out.push_back(first_draw(seed, id_stream, static_cast<std::uint64_t>(j), range));
+    for (int j = 0; j < len; ++j) ids[j] = first_draw(seed, id_stream, static_cast<std::uint64_t>(j), range);
     return;
   }
-  std::uint64_t stream = 0;  // of the block j is in, computed at its first token
-  for (int j = 0; j < len; ++j) {
-    if (j % block_size == 0) stream = prompt_block_stream(hash_ids[static_cast<std::size_t>(j / block_size)]);
-    out.push_back(first_draw(seed, stream, static_cast<std::uint64_t>(j % block_size), range));
+  for (int b = 0; b * block_size < len; ++b) {  // block by block, each from its hash id's stream
+    const std::uint64_t stream = prompt_block_stream(hash_ids[static_cast<std::size_t>(b)]);
+    const int end = std::min(len, (b + 1) * block_size);
+    for (int j = b * block_size; j < end; ++j)
+      ids[j] = first_draw(seed, stream, static_cast<std::uint64_t>(j - b * block_size), range);
   }
 }
 
