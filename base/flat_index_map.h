@@ -62,13 +62,6 @@ class FlatIndexMap {
     return removed;
   }
   std::size_t size() const { return size_; }
-  // Calls f(key, value) for every entry (audits only; the order is the table's).
-  template <typename F>
-  void for_each(F&& f) const {
-    for (const Slot& s : slots_) {
-      if (s.value >= 0) f(s.key, s.value);
-    }
-  }
 
  private:
   struct Slot {

@@ -208,7 +208,7 @@ void Engine::record_step(const SchedulerOutput& out, const BatchRoute& route) {
     rec.region = to_string(rr.region);
     rec.path = to_string(rr.path);
     rec.fresh_on_decode_path = rr.fresh_on_decode_path;
-    if (rec.reason != rr.reason) rec.reason = rr.reason;  // mostly empty
+    rec.reason = rr.reason;
   }
   s.reorder_modified = route.modified;
   s.counts = route.counts;
