@@ -9,6 +9,8 @@
 #include <cstring>
 #include <utility>
 
+#include "base/leftover_file.h"
+
 namespace mlasim {
 namespace {
 
@@ -106,8 +108,9 @@ Status AtomicOutputFile::open(const std::string& path) {
   if (!resolved) return resolved.error();
   path_ = resolved.value();
   tmp_ = path_ + ".tmp." + std::to_string(::getpid());  // beside the file it replaces: one file system
-  fd_ = ::open(tmp_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) return io_error(path, "cannot create temporary file " + tmp_);
+  Result<int> fd = create_temporary_file(tmp_, O_RDWR, path);
+  if (!fd) return fd.error();
+  fd_ = fd.value();
   return Status::Ok();
 }
 
@@ -194,13 +197,12 @@ Status AtomicOutputFile::publish() {
   return Status::Ok();
 }
 
-Status write_file_atomically(const std::string& requested, const std::string& contents) {
-  Result<std::string> resolved = resolve_output_path(requested);
-  if (!resolved) return resolved.error();
-  const std::string& path = resolved.value();
+// Writes `path` itself (whatever entry is there is replaced by the rename, never written through).
+Status write_own_file_atomically(const std::string& path, const std::string& contents) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return io_error(path, "cannot create temporary file " + tmp);
+  Result<int> created = create_temporary_file(tmp, O_WRONLY, path);
+  if (!created) return created.error();
+  const int fd = created.value();
   const char* p = contents.data();
   std::size_t left = contents.size();
   while (left > 0) {
@@ -230,6 +232,31 @@ Status write_file_atomically(const std::string& requested, const std::string& co
     return e;
   }
   return Status::Ok();
+}
+
+Result<int> create_temporary_file(const std::string& tmp, int flags, const std::string& target) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const int fd = ::open(tmp.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0) return fd;
+    if (errno != EEXIST) return io_error(target, "cannot create temporary file " + tmp);
+    if (const std::string problem = leftover_problem(tmp); !problem.empty()) {
+      Error e;
+      e.file = target;
+      e.message = "cannot create temporary file " + tmp + ": a file mlasim did not create is at that name (" +
+                  problem + "); mlasim leaves it alone";
+      e.hint = "remove it, or write the output elsewhere";
+      return e;
+    }
+    ::unlink(tmp.c_str());  // this user's regular file, left by a killed process with this PID
+  }
+  errno = EEXIST;
+  return io_error(target, "cannot create temporary file " + tmp);
+}
+
+Status write_file_atomically(const std::string& requested, const std::string& contents) {
+  Result<std::string> resolved = resolve_output_path(requested);
+  if (!resolved) return resolved.error();
+  return write_own_file_atomically(resolved.value(), contents);
 }
 
 }  // namespace mlasim

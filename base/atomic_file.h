@@ -27,6 +27,17 @@ Result<std::string> resolve_output_path(const std::string& path);
 // Writes `contents` to `path` atomically. Creates no directories.
 Status write_file_atomically(const std::string& path, const std::string& contents);
 
+// Creates `tmp` for writing (O_CREAT | O_EXCL, never through a link). A regular file of this user
+// already at that name (a process with this PID killed long ago) is replaced; anything else there
+// (a link, a FIFO, a folder, another user's file) is an error naming it, left as it is. Returns the
+// descriptor.
+Result<int> create_temporary_file(const std::string& tmp, int flags, const std::string& target);
+
+// Writes `contents` to `path` through a temporary `path.tmp.PID`, replacing the entry at `path`
+// itself (a link there is replaced, never written through): for mlasim's own journals and
+// markers, whose names are mlasim's, not the user's.
+Status write_own_file_atomically(const std::string& path, const std::string& contents);
+
 // A file written in pieces and published atomically: the text goes to a temporary beside the
 // target; commit() syncs it and renames it over the target. Destroyed without commit (an error,
 // an exception), it removes the temporary and leaves the target as it was. commit() is finish()

@@ -20,6 +20,16 @@ constexpr std::size_t kMaxGoldenTextBytes = std::size_t{256} << 20;     // split
 // missing, no such file, or (it exists) its permissions.
 std::string unopenable_path_hint(const std::string& path);
 
+// An error naming `path` when it is something other than a regular file (after links): a FIFO
+// (opening one waits for a writer), a socket or a device (/dev/zero never ends), a folder. mlasim
+// reads only regular files; this runs before any of them is opened. Ok when `path` is missing (the
+// open reports that).
+Status check_regular_input(const std::string& path, const std::string& what);
+
+// `path` opened for reading after check_regular_input, without blocking on a FIFO put there since:
+// the descriptor, or an error naming the file.
+Result<int> open_regular_input(const std::string& path, const std::string& what);
+
 // The whole file, or an error naming `path` (unreadable, a directory, or longer than max_bytes).
 Result<std::string> read_file_bounded(const std::string& path, std::size_t max_bytes, const std::string& what);
 

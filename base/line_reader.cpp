@@ -34,7 +34,9 @@ LineReader::~LineReader() {
 }
 
 Status LineReader::open() {
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  // A FIFO or a device is refused before it is opened; a FIFO put there since does not block.
+  if (Status regular = check_regular_input(path_, "the trace"); !regular) return status_ = regular.error();
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd_ < 0) return status_ = read_error(path_, "cannot read the trace");
   buf_.resize(kInitialBytes);
   return status_;

@@ -70,6 +70,11 @@ std::optional<SplitGoldenChecker> split_golden_checker(const Scenario& s, const 
                                                        ScenarioCheck& c) {
   const std::string path = split_golden_path(options.golden_dir, s.name);
   c.num_checks += 1;
+  if (Status regular = check_regular_input(path, "the split golden"); !regular) {
+    c.messages.push_back(regular.error().format());
+    c.status = CheckStatus::kBadInput;
+    return std::nullopt;
+  }
   if (!std::ifstream(path, std::ios::binary)) {
     c.messages.push_back(fmt::format("{}: no split golden; write it with `mlasim golden update {}`", path, c.path));
     return std::nullopt;

@@ -3,13 +3,15 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <fstream>
+#include <sstream>
 
 #include "base/atomic_file.h"
+#include "base/leftover_file.h"
 #include "base/output_set.h"
 #include "engine/replay.h"
 #include "report/logits_golden.h"
@@ -23,7 +25,8 @@ namespace {
 // Written last into a staging folder: the folder is whole. Inside golden/NAME/ after the swap,
 // until the update finishes: that folder is the new one.
 std::string marker(long pid) { return ".staged-by-golden-update." + std::to_string(pid); }
-constexpr const char* kJournalHeader = "mlasim-golden-update-journal 1";
+constexpr const char* kJournalHeader = "mlasim-golden-update-journal 2";
+constexpr std::size_t kMaxJournalBytes = std::size_t{16} << 20;
 
 fs::path staging_path(const fs::path& golden_dir, const std::string& name, long pid) {
   return golden_dir / ("." + name + ".new." + std::to_string(pid));
@@ -35,9 +38,15 @@ fs::path journal_path(const fs::path& golden_dir, long pid) {
   return golden_dir / (".golden-update." + std::to_string(pid));
 }
 
-bool present(const fs::path& p) {
-  std::error_code ec;
-  return fs::exists(p, ec);
+// Something is at `p` itself (a dangling link counts).
+bool present(const fs::path& p) { return leftover_problem(p.string(), true) != "missing"; }
+
+// The entry at `p` (the old golden after a swap, a staging folder) goes when it is this user's
+// real folder; a link only when `links_too` (the live update's own swap put it there).
+void remove_own_folder(const fs::path& p, bool links_too = false) {
+  std::error_code ignored;
+  if (is_own_directory(p.string())) fs::remove_all(p, ignored);
+  else if (links_too && leftover_problem(p.string(), true) == "a symbolic link") fs::remove(p, ignored);
 }
 
 Error output_error(const fs::path& dir, const std::string& what, int err, const std::string& hint = "") {
@@ -69,20 +78,31 @@ Status swap_in(const fs::path& staging, const fs::path& dir, const fs::path& old
 
 // After swap_in: the old golden goes, then the marker (while it is there, a recovery knows the
 // folder in place is the new one).
-void drop_old(const fs::path& staging, const fs::path& dir, const fs::path& old, long pid) {
-  std::error_code ignored;
-  fs::remove_all(staging, ignored);
-  fs::remove_all(old, ignored);
-  fs::remove(dir / marker(pid), ignored);
+void drop_old(const fs::path& staging, const fs::path& dir, const fs::path& old, long pid, bool live) {
+  remove_own_folder(staging, live);
+  remove_own_folder(old, live);
+  if (is_own_directory(dir.string()) && is_own_regular_file((dir / marker(pid)).string()))
+    ::unlink((dir / marker(pid)).c_str());
 }
 
-std::vector<std::string> read_journal(const fs::path& journal) {
-  std::ifstream in(journal, std::ios::binary);
+// The scenario names a sealed journal lists; empty with `why` set when it is not one mlasim wrote
+// or a name could lead outside the golden folder.
+std::vector<std::string> read_journal(const fs::path& journal, std::string& why) {
+  Result<std::string> text = read_own_regular_file(journal.string(), kMaxJournalBytes);
+  std::string body;
+  if (!text) why = text.error().message;
+  else if (!unseal_checksum(text.value(), body)) why = "its checksum line is missing or does not match its contents";
+  if (!why.empty()) return {};
+  std::istringstream in(body);
   std::string line;
-  if (!std::getline(in, line) || line != kJournalHeader) return {};
   std::vector<std::string> names;
-  while (std::getline(in, line) && line != "end") names.push_back(line);
-  if (line != "end") return {};
+  if (!std::getline(in, line) || line != kJournalHeader) why = "it does not start with the journal marker";
+  while (why.empty() && std::getline(in, line) && line != "end") {
+    if (std::string problem = golden_name_problem(line); !problem.empty()) why = "a name in it " + problem;
+    names.push_back(line);
+  }
+  if (why.empty() && (line != "end" || names.empty())) why = "no end line, or no names";
+  if (!why.empty()) names.clear();
   return names;
 }
 
@@ -113,8 +133,16 @@ Status GoldenUpdate::stage(const std::string& scenario_path) {
   const fs::path dir = fs::path(split_golden_path(golden_dir_.string(), s.name)).parent_path();
   const fs::path staging = staging_path(dir.parent_path(), s.name, ::getpid());
   std::error_code ec;
-  fs::create_directories(staging, ec);
+  fs::create_directories(dir.parent_path(), ec);  // the golden folder the user named
   if (ec) return output_error(dir, "cannot create the golden folder", ec.value());
+  // A folder of this user's at the staging name is a leftover of a killed update with this PID;
+  // anything else there (a link, a file, another user's folder) stays, and the update stops.
+  if (present(staging) && !is_own_directory(staging.string()))
+    return output_error(dir, "cannot stage the new golden: " + staging.string() + " is in the way (" +
+                                 leftover_problem(staging.string(), true) + "); mlasim leaves it alone",
+                        0, "remove it, then run the update again");
+  remove_own_folder(staging);
+  if (::mkdir(staging.c_str(), 0755) != 0) return output_error(dir, "cannot create the golden folder", errno);
   staged_.push_back(staging);
   names_.push_back(s.name);
   auto failed = [&](const Error& e) { return output_error(dir, e.message, 0, e.hint); };
@@ -122,7 +150,7 @@ Status GoldenUpdate::stage(const std::string& scenario_path) {
       !st)
     return failed(st.error());
   if (Status st = write_logits_golden(staging.string(), s, record.logits, generator_); !st) return failed(st.error());
-  if (Status st = write_file_atomically((staging / marker(::getpid())).string(), ""); !st) return failed(st.error());
+  if (Status st = write_own_file_atomically((staging / marker(::getpid())).string(), ""); !st) return failed(st.error());
   return Status::Ok();
 }
 
@@ -130,10 +158,10 @@ Result<std::vector<std::string>> GoldenUpdate::commit() {
   const long pid = ::getpid();
   std::string journal = std::string(kJournalHeader) + "\n";
   for (const std::string& name : names_) journal += name + "\n";
-  journal += "end\n";
+  journal = seal_with_checksum(journal + "end\n");
   const fs::path journal_file = journal_path(golden_dir_, pid);
   if (names_.size() > 1)  // one folder is swapped in one step: no journal needed
-    if (Status st = write_file_atomically(journal_file.string(), journal); !st)
+    if (Status st = write_own_file_atomically(journal_file.string(), journal); !st)
       return output_error(golden_dir_, st.error().message, 0, st.error().hint);
   std::vector<std::string> written;
   for (std::size_t i = 0; i < names_.size(); ++i) {
@@ -151,7 +179,7 @@ Result<std::vector<std::string>> GoldenUpdate::commit() {
     written.push_back(dir.string());
   }
   for (std::size_t i = 0; i < names_.size(); ++i)
-    drop_old(staged_[i], golden_dir_ / names_[i], old_path(golden_dir_, names_[i], pid), pid);
+    drop_old(staged_[i], golden_dir_ / names_[i], old_path(golden_dir_, names_[i], pid), pid, true);
   staged_.clear();
   ::unlink(journal_file.c_str());
   return written;
@@ -164,20 +192,32 @@ std::vector<std::string> recover_golden_leftovers(const fs::path& golden_dir) {
   std::vector<std::string> leaves;  // listed first, changed after
   for (auto it = fs::directory_iterator(golden_dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
     if (const std::string leaf = it->path().filename().string(); leaf.rfind(".", 0) == 0) leaves.push_back(leaf);
+  auto leave_alone = [&](const fs::path& p, const std::string& why) {
+    notes.push_back("left " + p.string() + " alone: " + why);
+  };
   // A journal: the update was swapping when it was killed; every folder it names is staged whole.
   for (const std::string& leaf : leaves) {
     const long pid = pid_after(leaf, ".golden-update.");
     if (pid < 0 || !process_gone(pid)) continue;
-    const std::vector<std::string> names = read_journal(golden_dir / leaf);
+    std::string why;
+    const std::vector<std::string> names = read_journal(golden_dir / leaf, why);
+    if (names.empty()) {
+      leave_alone(golden_dir / leaf, "named like a `golden update` journal but " + why);
+      continue;
+    }
     int swapped = 0;
     for (const std::string& name : names) {
       const fs::path dir = golden_dir / name, staging = staging_path(golden_dir, name, pid),
                      old = old_path(golden_dir, name, pid);
-      if (!present(dir / marker(pid)) && present(staging / marker(pid))) {
+      if (!present(dir / marker(pid)) && present(staging)) {
+        if (!is_own_directory(staging.string()) || !is_own_regular_file((staging / marker(pid)).string())) {
+          leave_alone(staging, "not a staging folder mlasim finished (" + leftover_problem(staging.string(), true) + ")");
+          continue;
+        }
         if (!swap_in(staging, dir, old)) continue;  // left for a later recovery
         ++swapped;
       }
-      drop_old(staging, dir, old, pid);
+      drop_old(staging, dir, old, pid, false);
     }
     ::unlink((golden_dir / leaf).c_str());
     notes.push_back("completed `golden update` " + std::to_string(pid) + ", killed while swapping its " +
@@ -185,11 +225,16 @@ std::vector<std::string> recover_golden_leftovers(const fs::path& golden_dir) {
   }
   // Staging and old folders of updates no longer running, and journals' temporaries.
   for (const std::string& leaf : leaves) {
+    const fs::path path = golden_dir / leaf;
+    if (!present(path)) continue;  // handled with its journal above
     const std::size_t new_at = leaf.rfind(".new."), old_at = leaf.rfind(".old."), tmp_at = leaf.rfind(".tmp.");
     if (leaf.rfind(".golden-update.", 0) == 0 && tmp_at != std::string::npos) {
       const long pid = pid_after(leaf.substr(tmp_at), ".tmp.");
-      if (pid >= 0 && process_gone(pid) && fs::remove(golden_dir / leaf, ec))
-        notes.push_back("removed " + (golden_dir / leaf).string() + ", left by a killed `golden update`");
+      if (pid < 0 || !process_gone(pid)) continue;
+      if (const std::string problem = leftover_problem(path.string()); !problem.empty())
+        leave_alone(path, "named like a journal's temporary but " + problem);
+      else if (::unlink(path.c_str()) == 0)
+        notes.push_back("removed " + path.string() + ", left by a killed `golden update`");
       continue;
     }
     const std::size_t at = new_at == std::string::npos   ? old_at
@@ -197,16 +242,23 @@ std::vector<std::string> recover_golden_leftovers(const fs::path& golden_dir) {
                                                          : std::max(new_at, old_at);
     if (at == std::string::npos || at < 2) continue;
     const long pid = pid_after(leaf.substr(at + 4), ".");
-    if (pid < 0 || !process_gone(pid) || !present(golden_dir / leaf)) continue;
-    const fs::path dir = golden_dir / leaf.substr(1, at - 1);
-    std::error_code ignored;
+    if (pid < 0 || !process_gone(pid)) continue;
+    const std::string name = leaf.substr(1, at - 1);
+    if (!golden_name_problem(name).empty()) continue;  // not a name `golden update` stages
+    if (const std::string problem = leftover_problem(path.string(), true); !problem.empty()) {
+      leave_alone(path, "named like a `golden update` folder but " + problem);
+      continue;
+    }
+    const fs::path dir = golden_dir / name;
     if (at == old_at && !present(dir)) {
-      fs::rename(golden_dir / leaf, dir, ignored);  // the only copy of that golden: it goes back
+      std::error_code ignored;
+      fs::rename(path, dir, ignored);  // the only copy of that golden: it goes back
       notes.push_back("put " + dir.string() + " back from " + leaf + ", moved aside by a killed `golden update`");
     } else {
-      fs::remove_all(golden_dir / leaf, ignored);
-      fs::remove(dir / marker(pid), ignored);  // a one-folder update killed after its swap
-      notes.push_back("removed " + (golden_dir / leaf).string() + ", left by a killed `golden update`");
+      remove_own_folder(path);
+      if (is_own_directory(dir.string()) && is_own_regular_file((dir / marker(pid)).string()))
+        ::unlink((dir / marker(pid)).c_str());  // a one-folder update killed after its swap
+      notes.push_back("removed " + path.string() + ", left by a killed `golden update`");
     }
   }
   return notes;

@@ -218,6 +218,7 @@ Result<LogitsGolden> read_logits_golden(const std::string& dir, const Scenario& 
   Result<YamlNode> fingerprint = meta_key(root, path, "fingerprint");
   if (!fingerprint) return fingerprint.error();
   if (!fingerprint.value().IsScalar()) return meta_error(path, fingerprint.value(), "fingerprint", "expected a hash");
+  if (Status st = check_regular_input(dir + "/split.txt", "the split golden"); !st) return st.error();
   std::ifstream split(dir + "/split.txt");
   std::string line;
   for (int i = 0; i < 8 && std::getline(split, line); ++i) {

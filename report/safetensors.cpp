@@ -1,4 +1,5 @@
 // safetensors encoding and decoding.
+#include "base/file_read.h"
 #include "report/safetensors.h"
 
 #include <cmath>
@@ -83,6 +84,7 @@ std::string safetensors_bytes(const std::vector<NamedTensor>& tensors,
 }
 
 Result<std::vector<NamedTensor>> read_safetensors(const std::string& path) {
+  if (Status st = check_regular_input(path, "the safetensors file"); !st) return st.error();
   std::ifstream in(path, std::ios::binary);
   if (!in) return st_error(path, "", "cannot read the file");
   std::ostringstream buf;

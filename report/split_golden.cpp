@@ -1,4 +1,5 @@
 // The canonical split printer and the golden comparison.
+#include "base/file_read.h"
 #include "report/split_golden.h"
 
 #include <fmt/format.h>
@@ -44,6 +45,7 @@ std::string header_value(const std::vector<std::string>& lines, const std::strin
 
 // FNV-1a over a file's bytes, read in pieces ("unreadable" if it cannot be read).
 std::string file_fingerprint(const std::string& path) {
+  if (!check_regular_input(path, "the file")) return "unreadable";
   std::ifstream in(path, std::ios::binary);
   if (!in) return "unreadable";
   std::uint64_t h = 0xcbf29ce484222325ULL;

@@ -17,18 +17,7 @@
 #include "sim/scheduler_rules.h"
 
 namespace mlasim {
-namespace {
 
-// First defined node among `keys` under root (e.g. {"scheduler", "max_model_len"}), else the
-// closest defined ancestor; used to point cross-section errors at the key the user wrote.
-YamlNode locate(const YamlNode& root, const std::string& section, const std::string& key) {
-  const YamlNode sec = root[section];
-  if (sec && sec.IsMap() && sec[key]) return sec[key];
-  if (sec) return sec;
-  return root;
-}
-
-// Why `name` cannot name a folder golden/<name>/, or "" when it can.
 // golden/<name>/ and `golden update`'s staging folder .<name>.new.<pid> must fit NAME_MAX (255).
 constexpr std::size_t kMaxScenarioNameBytes = 200;
 
@@ -42,6 +31,17 @@ std::string golden_name_problem(const std::string& name) {
     if (c < 0x20 || c == 0x7f) return "contains a control character";
   }
   return "";
+}
+
+namespace {
+
+// First defined node among `keys` under root (e.g. {"scheduler", "max_model_len"}), else the
+// closest defined ancestor; used to point cross-section errors at the key the user wrote.
+YamlNode locate(const YamlNode& root, const std::string& section, const std::string& key) {
+  const YamlNode sec = root[section];
+  if (sec && sec.IsMap() && sec[key]) return sec[key];
+  if (sec) return sec;
+  return root;
 }
 
 // The scenario's tree as --set walks it (scenario/set_override.h).

@@ -9,6 +9,7 @@
 
 #include "base/atomic_file.h"
 #include "base/created_folders.h"
+#include "base/leftover_file.h"
 #include "base/output_set.h"
 #include "tests/file_test_util.h"
 
@@ -28,13 +29,14 @@ fs::path fresh_dir(const std::string& tag) {
 // A PID no process has: above Linux's largest (pid_max is at most 2^22).
 constexpr const char* kGone = "999999999";
 
-// A journal as publish_together writes it, naming `pairs` (temporary, target).
+// A journal as publish_together writes it, naming `pairs` (temporary, target), sealed with its
+// checksum line.
 std::string journal(const std::vector<std::pair<fs::path, fs::path>>& pairs) {
-  std::string j = "mlasim-publish-journal 1\n";
+  std::string j = "mlasim-publish-journal 2\n";
   for (const auto& [tmp, target] : pairs)
     j += std::to_string(tmp.string().size()) + ":" + tmp.string() + "\n" + std::to_string(target.string().size()) +
          ":" + target.string() + "\n";
-  return j + "end\n";
+  return seal_with_checksum(j + "end\n");
 }
 
 }  // namespace
@@ -58,7 +60,7 @@ TEST_CASE("publish_together renames every file and leaves no journal", "[output_
   fs::remove_all(dir);
 }
 
-TEST_CASE("a journal left by a killed publish is completed by the next writer of any of its files", "[output_set]") {
+TEST_CASE("a journal left by a killed publish is completed by the next writer of the same outputs", "[output_set]") {
   const fs::path dir = fresh_dir("journal");
   const fs::path a = dir / "a.json", b = dir / "sub/b.npy", c = dir / "sub/b.json";
   // Killed after renaming a.json: b and c are old, their finished temporaries wait.
@@ -71,8 +73,16 @@ TEST_CASE("a journal left by a killed publish is completed by the next writer of
   std::ofstream(tc) << "new";
   const std::string j = journal({{a.string() + ".tmp." + pid, a}, {tb, b}, {tc, c}});
   for (const fs::path& t : {a, b, c}) std::ofstream(t.string() + ".publish." + pid) << j;
-  // A later run writes only b.json: it finds the journal beside it and completes the whole set.
-  const std::vector<std::string> notes = recover_output_leftovers({c.string()});
+  // A writer of only one of the three leaves the journal and its temporaries alone.
+  std::vector<std::string> notes = recover_output_leftovers({c.string()});
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0] == "left " + c.string() + ".publish.999999999 alone: a journal of process 999999999, but it names " +
+                        a.string() + ", which is not an output of this command (run the command that wrote it again "
+                        "to complete it, or remove it)");
+  CHECK(read_all(b) == "old");
+  CHECK(read_all(tb) == "new");
+  // The same outputs again (in another order): the whole set is completed.
+  notes = recover_output_leftovers({c.string(), a.string(), b.string()});
   REQUIRE(notes.size() == 1);
   CHECK(notes[0].find("completed the output set of process 999999999") != std::string::npos);
   CHECK(notes[0].find("2 of 3 files renamed") != std::string::npos);

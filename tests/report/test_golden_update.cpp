@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/leftover_file.h"
 #include "report/golden_update.h"
 #include "tests/file_test_util.h"
 
@@ -36,7 +37,7 @@ TEST_CASE("a golden update killed while swapping is completed: every folder new"
   folder(g / "b", "b old");
   folder(g / ".b.new.999999999", "b new", true);
   folder(g / ".c.new.999999999", "c new", true);
-  std::ofstream(g / ".golden-update.999999999") << "mlasim-golden-update-journal 1\na\nb\nc\nend\n";
+  std::ofstream(g / ".golden-update.999999999") << seal_with_checksum("mlasim-golden-update-journal 2\na\nb\nc\nend\n");
   const std::vector<std::string> notes = recover_golden_leftovers(g);
   REQUIRE(notes.size() == 1);
   CHECK(notes[0] ==
@@ -54,7 +55,7 @@ TEST_CASE("a golden update killed before its swap leaves the old goldens", "[gol
   folder(g / "a", "a old");
   folder(g / ".a.new.999999999", "a new", true);
   folder(g / ".b.new.999999999", "b half");  // killed while staging b: no marker
-  std::ofstream(g / ".golden-update.999999999.tmp.999999999") << "mlasim-golden-update-journal 1\na\n";
+  std::ofstream(g / ".golden-update.999999999.tmp.999999999") << "mlasim-golden-update-journal 2\na\n";
   // An update still running (this process) keeps its staging folder.
   const std::string mine = ".a.new." + std::to_string(::getpid());
   folder(g / mine, "a other");

@@ -1,5 +1,6 @@
 // Checking the fuzz properties on one scenario with engine/'s Engine (the replay every
 // command uses): a dry run stops at the first violation; same_logits_as_strict replays the model.
+#include "base/file_read.h"
 #include "tools/fuzz/property.h"
 
 #include <fmt/format.h>
@@ -148,7 +149,7 @@ std::optional<Violation> check_properties(const Scenario& s, const PropertyOptio
   if (wanted(Property::kMatchesGoldenSplit)) {
     MLASIM_CHECK(!options.golden_dir.empty(), "matches_golden_split needs a golden directory");
     const std::string path = split_golden_path(options.golden_dir, s.name);
-    if (!std::ifstream(path, std::ios::binary))
+    if (!check_regular_input(path, "the split golden") || !std::ifstream(path, std::ios::binary))
       return Violation{Property::kMatchesGoldenSplit, -1,
                        fmt::format("{}: no split golden (record them with mlasim fuzz --record-golden and the same "
                                    "seed and flags)",

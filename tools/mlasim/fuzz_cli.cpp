@@ -1,4 +1,5 @@
 // Flags and output shared by the fuzz, shrink and matrix commands.
+#include "base/file_read.h"
 #include "tools/mlasim/fuzz_cli.h"
 
 #include <filesystem>
@@ -88,6 +89,8 @@ int shrink_and_write(const Scenario& trace, const Violation& v, const FaultSet& 
   std::cout << "wrote " << path << "\n";
   if (v.property == Property::kMatchesGoldenSplit) {
     const std::string folder = (std::filesystem::path(path).parent_path() / "golden").string();
+    if (Status st = check_regular_input(split_golden_path(golden_dir, trace.name), "the split golden"); !st)
+      return report_error(st.error());
     std::ifstream in(split_golden_path(golden_dir, trace.name), std::ios::binary);
     std::stringstream text;
     text << in.rdbuf();
