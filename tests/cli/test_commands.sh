@@ -166,6 +166,22 @@ for bad in 0 -2 1025 two ""; do
   check "--cpu-threads '$bad'" 2 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --cpu-threads "$bad"
 done
 contains "--cpu-threads ''" "--cpu-threads: want auto or a number 1..1024"
+# An unknown command is named; empty option values are refused; help to a full disk is exit 3 and
+# names exit code 4.
+check "unknown command" 2 "$mlasim" nosuch
+contains "unknown command" "mlasim: error: unknown command 'nosuch'; the commands are run, check, route, deploy"
+check "help" 0 "$mlasim" --help
+contains "help" "4 the replay stopped where vLLM's own scheduler cannot go on"
+if [[ -w /dev/full ]]; then
+  check "help to /dev/full" 3 bash -c "\"\$0\" --help >/dev/full" "$mlasim"
+  contains "help to /dev/full" "cannot write to stdout"
+fi
+check "run --json ''" 2 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --dry-run --json ""
+contains "run --json ''" "--json: an empty value: give one, or leave the option out"
+check "fuzz --shard ''" 2 "$mlasim" fuzz --runs 1 --shard ""
+contains "fuzz --shard ''" "--shard: an empty value"
+check "check --golden-dir ''" 2 "$mlasim" check "$root/scenarios/seed/lone_one_token_prompt.yaml" --golden-dir ""
+contains "check --golden-dir ''" "--golden-dir: an empty value"
 check "MLASIM_CPU_THREADS=x" 2 env MLASIM_CPU_THREADS=x "$mlasim" version
 contains "MLASIM_CPU_THREADS=x" 'MLASIM_CPU_THREADS="x": want auto or a number 1..1024'
 check "MLASIM_CPU_THREADS=3" 0 env MLASIM_CPU_THREADS=3 "$mlasim" version
@@ -202,7 +218,7 @@ not_contains "check with a golden dir the file system refuses" "terminate called
 
 # Inputs without end or beyond the machine: a bounded read, a model refused before allocating.
 check "run /dev/zero" 2 timeout 60 "$mlasim" run /dev/zero
-contains "run /dev/zero" "/dev/zero: error: the scenario file is larger than mlasim reads (64 MiB)"
+contains "run /dev/zero" "/dev/zero: error: the scenario file is a device, not a regular file"
 printf 'version: 1\nrequests_file: zero.jsonl\n' >"$scratch/zero.yaml"
 ln -s /dev/zero "$scratch/zero.jsonl"
 check "requests_file /dev/zero" 2 timeout 60 "$mlasim" run "$scratch/zero.yaml" --dry-run

@@ -97,6 +97,11 @@ contains "a 1 MiB header" "XXXXXXXX... (1 MiB)\""
 printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,2147483648\n' >"$scratch/huge.csv"
 check "count 2^31" 2 "$mlasim" import azure "$scratch/huge.csv" -o "$scratch/out/h.yaml"
 contains "count 2^31" "huge.csv:2:33: error: GeneratedTokens: count 2147483648 is more tokens than a request can have (at most 1073741824)"
+# An over-long all-digit count is shown by its start and length, not echoed whole (8 MiB of digits).
+{ printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,'; head -c 8388608 /dev/zero | tr '\0' 7; printf '\n'; } >"$scratch/digits.csv"
+check "8 MiB of digits" 2 "$mlasim" import azure "$scratch/digits.csv" -o "$scratch/out/d.yaml"
+contains "8 MiB of digits" "error: GeneratedTokens: count 7777777777777777777777777777777777777777... (8 MiB) is too large"
+[[ ${#out} -lt 600 ]] || { echo "FAIL 8 MiB of digits: a ${#out}-byte message"; fail=1; }
 check "no -o" 2 "$mlasim" import azure "$traces/azure_sample.csv"
 nothing_written "bad options"
 

@@ -15,6 +15,8 @@ constexpr long long kMaxTokenCount = 1LL << 30;
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 std::string quoted(std::string_view s) { return "\"" + excerpt(s, 40) + "\""; }
+// A number as found, for a message: whole up to 40 characters, else its start and its length.
+std::string shown(std::string_view s) { return excerpt(s, 40); }
 
 // Parses all of `digits` (known to be only digits) into `out`; false on overflow.
 bool parse_digits(std::string_view digits, long long& out) {
@@ -33,14 +35,14 @@ std::optional<FieldProblem> parse_whole(std::string_view text, long long& out, c
   if (text.empty())
     return FieldProblem{std::string("empty ") + what, std::string("expected a whole number of ") + unit, 0};
   if (text[0] == '-' && text.size() > 1 && count_digits(text, 1) == text.size() - 1)
-    return FieldProblem{std::string("negative ") + what + " " + std::string(text),
+    return FieldProblem{std::string("negative ") + what + " " + shown(text),
                         std::string(what) + "s are whole numbers >= 0", 0};
   const std::size_t n = count_digits(text, 0);
   if (n != text.size())
     return FieldProblem{"expected a whole number of " + std::string(unit) + ", found " + quoted(text),
                         "use digits only, e.g. 512", static_cast<int>(n)};
   if (!parse_digits(text, out))
-    return FieldProblem{std::string(what) + " " + std::string(text) + " is too large", "", 0};
+    return FieldProblem{std::string(what) + " " + shown(text) + " is too large", "", 0};
   return std::nullopt;
 }
 
@@ -51,7 +53,7 @@ std::optional<FieldProblem> parse_count(std::string_view text, long long& out) {
   // What a request file may hold (scenario/request_reader.cpp: max_tokens <= 2^30; prompt_len
   // below max_model_len <= 2^24), so `run` takes every request `import` writes.
   if (out > kMaxTokenCount)
-    return FieldProblem{"count " + std::string(text) + " is more tokens than a request can have (at most " +
+    return FieldProblem{"count " + shown(text) + " is more tokens than a request can have (at most " +
                             std::to_string(kMaxTokenCount) + ")",
                         "is this the right column? token counts of real requests are far smaller", 0};
   return std::nullopt;
@@ -60,7 +62,7 @@ std::optional<FieldProblem> parse_count(std::string_view text, long long& out) {
 std::optional<FieldProblem> parse_milliseconds(std::string_view text, long long& out_ns) {
   long long ms = 0;
   if (auto p = parse_whole(text, ms, "timestamp", "milliseconds")) return p;
-  if (ms > kMaxTimeNs / 1'000'000) return FieldProblem{"timestamp " + std::string(text) + " ms is too large", "", 0};
+  if (ms > kMaxTimeNs / 1'000'000) return FieldProblem{"timestamp " + shown(text) + " ms is too large", "", 0};
   out_ns = ms * 1'000'000;
   return std::nullopt;
 }
@@ -68,7 +70,7 @@ std::optional<FieldProblem> parse_milliseconds(std::string_view text, long long&
 std::optional<FieldProblem> parse_decimal_seconds(std::string_view text, long long& out_ns) {
   const char* hint = "expected seconds as digits with an optional fraction, e.g. 45 or 12.250";
   if (text.empty()) return FieldProblem{"empty timestamp", hint, 0};
-  if (text[0] == '-') return FieldProblem{"negative timestamp " + std::string(text), "timestamps are seconds >= 0", 0};
+  if (text[0] == '-') return FieldProblem{"negative timestamp " + shown(text), "timestamps are seconds >= 0", 0};
   const std::size_t whole = count_digits(text, 0);
   if (whole == 0) return FieldProblem{"expected a number of seconds, found " + quoted(text), hint, 0};
   long long frac_ns = 0;
@@ -87,7 +89,7 @@ std::optional<FieldProblem> parse_decimal_seconds(std::string_view text, long lo
   }
   long long secs = 0;
   if (!parse_digits(text.substr(0, whole), secs) || secs > (kMaxTimeNs - frac_ns) / 1'000'000'000)
-    return FieldProblem{"timestamp " + std::string(text) + " s is too large", "", 0};
+    return FieldProblem{"timestamp " + shown(text) + " s is too large", "", 0};
   out_ns = secs * 1'000'000'000 + frac_ns;
   return std::nullopt;
 }

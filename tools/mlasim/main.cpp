@@ -30,6 +30,31 @@ int with_stdout_flushed(int exit_code) {
   return exit_code == mlasim::cli::kExitBadInput ? exit_code : mlasim::cli::kExitOutputFailed;
 }
 
+// Every option that takes a value refuses an empty one (`--json ''`, `-o ''`, `--shard ''`):
+// an empty path or number is a mistake in a script, never a way to leave the option out.
+void refuse_empty_values(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) {
+    if (opt->get_type_size() == 0) continue;  // a flag
+    opt->check(CLI::Validator(
+        [](std::string& value) { return value.empty() ? std::string("an empty value: give one, or leave the option out") : std::string(); },
+        "", "NONEMPTY"));
+  }
+  for (CLI::App* sub : app.get_subcommands({})) refuse_empty_values(*sub);
+}
+
+// `mlasim nosuch`: the unknown command named, with the commands there are (CLI11 would only say
+// that a subcommand is required).
+bool known_command(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return true;
+  for (const CLI::App* sub : app.get_subcommands({}))
+    if (sub->check_name(argv[1])) return true;
+  std::string names;
+  for (const CLI::App* sub : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
+  std::cerr << "mlasim: error: unknown command '" << argv[1] << "'; the commands are " << names
+            << " (mlasim --help says what each does)\n";
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -47,7 +72,8 @@ int main(int argc, char** argv) {
       "  mlasim fuzz --set engine.attention_backend=flashinfer-mla -o /tmp/found\n"
       "  mlasim matrix --markdown routing_matrix.md\n\n"
       "Exit codes: 0 ok, 1 regression, 2 bad input, 3 an output could not be written (disk full, I/O\n"
-      "error), 77 a GPU was requested and none is present.",
+      "error), 4 the replay stopped where vLLM's own scheduler cannot go on (run, check, golden update),\n"
+      "77 a GPU was requested and none is present.",
       "mlasim"};
   mlasim::release_blas_threads();
   if (!mlasim::cli::cpu_threads_env_ok()) return mlasim::cli::kExitBadInput;
@@ -66,13 +92,15 @@ int main(int argc, char** argv) {
   mlasim::cli::add_matrix_command(app, exit_code);
   mlasim::cli::add_releases_command(app, exit_code);
   mlasim::cli::add_version_command(app, exit_code);
+  refuse_empty_values(app);
+  if (!known_command(app, argc, argv)) return mlasim::cli::kExitBadInput;
   try {
     app.parse(argc, argv);
     return with_stdout_flushed(exit_code);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return with_stdout_flushed(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return with_stdout_flushed(app.exit(e));
   } catch (const CLI::ParseError& e) {
     app.exit(e);  // prints the message and usage
     return mlasim::cli::kExitBadInput;
