@@ -6,10 +6,19 @@
 //   --family flags: valid `fuzz`, `shrink` and `matrix` command lines with a flag's value made
 //     hostile, a value dropped, a flag repeated or an unknown one added: exit 0, 1 or 2, and an
 //     exit-2 message names a flag or the file.
-// Both: never a signal, a timeout (unless a flag asked for that much work) or a sanitizer report.
+//   --family deploy: mutants of the shipped config.json files (scenarios/hf_configs: the mutator's
+//     changes plus JSON's own: a key repeated with another value, a value of another type, a
+//     trailing comma, a comment, a BOM, text after the object) through `mlasim deploy --hf-config
+//     MUTANT` with random deployment flags, `--json` and `-o`: exit 0 or 2; an exit-2 message names
+//     the file or a flag, and neither output exists; with exit 0 both exist and the scenario `-o`
+//     wrote replays with its probes' expectations met (`mlasim run OUT.yaml --dry-run`: exit 0).
+//     With --python PY, a mutant Python's json module refuses (vLLM's reader) must be exit 2.
+// All: never a signal, a timeout (unless a flag asked for that much work) or a sanitizer report.
 // The children run in a scratch folder (a hostile -o value is a relative path). Deterministic for
 // a seed (the number of mutants depends on --time).
-// Usage: mutate_commands --mlasim PATH --root DIR --family import|flags [--seed S] [--time SECONDS] [--runs N]
+// Usage: mutate_commands --mlasim PATH --root DIR --family import|flags|deploy [--seed S] [--time SECONDS]
+//        [--runs N] [--python PY]
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +28,8 @@
 #include <regex>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "tests/fuzz/hostile/mutator.h"
 #include "tools/bench/child_process.h"
@@ -168,10 +179,110 @@ std::string flags_mutant(const Work& w, const std::string& root, std::mt19937_64
   return problem + "\n  mlasim" + line + "\n  " + err.substr(0, 400);
 }
 
+// JSON's own hostile edits of a config.json: a key repeated, a value retyped, a trailing comma, a
+// comment, a BOM, text after the object.
+std::string json_mutate(std::string text, std::mt19937_64& rng) {
+  auto pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); };
+  static const std::regex member(R"re("([A-Za-z_0-9]+)"\s*:\s*("[^"]*"|-?[0-9.eE+-]+|true|false|null|\[[^\[\]]*\]))re");
+  std::vector<std::smatch> members;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), member); it != std::sregex_iterator(); ++it)
+    members.push_back(*it);
+  static const std::vector<std::string> values = {"\"fp8\"", "42", "-1", "0", "[]", "{}", "true", "null", "\"\"",
+                                                  "[\"LlamaForCausalLM\"]", "1e400", "NaN", "Infinity", "2.5",
+                                                  "{\"type\": \"yarn\"}", "[1, 2]", "\"bfloat16\""};
+  switch (pick(7)) {
+    case 0:    // a member repeated with another value, right after itself
+    case 1: {  // a member's value of another type
+      if (members.empty()) return text;
+      const std::smatch& m = members[pick(members.size())];
+      const std::size_t at = static_cast<std::size_t>(m.position(0)), len = static_cast<std::size_t>(m.length(0));
+      const std::string other = "\"" + m[1].str() + "\": " + values[pick(values.size())];
+      if (pick(2) == 0) return text.substr(0, at + len) + ", " + other + text.substr(at + len);
+      return text.substr(0, at) + other + text.substr(at + len);
+    }
+    case 2: {  // a trailing comma before a closing brace or bracket
+      const std::size_t at = text.find_last_of(pick(2) ? '}' : ']');
+      return at == std::string::npos ? text : text.substr(0, at) + "," + text.substr(at);
+    }
+    case 3: {  // a comment
+      const std::size_t at = text.find('\n');
+      return at == std::string::npos ? text : text.substr(0, at) + (pick(2) ? " // note" : " /* note */") + text.substr(at);
+    }
+    case 4: return "\xEF\xBB\xBF" + text;  // a BOM
+    case 5: return text + (pick(2) ? "\n{}\n" : "\n---\nx: 1\n");  // text after the object
+    default: {  // a key unquoted
+      if (members.empty()) return text;
+      const std::smatch& m = members[pick(members.size())];
+      const std::size_t at = static_cast<std::size_t>(m.position(1)) - 1;
+      return text.substr(0, at) + m[1].str() + text.substr(at + m[1].length() + 2);
+    }
+  }
+}
+
+// --family deploy: one mutant of a shipped config.json through `mlasim deploy`.
+std::string deploy_mutant(const Work& w, const std::vector<std::string>& configs, const std::vector<std::string>& texts,
+                          std::mt19937_64& rng, const std::vector<std::string>& corpus, const std::string& python,
+                          long run, Counts& counts) {
+  auto pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); };
+  const std::size_t k = pick(configs.size());
+  std::string text = texts[k];
+  hostile::Mutator m(rng(), corpus);
+  const std::size_t how = pick(3);
+  if (how != 1) text = json_mutate(text, rng);
+  if (how != 0) text = m.mutate(text);
+  const fs::path mutant = w.dir / ("config_" + std::to_string(run) + ".json");
+  std::ofstream(mutant, std::ios::binary) << text;
+  const fs::path json = w.dir / "deploy.json", yaml = w.dir / "deploy.yaml";
+  fs::remove(json);
+  fs::remove(yaml);
+  std::vector<std::string> args = {"deploy", "--hf-config", mutant.string(), "--json", json.string(), "-o", yaml.string()};
+  static const std::vector<std::vector<std::string>> flags = {
+      {"--gpu", "h100"}, {"--gpu", "b200"}, {"--gpu", "mi300x"}, {"--gpu", "a100"}, {"--tp", "8"}, {"--tp", "2"},
+      {"--kv-cache-dtype", "fp8"}, {"--kv-cache-dtype", "fp8_ds_mla"}, {"--spec-tokens", "3"}, {"--block-size", "64"},
+      {"--attention-backend", "triton-mla"}, {"--attention-backend", "flashmla-sparse"}, {"--max-model-len", "2048"},
+      {"--max-model-len", "999999999"}};
+  for (std::size_t n = pick(4); n > 0; --n)
+    for (const std::string& a : flags[pick(flags.size())]) args.push_back(a);
+  const mlasim::bench::Child c = w.run(args, 60);
+  if (c.exit_code >= 0 && c.exit_code <= 4) ++counts.by_code[c.exit_code];
+  const std::string err = hostile::slurp(w.err());
+  std::string problem = common_problem(c, err);
+  if (problem.empty() && c.exit_code == 124) problem = "did not finish in 60 s";
+  if (problem.empty() && c.exit_code != 0 && c.exit_code != 2) problem = "exit " + std::to_string(c.exit_code);
+  if (problem.empty() && c.exit_code == 2 && err.find(mutant.string()) == std::string::npos &&
+      err.find("--") == std::string::npos)
+    problem = "an exit-2 message that names neither the file nor a flag";
+  if (problem.empty() && c.exit_code == 2 && (fs::exists(json) || fs::exists(yaml)))
+    problem = "exit 2 with an output written";
+  if (problem.empty() && c.exit_code == 0 && (!fs::exists(json) || !fs::exists(yaml)))
+    problem = "exit 0 without both outputs";
+  if (problem.empty() && c.exit_code == 0 && !python.empty()) {
+    // vLLM reads config.json with Python's json module: what it refuses, mlasim must refuse.
+    const mlasim::bench::Child py = mlasim::bench::run_child(
+        {python, "-c", "import json,sys; json.load(open(sys.argv[1], encoding='utf-8'))", mutant.string()},
+        w.out().string(), w.err().string());
+    if (py.exit_code != 0) problem = "Python's json refuses it, mlasim deploy took it: " + hostile::slurp(w.err()).substr(0, 300);
+  }
+  if (problem.empty() && c.exit_code == 0) {
+    const mlasim::bench::Child r = w.run({"run", yaml.string(), "--dry-run", "--table", "none"}, 120);
+    const std::string run_err = hostile::slurp(w.err());
+    problem = common_problem(r, run_err);
+    if (problem.empty() && r.exit_code != 0)
+      problem = "the scenario deploy wrote exits " + std::to_string(r.exit_code) + " on run: " + run_err.substr(0, 300);
+  }
+  if (problem.empty()) {
+    fs::remove(mutant);
+    return "";
+  }
+  std::string line;
+  for (const std::string& a : args) line += " '" + a + "'";
+  return problem + "\n  mlasim" + line + "\n  " + err.substr(0, 400) + "\n  mutant kept: " + mutant.string();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string mlasim, root, family;
+  std::string mlasim, root, family, python;
   std::uint64_t seed = 1;
   double seconds = 10;
   long max_runs = -1;
@@ -187,10 +298,25 @@ int main(int argc, char** argv) {
     else if (a == "--seed") seed = std::strtoull(value().c_str(), nullptr, 10);
     else if (a == "--time") seconds = std::atof(value().c_str());
     else if (a == "--runs") max_runs = std::atol(value().c_str());
+    else if (a == "--python") python = value();
     else die("unknown argument " + a + " (see the header of tests/fuzz/hostile/mutate_commands.cpp)");
   }
-  if (mlasim.empty() || root.empty() || (family != "import" && family != "flags"))
-    die("give --mlasim PATH --root DIR --family import|flags");
+  if (mlasim.empty() || root.empty() || (family != "import" && family != "flags" && family != "deploy"))
+    die("give --mlasim PATH --root DIR --family import|flags|deploy");
+  if (!python.empty() && python.find('/') == std::string::npos) {  // a name: looked up on PATH
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "/usr/bin";
+    for (std::size_t start = 0; start <= dirs.size();) {
+      const std::size_t colon = std::min(dirs.find(':', start), dirs.size());
+      const fs::path candidate = fs::path(dirs.substr(start, colon - start)) / python;
+      if (::access(candidate.c_str(), X_OK) == 0) {
+        python = candidate.string();
+        break;
+      }
+      start = colon + 1;
+    }
+    if (python.find('/') == std::string::npos) die("--python " + python + ": not found on PATH");
+  }
   std::string tmpl = (fs::temp_directory_path() / "mutate_commands.XXXXXX").string();
   if (!mkdtemp(tmpl.data())) die("mkdtemp failed");
   const Work w{tmpl, fs::absolute(mlasim).string()};
@@ -207,6 +333,16 @@ int main(int argc, char** argv) {
     if (texts.back().empty()) die("cannot read " + path.string());
     for (const std::string& l : hostile::lines_of(texts.back())) corpus.push_back(l);
   }
+  std::vector<std::string> configs, config_texts;
+  for (const auto& e : fs::directory_iterator(fs::path(root) / "scenarios/hf_configs"))
+    if (e.path().extension() == ".json") configs.push_back(e.path().string());
+  std::sort(configs.begin(), configs.end());
+  for (const std::string& p : configs) config_texts.push_back(hostile::slurp(p));
+  if (family == "deploy") {
+    corpus.clear();
+    for (const std::string& t : config_texts)
+      for (const std::string& l : hostile::lines_of(t)) corpus.push_back(l);
+  }
   const auto start = std::chrono::steady_clock::now();
   Counts counts;
   for (; max_runs < 0 || counts.runs < max_runs; ++counts.runs) {
@@ -216,6 +352,8 @@ int main(int argc, char** argv) {
     if (family == "import") {
       const std::size_t k = static_cast<std::size_t>(counts.runs) % samples.size();
       problem = import_mutant(w, samples[k].second, samples[k].first, texts[k], rng, corpus, counts.runs, counts);
+    } else if (family == "deploy") {
+      problem = deploy_mutant(w, configs, config_texts, rng, corpus, python, counts.runs, counts);
     } else {
       problem = flags_mutant(w, root, rng, counts);
     }
