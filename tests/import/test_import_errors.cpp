@@ -89,7 +89,7 @@ TEST_CASE("input and output problems are errors before anything is written", "[i
                           ": error: cannot read the trace: No such file or directory\n"
                           "  hint: check the path and that the file is readable");
   e = import_error(kTraceDir, dir.file("o.yaml"));  // a directory
-  CHECK(e.headline() == kTraceDir + ": error: cannot read the trace: Is a directory");
+  CHECK(e.headline() == kTraceDir + ": error: is a directory, not the trace");
   e = import_error(sample, dir.file("no/such/dir/o.yaml"));
   CHECK(e.format() == dir.file("no/such/dir/o.yaml") + ": error: -o: the directory " + dir.file("no/such/dir") +
                           " does not exist\n  hint: create it first, or write the scenario elsewhere");
