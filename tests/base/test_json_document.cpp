@@ -28,7 +28,7 @@ Result<JsonDocument> parse(std::string_view text) {
 
 }  // namespace
 
-TEST_CASE("the JSON corpus: y_ files are read, n_ and i_ files refused", "[json]") {
+TEST_CASE("json_document: the corpus's y_ files are read, its n_ and i_ files refused", "[json]") {
   const std::filesystem::path dir = std::filesystem::path(MLASIM_SOURCE_DIR) / "tests/data/json_corpus";
   int y = 0, n = 0, i = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
@@ -52,7 +52,7 @@ TEST_CASE("the JSON corpus: y_ files are read, n_ and i_ files refused", "[json]
   CHECK(i == 3);
 }
 
-TEST_CASE("JSON errors name the line, column, key and what was found", "[json]") {
+TEST_CASE("json_document: errors name the line, column, key and what was found", "[json]") {
   struct Case {
     const char* text;
     int line, column;
@@ -92,7 +92,7 @@ TEST_CASE("JSON errors name the line, column, key and what was found", "[json]")
   }
 }
 
-TEST_CASE("JSON nesting is bounded at 64 levels", "[json]") {
+TEST_CASE("json_document: nesting is bounded at 64 levels", "[json]") {
   CHECK(parse(std::string(64, '[') + std::string(64, ']')).ok());
   const auto deep = parse(std::string(65, '[') + std::string(65, ']'));
   REQUIRE_FALSE(deep.ok());
@@ -100,7 +100,7 @@ TEST_CASE("JSON nesting is bounded at 64 levels", "[json]") {
   CHECK(deep.error().message == "nested deeper than 64 levels");
 }
 
-TEST_CASE("JSON values keep their line and column; CR, LF and CRLF each end a line", "[json]") {
+TEST_CASE("json_document: values keep their line and column, CR, LF and CRLF each ending a line", "[json]") {
   for (const std::string eol : {"\n", "\r\n", "\r"}) {
     const auto doc = parse("{" + eol + "  \"a\": 1," + eol + "  \"b\": {\"c\": \"\xC3\xA9\", \"d\": [true, null]}" + eol + "}");
     REQUIRE(doc.ok());
@@ -120,7 +120,7 @@ TEST_CASE("JSON values keep their line and column; CR, LF and CRLF each end a li
   }
 }
 
-TEST_CASE("JSON numbers keep their literal; NaN and Infinity only as Python's json reads them", "[json]") {
+TEST_CASE("json_document: numbers keep their literal, NaN and Infinity only as Python's json reads them", "[json]") {
   const auto doc = parse("[1, -0, 2.50, 1e3, NaN, Infinity, -Infinity]");
   REQUIRE(doc.ok());
   const auto& items = doc.value().root.items;
@@ -137,7 +137,7 @@ TEST_CASE("JSON numbers keep their literal; NaN and Infinity only as Python's js
   CHECK(strict.error().message == "NaN and Infinity are not JSON");
 }
 
-TEST_CASE("a JSON key written twice keeps the last value and is listed", "[json]") {
+TEST_CASE("json_document: a key written twice keeps the last value and is listed", "[json]") {
   const auto doc = parse("{\"a\": 1,\n \"b\": {\"x\": 1, \"x\": [2]},\n \"a\": \"last\"}");
   REQUIRE(doc.ok());
   const JsonNode& root = doc.value().root;
