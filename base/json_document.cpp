@@ -47,7 +47,9 @@ std::size_t invalid_utf8_at(std::string_view s) {
   return std::string_view::npos;
 }
 
-// Line starts for LF, CRLF and CR line ends; columns count characters (UTF-8 lead bytes).
+// Line starts for LF, CRLF and CR line ends; columns count characters (UTF-8 lead bytes). The
+// parse asks in text order, so a column is counted on from the last one asked on the same line:
+// a long minified line costs its length once, not once per value.
 class LineIndex {
  public:
   explicit LineIndex(std::string_view s) : s_(s) {
@@ -56,17 +58,23 @@ class LineIndex {
       if (s[i] == '\n' || (s[i] == '\r' && (i + 1 >= s.size() || s[i + 1] != '\n'))) starts_.push_back(i + 1);
     }
   }
-  std::pair<int, int> at(std::size_t offset) const {
+  std::pair<int, int> at(std::size_t offset) {
     offset = std::min(offset, s_.size());
-    const auto it = std::upper_bound(starts_.begin(), starts_.end(), offset) - 1;
-    int column = 1;
-    for (std::size_t i = *it; i < offset; ++i) column += (static_cast<unsigned char>(s_[i]) & 0xC0) != 0x80;
-    return {static_cast<int>(it - starts_.begin()) + 1, column};
+    const auto line = static_cast<std::size_t>(std::upper_bound(starts_.begin(), starts_.end(), offset) - starts_.begin()) - 1;
+    if (line != last_line_ || offset < last_offset_) {
+      last_line_ = line;
+      last_offset_ = starts_[line];
+      last_column_ = 1;
+    }
+    for (; last_offset_ < offset; ++last_offset_) last_column_ += (static_cast<unsigned char>(s_[last_offset_]) & 0xC0) != 0x80;
+    return {static_cast<int>(line) + 1, last_column_};
   }
 
  private:
   std::string_view s_;
   std::vector<std::size_t> starts_;
+  std::size_t last_line_ = 0, last_offset_ = 0;
+  int last_column_ = 1;
 };
 
 struct Stop {  // a parse error before it is located
@@ -76,7 +84,7 @@ struct Stop {  // a parse error before it is located
 
 class Parser {
  public:
-  Parser(std::string_view text, const LineIndex& lines, const JsonDocumentOptions& options)
+  Parser(std::string_view text, LineIndex& lines, const JsonDocumentOptions& options)
       : s_(text), lines_(lines), sc_(text), options_(options) {}
 
   void document(JsonDocument& doc) {
@@ -163,6 +171,7 @@ class Parser {
     for (;;) {
       sc_.skip_ws();
       const std::size_t key_at = sc_.offset();
+      const auto [line, column] = lines_.at(key_at);
       const char c = sc_.peek();
       if (c == '}') stop(key_at, "a trailing comma before '}'", "remove the comma after the last member");
       if (c != '"') {
@@ -178,7 +187,6 @@ class Parser {
       path = member_path;
       JsonNode member_value;
       value(member_value, depth + 1, member_path);
-      const auto [line, column] = lines_.at(key_at);
       if (auto it = index.find(key); it != index.end()) {
         JsonMember& first = node.members[it->second];
         doc_->duplicates.push_back(JsonDuplicate{member_path, line, column, first.key_line, first.key_column});
@@ -213,7 +221,7 @@ class Parser {
   }
 
   std::string_view s_;
-  const LineIndex& lines_;
+  LineIndex& lines_;
   JsonScanner sc_;
   JsonDocumentOptions options_;
   JsonDocument* doc_ = nullptr;
@@ -222,7 +230,8 @@ class Parser {
 }  // namespace
 
 bool JsonNode::is_integer() const {
-  return kind == Kind::kNumber && text.find_first_of(".eEaIN") == std::string::npos;
+  // Not NaN or [-]Infinity, and no fraction or exponent.
+  return kind == Kind::kNumber && text.find_first_of(".eEIN") == std::string::npos;
 }
 
 const JsonNode* JsonNode::find(std::string_view key) const {
@@ -253,7 +262,7 @@ std::string json_index_key(const std::string& parent, std::size_t index) {
 
 Result<JsonDocument> parse_json_document(std::string_view text, const std::string& file,
                                          const JsonDocumentOptions& options) {
-  const LineIndex lines(text);
+  LineIndex lines(text);
   auto error = [&](std::size_t offset, std::string key_path, std::string message, std::string hint) {
     Error e;
     e.file = file;

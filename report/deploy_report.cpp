@@ -56,7 +56,7 @@ Error deploy_error(Error e, const std::string& display_name) {
   return e;
 }
 
-// A Python int as vLLM's message prints it.
+// model_max_length as vLLM's message prints it: the config's value, or None.
 std::string show_optional(const std::optional<double>& v, const std::string& shown) { return v ? shown : "None"; }
 
 }  // namespace

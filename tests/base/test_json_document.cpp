@@ -158,3 +158,23 @@ TEST_CASE("json_document: a key written twice keeps the last value and is listed
   CHECK(dups[1].first_line == 1);
   CHECK(dups[1].first_column == 2);
 }
+
+TEST_CASE("json_document: a long minified line costs its length, not its length per value", "[json]") {
+  // Quadratic column counting would take minutes here.
+  std::string array = "[0";
+  for (int i = 1; i < 1000000; ++i) array += ",0";
+  array += "]";
+  const auto a = parse(array);
+  REQUIRE(a.ok());
+  CHECK(a.value().root.items.size() == 1000000);
+  CHECK(a.value().root.items.back().column == 2 * 1000000);
+  std::string object = "{";
+  for (int i = 0; i < 100000; ++i) object += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
+  object += ",\"k0\":-1}";
+  const auto o = parse(object);
+  REQUIRE(o.ok());
+  CHECK(o.value().root.members.size() == 100000);
+  CHECK(o.value().root.members[0].value.text == "-1");
+  REQUIRE(o.value().duplicates.size() == 1);
+  CHECK(o.value().duplicates[0].column == static_cast<int>(object.size()) - 7);  // the key of ,"k0":-1}
+}
