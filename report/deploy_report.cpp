@@ -48,6 +48,11 @@ Error deploy_error(Error e, const std::string& display_name) {
   std::string key;
   for (const auto& [scenario_key, flag] : kKeyFlags)
     if (e.key_path == scenario_key && flag[0] == '-') key = flag;
+  if (e.key_path.rfind("requests[", 0) == 0) {  // a probe: only a short max_model_len refuses one
+    key = "--max-model-len";
+    e.message = "the misrouting report's probes do not fit: " + e.message;
+    e.hint = "give a longer --max-model-len (the probes' prompts need it; vLLM would take this one)";
+  }
   e.key_path = key;
   for (const auto& [scenario_key, flag] : kKeyFlags) {
     replace_all(e.message, scenario_key, flag);

@@ -46,7 +46,9 @@ check "VLLM_ALLOW_LONG_MAX_MODEL_LEN" 0 env VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "$ml
 contains "VLLM_ALLOW_LONG_MAX_MODEL_LEN" "warning: --max-model-len: User-specified max_model_len (4096) is greater than the derived"
 contains "VLLM_ALLOW_LONG_MAX_MODEL_LEN" "max_model_len: 4096 (--max-model-len)"
 check "--max-model-len 1" 2 "$mlasim" deploy --hf-config "$cfg" --max-model-len 1
-contains "--max-model-len 1" "--max-model-len"
+contains "--max-model-len 1" "--max-model-len: Value 1 not in range 2 to 16777216"
+check "--max-model-len 3" 2 "$mlasim" deploy --hf-config "$cfg" --max-model-len 3
+contains "--max-model-len 3" "mlasim deploy: error: --max-model-len: the misrouting report's probes do not fit: prompt of 5 tokens does not fit max_model_len 3"
 small ' "model_max_length": 8192,'
 check "model_max_length" 0 "$mlasim" deploy --hf-config "$cfg"
 contains "model_max_length" "max_model_len: 8192 (derived as vLLM does from the config: model_max_length=8192)"
