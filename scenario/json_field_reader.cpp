@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 
@@ -78,8 +79,12 @@ double JsonFieldReader::read_double(const JsonNode& node, const std::string& key
   const double value = std::strtod(node.text.c_str(), nullptr);
   if (!std::isfinite(value))
     fail(node, key_path, "expected a finite number, got " + node.text, "NaN and Infinity are not values of this key");
-  if (!(value >= min))
-    fail(node, key_path, "must be >= " + std::to_string(min) + " (got " + node.text + ")", "this key takes numbers >= " + std::to_string(min));
+  if (!(value >= min)) {
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%g", min);
+    fail(node, key_path, std::string("must be >= ") + shown + " (got " + node.text + ")",
+         std::string("this key takes numbers >= ") + shown);
+  }
   return value;
 }
 

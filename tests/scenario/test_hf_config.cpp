@@ -119,6 +119,8 @@ TEST_CASE("config.json: a key vLLM reads with the wrong JSON type is an error na
       {" \"eos_token_id\": [],\n", "eos_token_id", "an empty list"},
       {" \"eos_token_id\": [1, \"2\"],\n", "eos_token_id[1]", "expected an integer, got a string"},
       {" \"max_seq_len\": \"4k\",\n", "max_seq_len", "expected a number, got a string"},
+      {" \"seq_length\": 0,\n", "seq_length", "must be >= 1 (got 0)"},
+      {" \"rope_theta\": 0.5,\n", "rope_theta", "must be >= 1 (got 0.5)"},
   };
   for (const Case& c : cases) {
     INFO(c.extra);
