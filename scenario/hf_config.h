@@ -50,8 +50,8 @@ struct HfConfigInfo {
 };
 
 // Fills `out` (every dimension, RoPE/YaRN, vocab, layers, index_topk, eos, torch_dtype,
-// quantization) from the config at `path`, and `info` when given; the duplicate-key notes also go
-// to out.hf_config_notes. Errors: not a regular file, unreadable, not UTF-8 or not JSON, a missing
+// quantization) from the config at `path`, and `info` when given (its notes even when the config
+// is refused); on success the duplicate-key notes also go to out.hf_config_notes. Errors: not a regular file, unreadable, not UTF-8 or not JSON, a missing
 // MLA key or one of the wrong type, an architecture that is not MLA or not known, and what vLLM
 // 0.33 refuses when it loads the model (a DeepseekV32 or GlmMoeDsa config without index_topk).
 Status read_hf_config(const std::string& path, ModelConfig& out, HfConfigInfo* info = nullptr);
