@@ -49,6 +49,9 @@ struct ModelConfig {
   // kv_cache_scheme), as vLLM resolves `--kv-cache-dtype auto` from it; "" when none.
   std::string quant_kv_cache_dtype;
   int config_num_hidden_layers = 0;   // the config's layer count when model.num_layers ran fewer
+  // What reading the config.json noticed and let through (a key written twice: the last value
+  // read, as vLLM's json.loads does), one "FILE:LINE:COL: KEY: ..." line each, for a note on stderr.
+  std::vector<std::string> hf_config_notes;
 };
 
 // The preset's dimensions, or nullopt for an unknown name.

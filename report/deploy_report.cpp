@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <initializer_list>
 #include <utility>
 
@@ -13,6 +16,85 @@
 #include "engine/replay.h"
 
 namespace mlasim {
+namespace {
+
+// The scenario keys deployment_scenario_yaml sets from flags.
+constexpr std::pair<const char*, const char*> kKeyFlags[] = {
+    {"engine.attention_backend", "--attention-backend"},
+    {"engine.gpu", "--gpu"},
+    {"cache.kv_cache_dtype", "--kv-cache-dtype"},
+    {"scheduler.block_size", "--block-size"},
+    {"scheduler.num_speculative_tokens", "--spec-tokens"},
+    {"scheduler.max_model_len", "--max-model-len"},
+    {"parallel.tensor_parallel_size", "--tp"},
+    {"model.hf_config", "--hf-config"},
+    {"model.max_position_embeddings", "the config's max_position_embeddings"},
+    {"model.num_attention_heads", "the config's num_attention_heads"},
+};
+
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+// An error of the generated scenario as `mlasim deploy`'s own: no file, line or column (there is
+// no such file), the key as the flag that set it, and flags in the message and hint.
+Error deploy_error(Error e, const std::string& display_name) {
+  const std::string config_prefix = "model.hf_config: ";
+  if (e.key_path.rfind(config_prefix, 0) == 0) e.key_path.erase(0, config_prefix.size());  // the file is named
+  if (e.file != display_name) return e;
+  e.file = "mlasim deploy";
+  e.line = e.column = 0;
+  std::string key;
+  for (const auto& [scenario_key, flag] : kKeyFlags)
+    if (e.key_path == scenario_key && flag[0] == '-') key = flag;
+  if (e.key_path.rfind("requests[", 0) == 0) {  // a probe: only a short max_model_len refuses one
+    key = "--max-model-len";
+    e.message = "the misrouting report's probes do not fit: " + e.message;
+    e.hint = "give a longer --max-model-len (the probes' prompts need it; vLLM would take this one)";
+  }
+  e.key_path = key;
+  for (const auto& [scenario_key, flag] : kKeyFlags) {
+    replace_all(e.message, scenario_key, flag);
+    replace_all(e.hint, scenario_key, flag);
+  }
+  return e;
+}
+
+// model_max_length as vLLM's message prints it: the config's value, or None.
+std::string show_optional(const std::optional<double>& v, const std::string& shown) { return v ? shown : "None"; }
+
+}  // namespace
+
+bool vllm_allow_long_max_model_len() {
+  const char* env = std::getenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN");
+  std::string v = env ? env : "0";
+  v.erase(0, v.find_first_not_of(" \t\n\r\f\v"));
+  v.erase(v.find_last_not_of(" \t\n\r\f\v") + 1);
+  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return v == "1" || v == "true";
+}
+
+Result<int> deploy_max_model_len(const HfDerivedMaxLen& d, std::optional<int> user, bool allow_long,
+                                 std::string& warning) {
+  if (!user) return static_cast<int>(std::min(d.derived, 2147483647.0));
+  if (d.key.empty() || *user <= d.derived) return *user;  // no length in the config: vLLM takes the user's
+  if (d.model_max_length && *user <= *d.model_max_length) return *user;
+  const std::string msg = fmt::format(
+      "User-specified max_model_len ({}) is greater than the derived max_model_len ({}={} or model_max_length={} in "
+      "model's config.json). This may lead to incorrect model outputs or CUDA errors.",
+      *user, d.key, d.shown, show_optional(d.model_max_length, d.model_max_length_shown));
+  if (allow_long) {
+    warning = msg + " Make sure the value is correct and within the model context size.";
+    return *user;
+  }
+  Error e;
+  e.file = "mlasim deploy";
+  e.key_path = "--max-model-len";
+  e.message = "vLLM 0.33 refuses it: " + msg + " To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1";
+  e.hint = fmt::format("give --max-model-len {} or less ({} in the config, as vLLM derives it), or leave it out", static_cast<long long>(d.derived), d.key);
+  return e;
+}
 
 std::string deployment_scenario_yaml(const DeployOptions& o, const std::string& hf_config_ref) {
   using V = YamlValue;
@@ -30,10 +112,11 @@ std::string deployment_scenario_yaml(const DeployOptions& o, const std::string& 
   using Keys = std::initializer_list<std::pair<const char*, int>>;
   for (auto [key, value] : Keys{{"num_layers", 1}, {"vocab_size", 4096}, {"intermediate_size", 2048}, {"eos_token_id", 1}})
     model.set(key, V::number(value));
+  if (o.max_position_embeddings) model.set("max_position_embeddings", V::number(*o.max_position_embeddings));
   V& scheduler = doc.set("scheduler", V::mapping(V::Style::kFlow));
-  for (auto [key, value] :
-       Keys{{"max_num_batched_tokens", 2048}, {"max_num_seqs", 16}, {"max_model_len", 4096}, {"num_gpu_blocks", 512}})
+  for (auto [key, value] : Keys{{"max_num_batched_tokens", 2048}, {"max_num_seqs", 16}, {"num_gpu_blocks", 512}})
     scheduler.set(key, V::number(value));
+  if (o.max_model_len > 0) scheduler.set("max_model_len", V::number(o.max_model_len));
   if (o.block_size) scheduler.set("block_size", V::number(*o.block_size));
   if (o.num_speculative_tokens > 0) scheduler.set("num_speculative_tokens", V::number(o.num_speculative_tokens));
   V& engine = doc.set("engine", V::mapping(V::Style::kFlow));
@@ -49,9 +132,10 @@ std::string deployment_scenario_yaml(const DeployOptions& o, const std::string& 
 Result<DeployReport> evaluate_deployment(const DeployOptions& o, const std::string& yaml,
                                          const std::string& display_name) {
   auto loaded = load_scenario_text(yaml, display_name);
-  if (!loaded) return loaded.error();
+  if (!loaded) return deploy_error(loaded.error(), display_name);
   DeployReport report;
   report.scenario = std::move(loaded).value();
+  report.max_model_len_source = o.max_model_len_source;
   ReplayOptions ro;
   ro.with_model = false;
   const RunRecord run = replay(report.scenario, ro);
@@ -76,6 +160,7 @@ std::string probe_expectations_yaml(const DeployReport& r) {
 
 std::string deploy_report_text(const DeployReport& r) {
   std::string out = explain_deployment(r.scenario);
+  out += fmt::format("max_model_len: {} ({})\n", r.scenario.scheduler.max_model_len, r.max_model_len_source);
   out += "probes (a dry replay of the deployment's scenario; the step's totals as vLLM logs them):\n";
   for (const ProbeResult& p : r.probes) {
     out += fmt::format("  {:<36} step {}: q={} nct={} → {} path ({}){}  num_mqa={} num_mha={}\n", p.name, p.step, p.q,
@@ -109,6 +194,7 @@ std::string deploy_report_json(const DeployReport& r) {
   w.key("num_heads_per_rank").value(m.num_attention_heads / s.parallel.tensor_parallel_size);
   w.key("head_size").value(m.kv_lora_rank + m.qk_rope_head_dim);
   w.key("num_speculative_tokens").value(s.scheduler.num_speculative_tokens);
+  w.key("max_model_len").value(s.scheduler.max_model_len);
   w.key("candidates").begin_array();
   for (const auto& c : sel.candidates) {
     w.begin_object();

@@ -1,9 +1,20 @@
 // Reading a Hugging Face config.json of an MLA model as vLLM 0.33.0's ModelConfig reads it
 // (transformers_utils/model_arch_config_convertor.py, model_executor/models/deepseek_v2.py), into
-// the dimensions mlasim runs and the facts the backend selection needs. JSON is read with the
-// scenario's YAML reader (JSON is YAML), so errors name the file, line, column and key.
+// the dimensions mlasim runs and the facts the backend selection needs.
+//
+// The file is read as vLLM reads it (transformers: open(..., encoding="utf-8") then Python's
+// json.loads), with a strict RFC 8259 parser (base/json_document.h): UTF-8 without a byte-order
+// mark (json.loads refuses one), one JSON object and nothing after it, no comments, trailing commas,
+// single quotes or unquoted keys; line ends LF, CRLF or CR. Python's json also reads NaN, Infinity
+// and -Infinity, and so does this reader; a key mlasim reads must hold a finite number. A key
+// written twice keeps its last value, as json.loads does, with a note naming both places. A key
+// vLLM reads that holds the wrong JSON type (torch_dtype 42, rope_scaling a list,
+// quantization_config a string) is an error. Every error names the file, line, column and key.
+// Differences from json.loads, each refused here where Python reads on: a \u escape of a lone
+// surrogate, and arrays or objects nested deeper than 64 levels; no config.json holds either.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,10 +28,32 @@ namespace mlasim {
 // DeepseekV32ForCausalLM, GlmMoeDsaForCausalLM.
 std::vector<std::string> hf_mla_architectures();
 
+// vLLM's max_model_len as it derives it from the config when --max-model-len is not given
+// (vllm/config/model.py, _get_and_verify_max_len): the smallest of max_position_embeddings,
+// n_positions, max_seq_len, seq_length, model_max_length, max_target_positions,
+// max_sequence_length, max_seq_length, seq_len (model_max_length, when set, replaces it); 2048
+// when none is there; then RoPE scaling other than su/longrope/llama3 multiplies it by its factor
+// (YaRN from original_max_position_embeddings).
+struct HfDerivedMaxLen {
+  double derived = 2048;
+  std::string key;                            // the key it came from; "" for the 2048 default
+  std::string shown;                          // `derived` as vLLM's message prints it ("163840.0")
+  std::optional<double> model_max_length;     // the config's model_max_length
+  std::string model_max_length_shown = "None";
+};
+
+// What reading the config found besides the model.
+struct HfConfigInfo {
+  HfDerivedMaxLen max_len;
+  // "FILE:LINE:COL: KEY: ..." for each key written twice (the last value is read).
+  std::vector<std::string> notes;
+};
+
 // Fills `out` (every dimension, RoPE/YaRN, vocab, layers, index_topk, eos, torch_dtype,
-// quantization) from the config at `path`. Errors: unreadable or malformed JSON, a missing MLA key,
-// an architecture that is not MLA or not known, and what vLLM 0.33 refuses when it loads the
-// model (a DeepseekV32 or GlmMoeDsa config without index_topk).
-Status read_hf_config(const std::string& path, ModelConfig& out);
+// quantization) from the config at `path`, and `info` when given (its notes even when the config
+// is refused); on success the duplicate-key notes also go to out.hf_config_notes. Errors: not a regular file, unreadable, not UTF-8 or not JSON, a missing
+// MLA key or one of the wrong type, an architecture that is not MLA or not known, and what vLLM
+// 0.33 refuses when it loads the model (a DeepseekV32 or GlmMoeDsa config without index_topk).
+Status read_hf_config(const std::string& path, ModelConfig& out, HfConfigInfo* info = nullptr);
 
 }  // namespace mlasim

@@ -73,7 +73,7 @@ void read_model_section(const YamlReader& r, const YamlNode& node, ModelConfig& 
                               e.hint + " (hf_config is relative to the scenario file)");
         throw LoadError{at};
       }
-      e.key_path = "model.hf_config: " + e.key_path;
+      e.key_path = e.key_path.empty() ? "model.hf_config" : "model.hf_config: " + e.key_path;
       throw LoadError{e};
     }
   }

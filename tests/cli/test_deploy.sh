@@ -85,4 +85,80 @@ contains "check --explain" "PASS glm5_gguf_as_deepseek_v3_b200_tp8"
 contains "check --explain" "    sparse: no"
 contains "check --explain" "    backend: FLASHINFER_MLA"
 contains "check --explain" "    paths: rows with q <= 1 at the front of the batch are decodes"
+# Outputs onto inputs or onto each other: exit 2 before anything is written.
+cp "$configs/deepseek-v3.json" "$scratch/cfg.json"
+ln -s cfg.json "$scratch/link.json"
+printf 'old\n' >"$scratch/x.json"
+unchanged() {  # unchanged NAME FILE...: each FILE as it was
+  local f
+  shift
+  for f in "$@"; do
+    case $f in
+      */cfg.json) cmp -s "$f" "$configs/deepseek-v3.json" || { echo "FAIL $name: $f was replaced"; fail=1; } ;;
+      *) [[ $(cat "$f") == old ]] || { echo "FAIL $name: $f was replaced"; fail=1; } ;;
+    esac
+  done
+}
+for flag in -o --json; do
+  name="deploy $flag over the config"
+  check "$name" 2 "$mlasim" deploy --hf-config "$scratch/cfg.json" $flag "$scratch/cfg.json"
+  contains "$name" "$scratch/cfg.json: error: $flag names the model's config (--hf-config), which this command reads"
+  unchanged "$name" "$scratch/cfg.json"
+  name="deploy $flag over the config through a link"
+  check "$name" 2 "$mlasim" deploy --hf-config "$scratch/link.json" $flag "$scratch/cfg.json"
+  contains "$name" "$flag names the model's config (--hf-config)"
+  check "$name" 2 "$mlasim" deploy --hf-config "$scratch/cfg.json" $flag "$scratch/link.json"
+  contains "$name" "$flag names the model's config (--hf-config)"
+  unchanged "$name" "$scratch/cfg.json"
+  [[ -L $scratch/link.json ]] || { echo "FAIL $name: the link was replaced"; fail=1; }
+done
+name="deploy --json X -o X"
+check "$name" 2 "$mlasim" deploy --hf-config "$configs/deepseek-v3.json" --json "$scratch/x.json" -o "$scratch/x.json"
+contains "$name" "$scratch/x.json: error: --json and -o name the same file: one output would replace the other"
+unchanged "$name" "$scratch/x.json"
+name="releases --json R --markdown R"
+check "$name" 2 "$mlasim" releases --json "$scratch/x.json" --markdown "$scratch/x.json"
+contains "$name" "--json and --markdown name the same file"
+unchanged "$name" "$scratch/x.json"
+name="matrix --json X --markdown X"
+check "$name" 2 "$mlasim" matrix --runs 1 --json "$scratch/x.json" --markdown "$scratch/x.json"
+contains "$name" "--json and --markdown name the same file"
+unchanged "$name" "$scratch/x.json"
+for flag in -o --json; do
+  check "deploy $flag ''" 2 "$mlasim" deploy --hf-config "$configs/deepseek-v3.json" $flag ''
+  contains "deploy $flag ''" "$flag: want a file name, got an empty value"
+done
+check "releases --json ''" 2 "$mlasim" releases --json ''
+contains "releases --json ''" "--json: want a file name, got an empty value"
+
+# --json and -o are one output set: a -o that cannot be written (a read-only file system) is exit 3
+# and leaves the --json file as it was.
+mnt="$scratch/ro"
+mkdir -p "$mnt"
+if mount -t tmpfs -o ro,size=64k tmpfs "$mnt" 2>/dev/null; then
+  name="deploy -o read-only"
+  check "$name" 3 "$mlasim" deploy --hf-config "$configs/deepseek-v3.json" --json "$scratch/x.json" -o "$mnt/d.yaml"
+  contains "$name" "Read-only file system"
+  unchanged "$name" "$scratch/x.json"
+  ls -A "$scratch" | grep -q '\.tmp\.' && { echo "FAIL $name: a temporary was left: $(ls -A "$scratch")"; fail=1; }
+  umount "$mnt"
+else
+  echo "note: cannot mount a read-only tmpfs here (not root, or no CAP_SYS_ADMIN): the read-only -o case is not run"
+fi
+# Both written together when both can be.
+check "deploy --json and -o" 0 "$mlasim" deploy --hf-config "$configs/deepseek-v3.json" --json "$scratch/x.json" -o "$scratch/d.yaml"
+grep -q '"format": "mlasim-deploy"' "$scratch/x.json" || { echo "FAIL --json not written"; fail=1; }
+grep -q 'num_mqa_tokens' "$scratch/d.yaml" || { echo "FAIL -o not written"; fail=1; }
+
+# Messages name flags, never the scenario deploy evaluates in memory.
+check "tp 3" 2 "$mlasim" deploy --hf-config "$configs/deepseek-v3.json" --tp 3
+contains "tp 3" "mlasim deploy: error: --tp: tensor_parallel_size 3 does not divide the 128 attention heads"
+contains "tp 3" "pick a divisor of the config's num_attention_heads"
+not_contains "tp 3" "<mlasim deploy>"
+check "block size 7" 2 "$mlasim" deploy --hf-config "$configs/deepseek-v3.json" --block-size 7
+contains "block size 7" "mlasim deploy: error: vLLM 0.33 refuses this deployment: No valid attention backend found"
+contains "block size 7" "hint: choose another --attention-backend, --gpu, --kv-cache-dtype or --block-size"
+not_contains "block size 7" ".yaml"
+check "explicit backend refused: flags" 2 "$mlasim" deploy --hf-config "$configs/deepseek-v3.json" --gpu h200 --attention-backend cutlass-mla
+contains "explicit backend refused: flags" "mlasim deploy: error: --attention-backend: vLLM 0.33 refuses this deployment"
 exit $fail

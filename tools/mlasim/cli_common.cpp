@@ -6,10 +6,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "attention/cpu_thread_pool.h"
 
 #include "base/atomic_file.h"
+#include "base/output_set.h"
 #include "tools/mlasim/commands.h"
 #ifdef MLASIM_HAVE_CUDA
 #include "tools/mlasim/cuda_module.h"
@@ -100,6 +102,30 @@ bool outputs_distinct(const NamedPaths& outputs, const NamedPaths& inputs) {
     seen.emplace_back(key, flag);
   }
   return true;
+}
+
+CLI::Validator output_file_validator() {
+  return CLI::Validator(
+      [](std::string& text) { return text.empty() ? std::string("want a file name, got an empty value") : std::string(); },
+      "FILE");
+}
+
+Status write_output_set(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> targets;
+  for (const auto& [path, text] : files)
+    if (!path.empty()) targets.push_back(path);
+  for (const std::string& note : recover_output_leftovers(targets)) std::cerr << "note: " << note << "\n";
+  std::vector<std::unique_ptr<AtomicOutputFile>> outputs;
+  std::vector<AtomicOutputFile*> finished;
+  for (const auto& [path, text] : files) {
+    if (path.empty()) continue;
+    auto& file = *outputs.emplace_back(std::make_unique<AtomicOutputFile>());
+    if (Status st = file.open(path); !st) return st;
+    file.write(text);
+    if (Status st = file.finish(); !st) return st;
+    finished.push_back(&file);
+  }
+  return publish_together(finished);
 }
 
 CLI::Validator seed_validator() {

@@ -3,9 +3,10 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <optional>
 
 #include "config/deployment.h"
-#include "base/atomic_file.h"
+#include "scenario/hf_config.h"
 #include "report/deploy_report.h"
 #include "tools/mlasim/commands.h"
 
@@ -15,17 +16,40 @@ namespace {
 struct DeployCliOptions {
   DeployOptions deploy;
   int block_size = 0;
+  std::optional<int> max_model_len;
   std::string json_path;
   std::string scenario_path;
 };
 
 int run_deploy(DeployCliOptions& o) {
   if (!output_path_ok("--json", o.json_path) || !output_path_ok("-o", o.scenario_path)) return kExitBadInput;
+  if (!outputs_distinct({{"--json", o.json_path}, {"-o", o.scenario_path}},
+                        {{"the model's config (--hf-config)", o.deploy.hf_config}}))
+    return kExitBadInput;
   o.deploy.block_size = o.block_size > 0 ? std::optional<int>(o.block_size) : std::nullopt;
+  // The config as vLLM reads it, for its max_model_len; its errors name the file, line, column
+  // and key.
+  ModelConfig model;
+  HfConfigInfo info;
+  const Status config_read = read_hf_config(o.deploy.hf_config, model, &info);
+  for (const std::string& note : info.notes) std::cerr << "note: " << note << "\n";
+  if (!config_read) return report_error(config_read.error());
+  std::string warning;
+  auto max_model_len = deploy_max_model_len(info.max_len, o.max_model_len, vllm_allow_long_max_model_len(), warning);
+  if (!max_model_len) return report_error(max_model_len.error());
+  if (!warning.empty()) std::cerr << "warning: --max-model-len: " << warning << "\n";
+  o.deploy.max_model_len = max_model_len.value();
+  if (o.deploy.max_model_len > model.max_position_embeddings) o.deploy.max_position_embeddings = o.deploy.max_model_len;
+  o.deploy.max_model_len_source =
+      o.max_model_len ? "--max-model-len"
+      : info.max_len.key.empty()
+          ? "vLLM's default: the config names no length"
+          : "derived as vLLM does from the config: " + info.max_len.key + "=" + info.max_len.shown;
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path config = fs::absolute(o.deploy.hf_config, ec);
-  // Evaluated as the scenario `-o` writes (its config path relative to it), or in memory.
+  // Evaluated as the scenario `-o` writes (its config path relative to it), or in memory; an
+  // error in it names the flag, not this name.
   std::string display;
   std::string ref = config.string();
   if (!o.scenario_path.empty()) {
@@ -45,15 +69,15 @@ int run_deploy(DeployCliOptions& o) {
   auto report = evaluate_deployment(o.deploy, yaml, display);
   if (!report) return report_error(report.error());
   std::cout << deploy_report_text(report.value());
-  if (!o.json_path.empty())
-    if (Status st = write_file_atomically(o.json_path, deploy_report_json(report.value())); !st)
-      return report_error(st.error());
-  if (!o.scenario_path.empty()) {
-    // With the probes' expectations: `mlasim check` holds the scenario to what was printed.
-    if (Status st = write_file_atomically(o.scenario_path, yaml + probe_expectations_yaml(report.value())); !st)
-      return report_error(st.error());
+  // --json and -o are one output set: both are published, or (a failed write) neither.
+  const std::string scenario_text =
+      o.scenario_path.empty() ? "" : yaml + probe_expectations_yaml(report.value());  // check holds it to the probes
+  if (Status st = write_output_set({{o.json_path, o.json_path.empty() ? "" : deploy_report_json(report.value())},
+                                    {o.scenario_path, scenario_text}});
+      !st)
+    return report_error(st.error());
+  if (!o.scenario_path.empty())
     std::cout << "wrote " << o.scenario_path << " (mlasim run / golden update / check take it as it is)\n";
-  }
   return kExitOk;
 }
 
@@ -68,6 +92,10 @@ void add_deploy_command(CLI::App& app, int& exit_code) {
       "the chosen backend's decode threshold and query-length support, the block size, the model\n"
       "runner, and how the misrouting report's probes route (a lone 1-token prompt, a lone 5-token\n"
       "prompt, a 1-token prompt behind a decode; with --spec-tokens a short fresh prompt).\n"
+      "The config.json is read as vLLM reads it (strict JSON; a key written twice keeps its last value,\n"
+      "with a note); max_model_len is vLLM's, derived from the config unless --max-model-len is given.\n"
+      "--json and -o are written together, or neither. Exit 0, 2 on bad input or a deployment vLLM\n"
+      "refuses (nothing written), 3 when an output cannot be written.\n"
       "Example: mlasim deploy --hf-config scenarios/hf_configs/deepseek-v3.json --gpu b200 --tp 8");
   cmd->add_option("--hf-config", o->deploy.hf_config, "The model's config.json")->required();
   cmd->add_option("--gpu", o->deploy.gpu, "GPU (default h200)")->check(CLI::IsMember(gpu_names()));
@@ -82,8 +110,13 @@ void add_deploy_command(CLI::App& app, int& exit_code) {
   backends.insert(backends.begin(), "auto");
   cmd->add_option("--attention-backend", o->deploy.attention_backend, "--attention-backend (default auto)")
       ->check(CLI::IsMember(backends));
-  cmd->add_option("--json", o->json_path, "Also write the chain as JSON");
-  cmd->add_option("-o", o->scenario_path, "Also write the deployment as a scenario with the probes");
+  cmd->add_option("--max-model-len", o->max_model_len,
+                  "--max-model-len as given to vLLM (default: derived from the config as vLLM does; a longer\n"
+                  "value is refused as vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)")
+      ->check(CLI::Range(2, 1 << 24));
+  cmd->add_option("--json", o->json_path, "Also write the chain as JSON")->check(output_file_validator());
+  cmd->add_option("-o", o->scenario_path, "Also write the deployment as a scenario with the probes")
+      ->check(output_file_validator());
   cmd->callback([o, &exit_code] { exit_code = run_deploy(*o); });
 }
 

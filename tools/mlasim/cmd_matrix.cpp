@@ -39,15 +39,13 @@ int run_matrix(const MatrixFlags& f) {
     return kExitBadInput;
   }
   if (!output_path_ok("--json", f.json_path) || !output_path_ok("--markdown", f.markdown_path)) return kExitBadInput;
+  if (!outputs_distinct({{"--json", f.json_path}, {"--markdown", f.markdown_path}}, {})) return kExitBadInput;
   const std::vector<MatrixCell> cells = routing_matrix(options);
   std::cout << (f.markdown_stdout ? matrix_markdown(cells, options) : matrix_text(cells, options));
-  for (const auto& [path, text] : {std::pair{f.json_path, matrix_json(cells, options)},
-                                   std::pair{f.markdown_path, matrix_markdown(cells, options)}}) {
-    if (path.empty()) continue;
-    if (Status st = write_file_atomically(path, text); !st) {
-      return report_error(st.error());
-    }
-  }
+  if (Status st = write_output_set({{f.json_path, f.json_path.empty() ? "" : matrix_json(cells, options)},
+                                    {f.markdown_path, f.markdown_path.empty() ? "" : matrix_markdown(cells, options)}});
+      !st)
+    return report_error(st.error());
   return kExitOk;
 }
 
@@ -74,8 +72,9 @@ void add_matrix_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--inject", f->injects, "Inject a fault into those model runs (repeatable; see `mlasim run --help`)");
   cmd->add_option("-j,--jobs", f->jobs, "Cells filled at once (default 0: one per hardware thread); the same table for any N")
       ->type_name("N");
-  cmd->add_option("--json", f->json_path, "Write the matrix as JSON to FILE");
-  cmd->add_option("--markdown", f->markdown_path, "Write the matrix as a Markdown table to FILE");
+  cmd->add_option("--json", f->json_path, "Write the matrix as JSON to FILE")->check(output_file_validator());
+  cmd->add_option("--markdown", f->markdown_path, "Write the matrix as a Markdown table to FILE")
+      ->check(output_file_validator());
   cmd->add_flag("--markdown-stdout", f->markdown_stdout, "Print the Markdown table instead of the text table");
   cmd->callback([f, &exit_code] { exit_code = run_matrix(*f); });
 }

@@ -2,7 +2,6 @@
 #include <iostream>
 #include <memory>
 
-#include "base/atomic_file.h"
 #include "report/release_matrix.h"
 #include "tools/mlasim/commands.h"
 
@@ -17,14 +16,14 @@ struct ReleasesFlags {
 
 int run_releases(const ReleasesFlags& f) {
   if (!output_path_ok("--json", f.json_path) || !output_path_ok("--markdown", f.markdown_path)) return kExitBadInput;
+  if (!outputs_distinct({{"--json", f.json_path}, {"--markdown", f.markdown_path}}, {})) return kExitBadInput;
   auto cells = release_matrix();
   if (!cells) return report_error(cells.error());
   std::cout << (f.markdown_stdout ? release_matrix_markdown(cells.value()) : release_matrix_text(cells.value()));
-  for (const auto& [path, text] : {std::pair{f.json_path, release_matrix_json(cells.value())},
-                                   std::pair{f.markdown_path, release_matrix_markdown(cells.value())}}) {
-    if (path.empty()) continue;
-    if (Status st = write_file_atomically(path, text); !st) return report_error(st.error());
-  }
+  if (Status st = write_output_set({{f.json_path, f.json_path.empty() ? "" : release_matrix_json(cells.value())},
+                                    {f.markdown_path, f.markdown_path.empty() ? "" : release_matrix_markdown(cells.value())}});
+      !st)
+    return report_error(st.error());
   return kExitOk;
 }
 
@@ -43,8 +42,9 @@ void add_releases_command(CLI::App& app, int& exit_code) {
       "Exit 0, 2 on bad input, 3 when an output cannot be written.\n"
       "Examples: mlasim releases\n"
       "          mlasim releases --json releases.json --markdown-stdout");
-  cmd->add_option("--json", f->json_path, "Write the matrix as JSON to FILE");
-  cmd->add_option("--markdown", f->markdown_path, "Write the matrix as a Markdown table to FILE");
+  cmd->add_option("--json", f->json_path, "Write the matrix as JSON to FILE")->check(output_file_validator());
+  cmd->add_option("--markdown", f->markdown_path, "Write the matrix as a Markdown table to FILE")
+      ->check(output_file_validator());
   cmd->add_flag("--markdown-stdout", f->markdown_stdout, "Print the Markdown table instead of the text table");
   cmd->callback([f, &exit_code] { exit_code = run_releases(*f); });
 }

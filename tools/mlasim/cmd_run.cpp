@@ -75,6 +75,7 @@ std::optional<Scenario> load_for_run(const RunOptions& o, FaultSet& faults, int&
     std::cerr << loaded.error().format() << "\n";
     return std::nullopt;
   }
+  for (const std::string& note : loaded.value().model.hf_config_notes) std::cerr << "note: " << note << "\n";
   if (rc = check_device(o.device); rc != kExitOk) return std::nullopt;
   rc = kExitBadInput;
   if (!output_path_ok("--json", o.outputs.json_path) || !output_path_ok("--jsonl", o.outputs.jsonl_path) ||
@@ -85,7 +86,8 @@ std::optional<Scenario> load_for_run(const RunOptions& o, FaultSet& faults, int&
   const auto& out = o.outputs;
   if (!outputs_distinct({{"--json", out.json_path}, {"--jsonl", out.jsonl_path}, {"--resolved", out.resolved_path},
                          {"--svg", out.svg_path}, {"--trace-out", out.trace_path}},
-                        {{"the scenario file", o.scenario}, {"the requests file", loaded.value().requests_file}}))
+                        {{"the scenario file", o.scenario}, {"the requests file", loaded.value().requests_file},
+                         {"the model's config (model.hf_config)", loaded.value().model.hf_config}}))
     return std::nullopt;
   if (std::string why = run_flag_conflict(o.outputs, o.dry_run, !o.compare_profile.empty(), !faults.empty());
       !why.empty()) {

@@ -50,6 +50,15 @@ CLI::Validator seed_validator();
 // --time: finite seconds in (0, max_seconds] (not nan, not 0).
 CLI::Validator seconds_validator(double max_seconds);
 
+// Refuses an empty value of an output flag (`-o ''`, `--json ''`): CLI11 names the flag, exit 2.
+CLI::Validator output_file_validator();
+
+// Writes each (path, text) whose path is not "" as one output set, as `run` publishes its outputs:
+// first what a killed mlasim left beside those targets is completed or removed (a note on stderr
+// each, base/output_set.h), then every file is written and synced beside its target, then all are
+// renamed into place together; a failure (a full disk, a read-only folder: exit 3) publishes none.
+Status write_output_set(const std::vector<std::pair<std::string, std::string>>& files);
+
 // A command's files: (flag or role, path as given); "" paths are skipped.
 using NamedPaths = std::vector<std::pair<std::string, std::string>>;
 // True when no two outputs name the same file and no output names an input (the scenario, its
