@@ -1,7 +1,6 @@
 // config.json → ModelConfig, as vLLM 0.33.0 reads an MLA model's config.
 #include "scenario/hf_config.h"
 
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -82,8 +81,15 @@ Rope read_rope(const Reader& r, const JsonNode& root, ModelConfig& out) {
   if (rope.type == "yarn" || rope.type == "deepseek_yarn") {
     opt_double("factor", out.rope_scaling_factor, 1.0);
     opt_double("mscale_all_dim", out.mscale_all_dim, 0.0);
-    opt_double("beta_fast", out.beta_fast, 0.0);
-    opt_double("beta_slow", out.beta_slow, 0.0);
+    // Rotation counts: vLLM divides by them (rotary_embedding/common.py:40,
+    // yarn_find_correction_dim), so 0 fails there (math.floor of infinity).
+    for (const auto& [key, field] : {std::pair<const char*, double*>{"beta_fast", &out.beta_fast},
+                                     std::pair<const char*, double*>{"beta_slow", &out.beta_slow}}) {
+      opt_double(key, *field, 0.0);
+      if (const JsonNode* n = present(s, key); n && *field <= 0.0)
+        r.fail(*n, rope.key + "." + key, "must be > 0: vLLM's YaRN divides by it (rotary_embedding/common.py:40)",
+               "DeepSeek-V3's are beta_fast 32 and beta_slow 1");
+    }
     if (const JsonNode* n = present(s, "original_max_position_embeddings"))
       out.original_max_position_embeddings =
           r.read_int(*n, rope.key + ".original_max_position_embeddings", 1, 1LL << 24);
@@ -265,15 +271,7 @@ std::vector<std::string> hf_mla_architectures() {
 }
 
 Status read_hf_config(const std::string& path, ModelConfig& out, HfConfigInfo* info) {
-  // A FIFO or a device would block or never end: only a regular file is a config.json.
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-    Error e;
-    e.file = path;
-    e.message = "not a regular file (a FIFO, a socket or a device), not a model config";
-    e.hint = "give the model's config.json file";
-    return e;
-  }
+  // A FIFO or a device is refused before it is opened (read_file_bounded: regular files only).
   auto text = read_file_bounded(path, 16u << 20, "model config");
   if (!text) return text.error();
   JsonDocumentOptions options;

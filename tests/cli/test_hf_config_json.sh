@@ -100,13 +100,17 @@ small ' "quantization_config": "fp8",'
 deploy_refused "quantization_config a string" "$cfg:2:25: error: quantization_config: expected an object, got a string"
 small ' "rms_norm_eps": NaN,'
 deploy_refused "NaN" "$cfg:2:18: error: rms_norm_eps: expected a finite number, got NaN"
+small ' "rope_scaling": {"type": "yarn", "factor": 4, "beta_fast": 0, "beta_slow": 1},'
+deploy_refused "beta_fast 0" "$cfg:2:61: error: rope_scaling.beta_fast: must be > 0: vLLM's YaRN divides by it"
+small ' "rope_scaling": {"type": "yarn", "factor": 4, "beta_fast": 32, "beta_slow": -1},'
+deploy_refused "beta_slow -1" "$cfg:2:78: error: rope_scaling.beta_slow: must be >= 0 (got -1)"
 small ' "unread": NaN, "also_unread": -Infinity,'
 check "NaN where vLLM does not read" 0 "$mlasim" deploy --hf-config "$cfg"
 
 # A FIFO is not read (it would block): exit 2 at once.
 mkfifo "$scratch/fifo.json"
 check "FIFO" 2 timeout 20 "$mlasim" deploy --hf-config "$scratch/fifo.json"
-contains "FIFO" "$scratch/fifo.json: error: not a regular file (a FIFO, a socket or a device), not a model config"
+contains "FIFO" "$scratch/fifo.json: error: model config is a FIFO, not a regular file"
 
 # `run` reads model.hf_config the same way.
 small
