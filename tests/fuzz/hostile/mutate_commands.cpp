@@ -12,7 +12,9 @@
 //     MUTANT` with random deployment flags, `--json` and `-o`: exit 0 or 2; an exit-2 message names
 //     the file or a flag, and neither output exists; with exit 0 both exist and the scenario `-o`
 //     wrote replays with its probes' expectations met (`mlasim run OUT.yaml --dry-run`: exit 0).
-//     With --python PY, a mutant Python's json module refuses (vLLM's reader) must be exit 2.
+//     One mutant in three goes through `mlasim run` as a scenario's model.hf_config instead: exit 0,
+//     1, 2 or 4, an exit-2 message names the config or the scenario. With --python PY, a mutant
+//     Python's json module refuses (vLLM's reader) must be exit 2 either way.
 // All: never a signal, a timeout (unless a flag asked for that much work) or a sanitizer report.
 // The children run in a scratch folder (a hostile -o value is a relative path). Deterministic for
 // a seed (the number of mutants depends on --time).
@@ -235,6 +237,33 @@ std::string deploy_mutant(const Work& w, const std::vector<std::string>& configs
   const fs::path json = w.dir / "deploy.json", yaml = w.dir / "deploy.yaml";
   fs::remove(json);
   fs::remove(yaml);
+  if (pick(3) == 0) {  // the same config as a scenario's model.hf_config, through `mlasim run`
+    const fs::path scenario = w.dir / "hf.yaml";
+    std::ofstream(scenario) << "version: 1\nmodel: {hf_config: " << mutant.filename().string()
+                            << ", num_layers: 1, vocab_size: 256, intermediate_size: 64, eos_token_id: 1}\n"
+                               "scheduler: {max_model_len: 64}\nrequests:\n  - {id: a, prompt_len: 3, max_tokens: 2}\n";
+    const mlasim::bench::Child c = w.run({"run", scenario.string(), "--dry-run", "--table", "none"}, 60);
+    if (c.exit_code >= 0 && c.exit_code <= 4) ++counts.by_code[c.exit_code];
+    const std::string err = hostile::slurp(w.err());
+    std::string problem = common_problem(c, err);
+    if (problem.empty() && c.exit_code == 124) problem = "did not finish in 60 s";
+    if (problem.empty() && (c.exit_code < 0 || c.exit_code > 4 || c.exit_code == 3)) problem = "exit " + std::to_string(c.exit_code);
+    if (problem.empty() && c.exit_code == 2 && err.find(mutant.string()) == std::string::npos &&
+        err.find(scenario.string()) == std::string::npos)
+      problem = "an exit-2 message that names neither the config nor the scenario";
+    if (problem.empty() && c.exit_code != 2 && !python.empty()) {
+      const mlasim::bench::Child py = mlasim::bench::run_child(
+          {python, "-c", "import json,sys; json.load(open(sys.argv[1], encoding='utf-8'))", mutant.string()},
+          w.out().string(), w.err().string());
+      if (py.exit_code != 0) problem = "Python's json refuses it, mlasim run took it";
+    }
+    if (problem.empty()) {
+      fs::remove(mutant);
+      return "";
+    }
+    return problem + "\n  mlasim run " + scenario.string() + "\n  " + err.substr(0, 400) + "\n  mutant kept: " +
+           mutant.string();
+  }
   std::vector<std::string> args = {"deploy", "--hf-config", mutant.string(), "--json", json.string(), "-o", yaml.string()};
   static const std::vector<std::vector<std::string>> flags = {
       {"--gpu", "h100"}, {"--gpu", "b200"}, {"--gpu", "mi300x"}, {"--gpu", "a100"}, {"--tp", "8"}, {"--tp", "2"},
