@@ -7,8 +7,7 @@ set -u
 mlasim=$1
 root=$2
 source "$(dirname "$0")/check_lib.sh"
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+make_scratch
 v3=$root/scenarios/hf_configs/deepseek-v3.json
 cfg=$scratch/cfg.json
 

@@ -70,6 +70,31 @@ struct Work {
   }
 };
 
+// The verdict every file-reading family shares on one child: counted by exit code; a signal, a
+// sanitizer report, a timeout, an exit other than 0 or 2, an exit-2 message that names neither
+// `input` nor a flag, or an exit 2 that left one of `outputs` behind.
+std::string file_command_problem(const mlasim::bench::Child& c, const std::string& err, const fs::path& input,
+                                 const std::vector<fs::path>& outputs, Counts& counts) {
+  if (c.exit_code >= 0 && c.exit_code <= 4) ++counts.by_code[c.exit_code];
+  std::string problem = common_problem(c, err);
+  if (problem.empty() && c.exit_code == 124) problem = "did not finish in 60 s";
+  if (problem.empty() && c.exit_code != 0 && c.exit_code != 2) problem = "exit " + std::to_string(c.exit_code);
+  if (problem.empty() && c.exit_code == 2 && err.find(input.string()) == std::string::npos &&
+      err.find("--") == std::string::npos)
+    problem = "an exit-2 message that names neither the file nor a flag";
+  for (const fs::path& out : outputs)
+    if (problem.empty() && c.exit_code == 2 && fs::exists(out)) problem = "exit 2 with an output written";
+  return problem;
+}
+
+// True when Python's json module (vLLM's config.json reader) refuses the file.
+bool python_json_refuses(const Work& w, const std::string& python, const fs::path& file) {
+  const mlasim::bench::Child py = mlasim::bench::run_child(
+      {python, "-c", "import json,sys; json.load(open(sys.argv[1], encoding='utf-8'))", file.string()},
+      w.out().string(), w.err().string());
+  return py.exit_code != 0;
+}
+
 // --family import: one mutant of a sample trace.
 std::string import_mutant(const Work& w, const fs::path& sample, const std::string& format, const std::string& text,
                           std::mt19937_64& rng, const std::vector<std::string>& corpus, long run, Counts& counts) {
@@ -80,16 +105,8 @@ std::string import_mutant(const Work& w, const fs::path& sample, const std::stri
   fs::remove(yaml);  // a failed mutant before this one may have left them
   fs::remove(jsonl);
   const mlasim::bench::Child c = w.run({"import", format, mutant.string(), "-o", yaml.string()}, 60);
-  if (c.exit_code >= 0 && c.exit_code <= 4) ++counts.by_code[c.exit_code];
   const std::string err = hostile::slurp(w.err());
-  std::string problem = common_problem(c, err);
-  if (problem.empty() && c.exit_code == 124) problem = "did not finish in 60 s";
-  if (problem.empty() && c.exit_code != 0 && c.exit_code != 2) problem = "exit " + std::to_string(c.exit_code);
-  if (problem.empty() && c.exit_code == 2 && err.find(mutant.string()) == std::string::npos &&
-      err.find("--") == std::string::npos)
-    problem = "an exit-2 message that names neither the file nor a flag";
-  if (problem.empty() && c.exit_code == 2 && (fs::exists(yaml) || fs::exists(jsonl)))
-    problem = "exit 2 with an output written";
+  std::string problem = file_command_problem(c, err, mutant, {yaml, jsonl}, counts);
   if (problem.empty() && c.exit_code == 0) {
     const mlasim::bench::Child r = w.run({"run", yaml.string(), "--dry-run", "--table", "none"}, 120);
     const std::string run_err = hostile::slurp(w.err());
@@ -251,12 +268,8 @@ std::string deploy_mutant(const Work& w, const std::vector<std::string>& configs
     if (problem.empty() && c.exit_code == 2 && err.find(mutant.string()) == std::string::npos &&
         err.find(scenario.string()) == std::string::npos)
       problem = "an exit-2 message that names neither the config nor the scenario";
-    if (problem.empty() && c.exit_code != 2 && !python.empty()) {
-      const mlasim::bench::Child py = mlasim::bench::run_child(
-          {python, "-c", "import json,sys; json.load(open(sys.argv[1], encoding='utf-8'))", mutant.string()},
-          w.out().string(), w.err().string());
-      if (py.exit_code != 0) problem = "Python's json refuses it, mlasim run took it";
-    }
+    if (problem.empty() && c.exit_code != 2 && !python.empty() && python_json_refuses(w, python, mutant))
+      problem = "Python's json refuses it, mlasim run took it";
     if (problem.empty()) {
       fs::remove(mutant);
       return "";
@@ -273,25 +286,13 @@ std::string deploy_mutant(const Work& w, const std::vector<std::string>& configs
   for (std::size_t n = pick(4); n > 0; --n)
     for (const std::string& a : flags[pick(flags.size())]) args.push_back(a);
   const mlasim::bench::Child c = w.run(args, 60);
-  if (c.exit_code >= 0 && c.exit_code <= 4) ++counts.by_code[c.exit_code];
   const std::string err = hostile::slurp(w.err());
-  std::string problem = common_problem(c, err);
-  if (problem.empty() && c.exit_code == 124) problem = "did not finish in 60 s";
-  if (problem.empty() && c.exit_code != 0 && c.exit_code != 2) problem = "exit " + std::to_string(c.exit_code);
-  if (problem.empty() && c.exit_code == 2 && err.find(mutant.string()) == std::string::npos &&
-      err.find("--") == std::string::npos)
-    problem = "an exit-2 message that names neither the file nor a flag";
-  if (problem.empty() && c.exit_code == 2 && (fs::exists(json) || fs::exists(yaml)))
-    problem = "exit 2 with an output written";
+  std::string problem = file_command_problem(c, err, mutant, {json, yaml}, counts);
   if (problem.empty() && c.exit_code == 0 && (!fs::exists(json) || !fs::exists(yaml)))
     problem = "exit 0 without both outputs";
-  if (problem.empty() && c.exit_code == 0 && !python.empty()) {
-    // vLLM reads config.json with Python's json module: what it refuses, mlasim must refuse.
-    const mlasim::bench::Child py = mlasim::bench::run_child(
-        {python, "-c", "import json,sys; json.load(open(sys.argv[1], encoding='utf-8'))", mutant.string()},
-        w.out().string(), w.err().string());
-    if (py.exit_code != 0) problem = "Python's json refuses it, mlasim deploy took it: " + hostile::slurp(w.err()).substr(0, 300);
-  }
+  // vLLM reads config.json with Python's json module: what it refuses, mlasim must refuse.
+  if (problem.empty() && c.exit_code == 0 && !python.empty() && python_json_refuses(w, python, mutant))
+    problem = "Python's json refuses it, mlasim deploy took it: " + hostile::slurp(w.err()).substr(0, 300);
   if (problem.empty() && c.exit_code == 0) {
     const mlasim::bench::Child r = w.run({"run", yaml.string(), "--dry-run", "--table", "none"}, 120);
     const std::string run_err = hostile::slurp(w.err());
