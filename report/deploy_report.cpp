@@ -77,7 +77,21 @@ bool vllm_allow_long_max_model_len() {
 
 Result<int> deploy_max_model_len(const HfDerivedMaxLen& d, std::optional<int> user, bool allow_long,
                                  std::string& warning) {
-  if (!user) return static_cast<int>(std::min(d.derived, 2147483647.0));
+  // The longest max_model_len a scenario takes (scheduler.max_model_len, scenario_sections.cpp).
+  constexpr double kMaxSimulatedLen = 1 << 24;
+  if (!user && d.derived > kMaxSimulatedLen) {
+    Error e;
+    e.file = "mlasim deploy";
+    e.key_path = "--max-model-len";
+    e.message = fmt::format(
+        "the max_model_len vLLM derives from the config ({}, from {} and its RoPE scaling factor) is more than "
+        "mlasim simulates ({})",
+        d.shown, d.key.empty() ? "the 2048 default" : d.key, static_cast<long long>(kMaxSimulatedLen));
+    e.hint = fmt::format("give --max-model-len {} or less, or check the config's rope_scaling factor",
+                         static_cast<long long>(kMaxSimulatedLen));
+    return e;
+  }
+  if (!user) return static_cast<int>(d.derived);
   if (d.key.empty() || *user <= d.derived) return *user;  // no length in the config: vLLM takes the user's
   if (d.model_max_length && *user <= *d.model_max_length) return *user;
   const std::string msg = fmt::format(

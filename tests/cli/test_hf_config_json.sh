@@ -103,6 +103,9 @@ small ' "rope_scaling": {"type": "yarn", "factor": 4, "beta_fast": 0, "beta_slow
 deploy_refused "beta_fast 0" "$cfg:2:61: error: rope_scaling.beta_fast: must be > 0: vLLM's YaRN divides by it"
 small ' "rope_scaling": {"type": "yarn", "factor": 4, "beta_fast": 32, "beta_slow": -1},'
 deploy_refused "beta_slow -1" "$cfg:2:78: error: rope_scaling.beta_slow: must be >= 0 (got -1)"
+sed 's/"factor": 40,/"factor": 2147483647,/' "$v3" >"$cfg"
+deploy_refused "a derived max_model_len past 2^24" "mlasim deploy: error: --max-model-len: the max_model_len vLLM derives from the config (8796093018112, from max_position_embeddings and its RoPE scaling factor) is more than mlasim simulates (16777216)"
+check "the same with --max-model-len" 0 "$mlasim" deploy --hf-config "$cfg" --max-model-len 4096
 small ' "unread": NaN, "also_unread": -Infinity,'
 check "NaN where vLLM does not read" 0 "$mlasim" deploy --hf-config "$cfg"
 
