@@ -345,7 +345,7 @@ TEST_CASE("0.11.1-0.18: no stop before min_tokens outputs, not even at max_model
   CHECK(scheduled_steps == 2);  // 6 prompt tokens, then 1: positions stop below max_model_len
 }
 
-TEST_CASE("0.33: KV refusals are the start-up check only; a pool can never hold a request only without it",
+TEST_CASE("0.33: KV refusals are the start-up check only, and only without it can a pool never hold a request",
           "[scheduler]") {
   // 5 blocks of 16: 4 usable, 64 slots (v1/core/kv_cache_planning.py:1510-1559).
   SchedulerConfig c = make_config(64, 5, 64);
