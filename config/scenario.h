@@ -77,6 +77,10 @@ struct SchedulerRules {
   // whatever `policy` says) and its input processor refuses a request priority != 0 ("V1 does not
   // support priority yet.", 0.8.5 v1/engine/processor.py:211-212).
   bool priority_supported = true;
+  // vLLM 0.33 (v1/core/kv_cache_planning.py:1510-1559) refuses to start unless the usable blocks
+  // (num_gpu_blocks, num_gpu_blocks_override included, less the null block) hold one request of
+  // max_model_len tokens. Not modelled for the older releases.
+  bool startup_checks_usable_blocks = true;
   // vLLM 0.8's V1 scheduler never reads enable_chunked_prefill: it chunks every prompt to the budget
   // (0.8.5 v1/core/sched/scheduler.py:330-352); the config's own check (max_num_batched_tokens >=
   // max_model_len with chunking off) still applies.

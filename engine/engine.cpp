@@ -13,8 +13,9 @@
 namespace mlasim {
 namespace {
 
-// No scheduler decision depends on time, so a step that schedules nothing with requests alive
-// would repeat forever; the loader's checks make that unreachable, and this guards it.
+// No scheduler decision depends on time, so a step that makes no progress with requests alive
+// (it schedules nothing, or only requests that can never fit) would repeat forever in vLLM too;
+// the replay stops after this many in a row, as tools/conformance's driver stops vLLM.
 constexpr int kMaxIdleSteps = 1000;
 
 bool wants_reasons(const std::vector<StepSink*>& sinks) {
@@ -122,9 +123,10 @@ const StepRecord& Engine::step() {
   teacher_force(scheduler_, out_, model_output_);
   batch_.add_sampled_tokens(model_output_);
   note_first_tokens(end_ns);
+  const bool no_progress = made_no_progress();  // judged on the requests as scheduled
   std::vector<Request> finished = scheduler_.update_from_output(out_, model_output_);
   for (const Request& r : finished) current_.finished.push_back(alive_.at(r.request_id).id);
-  idle_steps_ = out_.total_num_scheduled_tokens == 0 ? idle_steps_ + 1 : 0;
+  idle_steps_ = no_progress ? idle_steps_ + 1 : 0;
   if (options_.backend)
     for (StepSink* s : sinks_) s->on_logits(step_logits_);
   for (StepSink* s : sinks_) s->on_step(current_);
@@ -133,13 +135,45 @@ const StepRecord& Engine::step() {
   ++step_;
   ++num_steps_run_;
   // After the step is recorded, as the driver records vLLM's step before it gives up.
-  if (idle_steps_ >= kMaxIdleSteps)  // as tools/conformance's driver stops vLLM (MAX_IDLE_STEPS)
-    throw VllmCannotRun(step_ - 1, "no progress for " + std::to_string(kMaxIdleSteps) +
-                                       " steps: requests wait and none can be scheduled; vLLM's scheduler waits "
-                                       "forever here too (in 0.33 e.g. a padded one-token admission over the token budget, "
-                                       "\"Prefer to not schedule than schedule un-padded\", vllm/v1/core/sched/"
-                                       "scheduler.py ~1326)");
+  if (idle_steps_ >= kMaxIdleSteps) stop_without_progress();  // as tools/conformance's driver (MAX_IDLE_STEPS)
   return current_;
+}
+
+bool Engine::made_no_progress() const {
+  // Tokens scheduled only for requests that already could never fit change nothing that lasts:
+  // such a request never samples again, and is preempted or left waiting once the pool runs out.
+  // Judged before the step's update, so a step that samples the token that outgrows the pool
+  // still counts as progress.
+  for (const auto& [id, n] : out_.num_scheduled_tokens) {
+    const Request* r = scheduler_.request(id);
+    if (r == nullptr || !scheduler_.can_never_fit(*r)) return false;
+  }
+  return true;
+}
+
+void Engine::stop_without_progress() const {
+  const std::string idle = "no progress for " + std::to_string(kMaxIdleSteps) + " steps: ";
+  for (const Request* r : scheduler_.alive_requests()) {
+    if (!scheduler_.can_never_fit(*r)) continue;
+    const SchedulerConfig& c = scheduler_.config();
+    const int known = r->pending_prompt ? r->num_prompt_tokens : r->num_tokens();
+    const long long tokens = std::min<long long>(static_cast<long long>(known) + scheduler_.num_lookahead_tokens(),
+                                                 scheduler_.max_model_len());
+    const long long blocks = (tokens + c.block_size - 1) / c.block_size;
+    throw VllmCannotRun(
+        step_ - 1,
+        "request " + alive_.at(r->request_id).id + ": " + idle + "its " + std::to_string(known) +
+            " tokens need " + std::to_string(blocks) + " KV blocks of " + std::to_string(c.block_size) +
+            " to be computed, and only " + std::to_string(scheduler_.num_usable_blocks()) +
+            " are usable (num_gpu_blocks - 1, the null block): vLLM's KVCacheManager.allocate_slots can never "
+            "allocate them (" + std::string(kVllmAllocateSlotsFails) + "), so its scheduler preempts the request (" +
+            kVllmPreemptsWhenAllocationFails + ") or leaves it waiting (" + kVllmWaitingAllocationFails +
+            ") for ever");
+  }
+  throw VllmCannotRun(step_ - 1, idle + "requests wait and none can be scheduled; vLLM's scheduler waits "
+                                        "forever here too (in 0.33 e.g. a padded one-token admission over the token budget, "
+                                        "\"Prefer to not schedule than schedule un-padded\", vllm/v1/core/sched/"
+                                        "scheduler.py ~1326)");
 }
 
 void Engine::run_to_end() {
@@ -154,6 +188,23 @@ void Engine::finish(const VllmCannotRun& stop) {
   totals.stopped_step = stop.step;
   totals.stopped_reason = stop.reason;
   if (stop.step == step_) totals.arrived_at_stop = arrived_;  // a failing schedule(): its step's arrivals
+  for (const Request* r : scheduler_.alive_requests()) {
+    Request copy = *r;  // a prompt given by length the scheduler has not looked at yet is drawn here
+    materialize_prompt(copy);
+    const AliveRequest& a = alive_.at(r->request_id);
+    RequestRecord rec;
+    rec.index = r->request_id;
+    rec.id = a.id;
+    rec.status = to_string(r->status);
+    rec.num_prompt_tokens = r->num_prompt_tokens;
+    rec.token_ids = std::move(copy.all_token_ids);
+    rec.num_preemptions = r->num_preemptions;
+    rec.stop_reason = r->stop_reason;
+    rec.num_computed_tokens = r->num_computed_tokens;
+    rec.arrival_ns = a.arrival_ns;
+    rec.first_token_ns = a.first_token_ns;
+    totals.unfinished_at_stop.push_back(std::move(rec));
+  }
   finish_totals(totals);
 }
 

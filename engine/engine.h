@@ -79,6 +79,11 @@ class Engine {
   void note_first_tokens(std::int64_t end_ns);
   void check_block_tables() const;
   void finish(const Request& r, std::int64_t end_ns);
+  // Whether the step being run changes nothing that lasts (the idle count); before its update.
+  bool made_no_progress() const;
+  // Throws the VllmCannotRun of kMaxIdleSteps steps without progress, naming a request that can
+  // never fit if there is one.
+  [[noreturn]] void stop_without_progress() const;
   void finish_totals(RunTotals totals);
   void run_model(const SchedulerOutput& out);
 
@@ -95,7 +100,7 @@ class Engine {
   int num_steps_run_ = 0;
   int num_arrived_ = 0;
   std::int64_t now_ns_ = 0;
-  int idle_steps_ = 0;  // consecutive steps that scheduled nothing
+  int idle_steps_ = 0;  // consecutive steps without progress (made_no_progress)
   int audit_interval_ = kAuditInterval;  // the steps between audits after the first kAuditEveryStepUntil
   StepRecord current_;
   // The request each of current_'s row ids and num_scheduled_tokens ids was last written for (-1:

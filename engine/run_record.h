@@ -79,6 +79,9 @@ struct RequestRecord {
   std::vector<int> token_ids;  // prompt + outputs
   int num_preemptions = 0;
   std::optional<int> stop_reason;  // the stop token that finished it, if any
+  // Only for a request still unfinished where the run stopped (RunTotals::unfinished_at_stop):
+  // its num_computed_tokens there.
+  std::optional<int> num_computed_tokens;
   // Simulated time: arrival, the end of the step that produced its first output token, and the end
   // of the step that finished it (-1 when it did not happen).
   std::int64_t arrival_ns = 0, first_token_ns = -1, finish_ns = -1;
@@ -111,6 +114,10 @@ struct RunTotals {
   int stopped_step = -1;    // >= 0: the run stopped where vLLM cannot go on (VllmCannotRun)
   std::string stopped_reason;
   std::vector<std::pair<int, std::string>> arrived_at_stop;  // {scenario index, id} that arrived for that step
+  // Every request that arrived and had not finished where the run stopped, in scenario order, with
+  // its status (waiting, running, preempted), num_computed_tokens and tokens as vLLM's scheduler
+  // held them at the stop.
+  std::vector<RequestRecord> unfinished_at_stop;
 };
 
 struct RunRecord {

@@ -74,6 +74,7 @@ void write_request_fields(JsonWriter& w, const RequestRecord& r) {
   w.key("num_preemptions").value(r.num_preemptions);
   if (r.stop_reason) w.key("stop_reason").value(*r.stop_reason);
   else w.key("stop_reason").null();
+  if (r.num_computed_tokens) w.key("num_computed_tokens").value(*r.num_computed_tokens);  // unfinished at a stop
 }
 
 void begin_run_json(JsonWriter& w, const std::string& scenario) {

@@ -65,6 +65,8 @@ void RunFileSink::on_request_finished(const RequestRecord& request) {
 }
 
 void RunFileSink::on_end(const RunTotals& totals) {
+  // A stopped run lists the requests still unfinished there too, in scenario order with the rest.
+  for (const RequestRecord& r : totals.unfinished_at_stop) on_request_finished(r);
   if (format_ == RunFileFormat::kJsonl) {
     requests_.for_each([&](std::string_view line) { file_.write(line); });
     if (totals.stopped_step >= 0) {
@@ -85,7 +87,7 @@ void RunFileSink::on_end(const RunTotals& totals) {
     file_.write(w_.take());
   });
   w_.end_array();
-  if (totals.stopped_step >= 0) {  // requests still running then are not listed
+  if (totals.stopped_step >= 0) {
     w_.key("stopped").begin_object();
     w_.key("step").value(totals.stopped_step);
     w_.key("reason").value(totals.stopped_reason);

@@ -126,6 +126,9 @@ void resolve_max_model_len(const YamlReader& r, const YamlNode& root, Scenario& 
                std::to_string(m.max_position_embeddings),
            "lower max_model_len or raise model.max_position_embeddings");
   }
+  // An unset num_gpu_blocks stands for what vLLM profiles: 8192, or the smallest pool vLLM 0.33
+  // starts with when that is more (check_kv_cache_startup: max_model_len's blocks plus the null one).
+  if (!root["scheduler"] || !root["scheduler"]["num_gpu_blocks"]) sc.num_gpu_blocks = default_num_gpu_blocks(sc);
 }
 
 void cross_checks(const YamlReader& r, const YamlNode& root, Scenario& s) {
@@ -172,11 +175,15 @@ void cross_checks(const YamlReader& r, const YamlNode& root, Scenario& s) {
            "set scheduler.speculative_method: ngram, or pick the profile of a later vLLM (vllm-0.11 or newer)");
   if (std::string problem = check_scheduler_config(sc, sc.max_model_len); !problem.empty())
     r.fail(locate(root, "scheduler", ""), "scheduler", problem, "see scenarios/README.md for each key's range");
+  else if (std::string kv = check_kv_cache_startup(sc, sc.max_model_len); !kv.empty())
+    r.fail(locate(root, "scheduler", "num_gpu_blocks"), "scheduler.num_gpu_blocks", kv,
+           "raise scheduler.num_gpu_blocks to at least cdiv(max_model_len, block_size) + 1, or lower "
+           "scheduler.max_model_len");
   const YamlNode reqs = root["requests"];
   for (std::size_t i = 0; i < s.requests.size(); ++i) {
     const RequestSpec& req = s.requests[i];
     // The reader checked each prompt against max_model_len and each output against min_tokens.
-    // The scheduler's own admission rules (it refuses a request it could never finish).
+    // vLLM's own request checks (a request its KV cache may never hold is accepted, as by vLLM).
     const Request request = make_request(req, m, static_cast<ReqId>(i));
     if (std::string problem = check_request(request, sc, sc.max_model_len); !problem.empty())
       r.fail(reqs[i], index_key("requests", i), problem, check_request_hint(problem));

@@ -7,6 +7,7 @@
 
 #include "scenario/hf_config.h"
 #include "config/request_tokens.h"
+#include "sim/scheduler.h"
 #include "sim/scheduler_rules.h"
 
 namespace mlasim {
@@ -74,7 +75,7 @@ YamlValue scheduler_section(const Scenario& s) {
   i("long_prefill_token_threshold", c.long_prefill_token_threshold, d.long_prefill_token_threshold);
   // Always written: left out, vLLM 0.33's auto choice for the backend would replace it.
   out.set("block_size", YamlValue::number(c.block_size));
-  i("num_gpu_blocks", c.num_gpu_blocks, d.num_gpu_blocks);
+  i("num_gpu_blocks", c.num_gpu_blocks, default_num_gpu_blocks(c));
   b("enable_prefix_caching", c.enable_prefix_caching, d.enable_prefix_caching);
   if (c.policy != d.policy) out.set("policy", YamlValue::plain(to_string(c.policy)));
   i("num_speculative_tokens", c.num_speculative_tokens, d.num_speculative_tokens);

@@ -192,7 +192,6 @@ void Scheduler::schedule_waiting_requests(int& budget, int threshold, int k, boo
     if (!kv_.allocate_slots(*r, n, lookahead, hit_blocks_, num_new_computed,
                             config_.rules.scheduler_reserve_full_isl))
       break;
-    if (padded && n != 1 + k) throw VllmCannotRun(step_, padded_admission_cut(n, k), r->request_id);
     waiting_.pop_request();
     running_.push_back(r);
     const Kind kind = r->status == RequestStatus::kWaiting ? Kind::kNew : Kind::kResumed;
@@ -201,6 +200,8 @@ void Scheduler::schedule_waiting_requests(int& budget, int threshold, int k, boo
     budget -= n;
     r->status = RequestStatus::kRunning;
     r->num_computed_tokens = num_computed;
+    // vLLM asserts after admitting the request (scheduler.py:1572-1579): at the stop it is running.
+    if (padded && n != 1 + k) throw VllmCannotRun(step_, padded_admission_cut(n, k), r->request_id);
   }
 }
 

@@ -19,16 +19,29 @@ namespace mlasim {
 
 // Startup validation (spec §1): "" when valid, else what is wrong. `max_model_len` is resolved.
 std::string check_scheduler_config(const SchedulerConfig& config, int max_model_len);
+// vLLM 0.33's KV cache check at engine start (v1/core/kv_cache_planning.py:50-87, 1510-1559): ""
+// when the usable blocks (num_gpu_blocks - 1) hold cdiv(max_model_len, block_size) blocks, else
+// vLLM's refusal in its words (in blocks, as mlasim has no memory sizes). Loaders call it; the
+// Scheduler does not (its unit tests build small pools).
+std::string check_kv_cache_startup(const SchedulerConfig& config, int max_model_len);
+// num_gpu_blocks when a scenario leaves it unset (it stands for what vLLM profiles): 8192, or with
+// the start-up check the smallest pool that passes it when that is more. max_model_len resolved.
+int default_num_gpu_blocks(const SchedulerConfig& config);
 // The part of it about long_prefill_token_threshold (vs max_model_len and 1 + k).
 std::string check_long_prefill_token_threshold(const SchedulerConfig& config, int max_model_len);
-// "" when the request can run to completion under this config, else why not: a non-empty
-// prompt shorter than max_model_len, 1 <= max_tokens, min_tokens <= max_tokens (vLLM's
-// SamplingParams; min_tokens past max_model_len is allowed: the length cap is checked first, and
-// vLLM accepts it), and its longest sequence fits
-// in the usable KV blocks. add_request() aborts on a request that fails this; loaders check first.
+// "" when vLLM accepts the request, else why not: a non-empty prompt shorter than max_model_len,
+// 1 <= max_tokens, min_tokens <= max_tokens (vLLM's SamplingParams; min_tokens past max_model_len
+// is allowed: the length cap is checked first, and vLLM accepts it). Nothing about KV blocks:
+// vLLM accepts a request its cache may never hold, and the replay stops where its scheduler
+// makes no progress (Scheduler::can_never_fit). add_request() aborts on a request that fails
+// this; loaders check first.
 std::string check_request(const Request& request, const SchedulerConfig& config, int max_model_len);
 // The fix to suggest for a check_request problem.
 std::string check_request_hint(const std::string& problem);
+// Whether the request certainly fits the usable KV blocks however it runs: its prompt, max_tokens
+// and 2k draft slots (at most max_model_len tokens) in num_gpu_blocks - 1 blocks. A bound for
+// trace generators (fuzz) that want traces every request of which completes; not a refusal.
+bool request_always_fits(const Request& request, const SchedulerConfig& config, int max_model_len);
 
 int lookahead_tokens(const SchedulerConfig& config);
 int hash_lookahead_tokens(const SchedulerConfig& config);
@@ -65,6 +78,8 @@ class Scheduler {
   int num_waiting() const { return waiting_.size(); }
   int num_alive_requests() const { return static_cast<int>(requests_.size()); }
   bool has_unfinished_requests() const { return !requests_.empty(); }
+  // Every request added and not finished (running, waiting, preempted), by request id.
+  std::vector<const Request*> alive_requests() const;
   const Request* request(ReqId id) const;  // nullptr once finished (dropped) or unknown
   std::span<const int> block_ids(ReqId id) const;
   int num_free_blocks() const { return kv_.block_pool().get_num_free_blocks(); }
@@ -72,6 +87,13 @@ class Scheduler {
   const KVCacheManager& kv_cache_manager() const { return kv_; }
   // The requests of the latest output, aligned with its num_scheduled_tokens (for teacher forcing).
   std::span<Request* const> scheduled_requests() const { return scheduled_reqs_; }
+
+  // Whether vLLM can never compute this request's known tokens again, so it never samples or
+  // finishes: they need more KV blocks than the pool's usable ones (num_gpu_blocks - 1),
+  // cdiv(min(num_tokens + lookahead, max_model_len), block_size), the most allocate_slots asks of a
+  // request that computes its last known token (kv_cache_manager.py, docs/spec/scheduler.md §9).
+  // num_tokens only grows, so once true it stays true.
+  bool can_never_fit(const Request& r) const;
 
   // Full O(blocks) audit: pool consistency and every block owned or cached, none owned twice by
   // one request, ref counts = owners. Runs after every step when audit_every_step (default on).

@@ -26,6 +26,7 @@ SchedulerRules scheduler_rules_for(EngineProfile profile) {
   before_0_33.spec_caches_blocks_after_update = false;
   before_0_33.fresh_admission_gets_lookahead_slots = false;
   before_0_33.eagle_drops_last_hit_block = true;
+  before_0_33.startup_checks_usable_blocks = false;
   if (profile == EngineProfile::kVllm3Region || profile == EngineProfile::kVllm012) {  // vLLM 0.12.0-0.18.x
     before_0_33.eos_checked_before_length = true;
     before_0_33.min_tokens_defers_length_cap = true;

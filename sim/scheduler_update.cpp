@@ -39,6 +39,29 @@ std::string check_scheduler_config(const SchedulerConfig& c, int max_model_len) 
   return "";
 }
 
+std::string check_kv_cache_startup(const SchedulerConfig& c, int max_model_len) {
+  if (!c.rules.startup_checks_usable_blocks || c.block_size <= 0 || c.num_gpu_blocks < 2) return "";
+  const long long usable = c.num_gpu_blocks - 1;  // BlockPool holds the null block back (:1532-1543)
+  const long long needed = (static_cast<long long>(max_model_len) + c.block_size - 1) / c.block_size;
+  if (needed <= usable) return "";
+  // estimate_max_model_len (:97-148): the longest length whose blocks fit the usable ones.
+  const long long estimate = std::min<long long>(usable * c.block_size, max_model_len);
+  return "vLLM 0.33 refuses to start (vllm/v1/core/kv_cache_planning.py:1551-1559, :78-87): \"To serve at least one "
+         "request with the model's max seq len (" + std::to_string(max_model_len) + "), (" + std::to_string(needed) +
+         " blocks of " + std::to_string(c.block_size) + " tokens) KV cache is needed, which is larger than the available "
+         "KV cache memory (" + std::to_string(usable) + " usable blocks: num_gpu_blocks " +
+         std::to_string(c.num_gpu_blocks) + " less the null block). " +
+         (estimate > 0 ? "Based on the available memory, the estimated maximum model length is " + std::to_string(estimate) + ". " : std::string()) +
+         "Try increasing `gpu_memory_utilization` ... or decreasing `max_model_len` when initializing the engine.\"";
+}
+
+int default_num_gpu_blocks(const SchedulerConfig& c) {
+  const int base = SchedulerConfig{}.num_gpu_blocks;
+  if (!c.rules.startup_checks_usable_blocks || c.block_size <= 0) return base;
+  const long long least = (static_cast<long long>(c.max_model_len) + c.block_size - 1) / c.block_size + 1;
+  return static_cast<int>(std::min<long long>(std::max<long long>(base, least), 1LL << 24));
+}
+
 std::string check_long_prefill_token_threshold(const SchedulerConfig& c, int max_model_len) {
   const int t = c.long_prefill_token_threshold;
   if (t > max_model_len) {  // config/scheduler.py ~355
@@ -63,19 +86,26 @@ std::string check_request(const Request& r, const SchedulerConfig& c, int max_mo
            ": this profile's vLLM (0.8) refuses request priorities (\"V1 does not support priority yet.\", "
            "v1/engine/processor.py:211-212 in 0.8.5)";
   }
-  const long long longest = std::min<long long>(static_cast<long long>(p) + r.max_tokens + 2LL * c.num_speculative_tokens, max_model_len);
-  const long long blocks = (longest + c.block_size - 1) / c.block_size;
-  if (blocks > c.num_gpu_blocks - 1) {
-    return "the request needs up to " + std::to_string(blocks) + " KV blocks but only " +
-           std::to_string(c.num_gpu_blocks - 1) + " are usable";
-  }
   return "";
+}
+
+bool request_always_fits(const Request& r, const SchedulerConfig& c, int max_model_len) {
+  const long long longest = std::min<long long>(
+      static_cast<long long>(r.num_prompt_tokens) + r.max_tokens + 2LL * c.num_speculative_tokens, max_model_len);
+  const long long blocks = (longest + c.block_size - 1) / c.block_size;
+  return blocks <= c.num_gpu_blocks - 1;
+}
+
+bool Scheduler::can_never_fit(const Request& r) const {
+  const int known = r.pending_prompt ? r.num_prompt_tokens : r.num_tokens();  // a prompt not drawn yet
+  const long long tokens = std::min<long long>(static_cast<long long>(known) + num_lookahead_tokens(), max_model_len_);
+  return (tokens + config_.block_size - 1) / config_.block_size > num_usable_blocks();
 }
 
 std::string check_request_hint(const std::string& problem) {
   if (problem.rfind("priority", 0) == 0)
     return "drop the request's priority, or pick the profile of a vLLM with priorities (vllm-0.11 or later)";
-  return "shorten the prompt, lower max_tokens/min_tokens, or raise scheduler.num_gpu_blocks or max_model_len";
+  return "shorten the prompt, lower max_tokens/min_tokens, or raise max_model_len";
 }
 
 int lookahead_tokens(const SchedulerConfig& c) {
@@ -148,6 +178,14 @@ void Scheduler::add_request(Request request) {
 const Request* Scheduler::request(ReqId id) const {
   auto it = requests_.find(id);
   return it == requests_.end() ? nullptr : it->second.get();
+}
+
+std::vector<const Request*> Scheduler::alive_requests() const {
+  std::vector<const Request*> alive;
+  alive.reserve(requests_.size());
+  for (const auto& [id, r] : requests_) alive.push_back(r.get());
+  std::sort(alive.begin(), alive.end(), [](const Request* a, const Request* b) { return a->request_id < b->request_id; });
+  return alive;
 }
 
 std::span<const int> Scheduler::block_ids(ReqId id) const {

@@ -18,4 +18,12 @@ struct VllmCannotRun : std::runtime_error {
   int request;         // the scheduler's id of the request it fails on, -1 when none (the engine names it)
 };
 
+// vLLM 0.33.0's lines where a request its KV cache can never hold stops making progress.
+inline constexpr const char* kVllmAllocateSlotsFails =
+    "vllm/v1/core/kv_cache_manager.py:550-588: min(num_computed + num_new + lookahead, max_model_len) slots, "
+    "more than the free blocks: None";
+inline constexpr const char* kVllmPreemptsWhenAllocationFails =
+    "vllm/v1/core/sched/scheduler.py:912-981, the running request preempted, itself last";
+inline constexpr const char* kVllmWaitingAllocationFails = "vllm/v1/core/sched/scheduler.py:1435-1461";
+
 }  // namespace mlasim

@@ -62,13 +62,13 @@ contains "requests file /dev/stdin" "error: requests_file: the requests file /de
 check "jsonl into a missing directory" 2 "$mlasim" run "$seed" --dry-run --jsonl /nonexistent-dir/x.jsonl
 
 # The same requests inline and from a file give the same run JSON.
-printf 'version: 1\nscheduler: {max_num_batched_tokens: 32, max_num_seqs: 4, num_gpu_blocks: 64}\nrequests:\n' >"$scratch/inline.yaml"
+printf 'version: 1\nscheduler: {max_num_batched_tokens: 32, max_num_seqs: 4, max_model_len: 1008, num_gpu_blocks: 64}\nrequests:\n' >"$scratch/inline.yaml"
 : >"$scratch/same.jsonl"
 for i in 0 1 2 3 4 5; do
   printf '  - {id: r%d, arrival_step: %d, prompt_len: %d, max_tokens: %d}\n' $i $((i / 2)) $((3 + 7 * i)) $((2 + i)) >>"$scratch/inline.yaml"
   printf '{"arrival_step": %d, "prompt_len": %d, "max_tokens": %d}\n' $((i / 2)) $((3 + 7 * i)) $((2 + i)) >>"$scratch/same.jsonl"
 done
-printf 'version: 1\nname: inline\nscheduler: {max_num_batched_tokens: 32, max_num_seqs: 4, num_gpu_blocks: 64}\nrequests_file: same.jsonl\n' >"$scratch/file.yaml"
+printf 'version: 1\nname: inline\nscheduler: {max_num_batched_tokens: 32, max_num_seqs: 4, max_model_len: 1008, num_gpu_blocks: 64}\nrequests_file: same.jsonl\n' >"$scratch/file.yaml"
 "$mlasim" run "$scratch/inline.yaml" --dry-run --json "$scratch/inline.json" >/dev/null
 "$mlasim" run "$scratch/file.yaml" --dry-run --json "$scratch/file.json" >/dev/null
 cmp -s "$scratch/inline.json" "$scratch/file.json" || { echo "FAIL inline and file requests differ"; fail=1; }

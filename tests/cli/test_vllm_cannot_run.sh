@@ -24,9 +24,40 @@ tail -1 "$scratch/cut.jsonl" | grep -qF '{"type": "stopped", "step": 2, "reason"
 grep -qF '"id": "b", "arrival_step": 2, "admitted_step": 2,' "$scratch/cut.resolved" || { echo "FAIL cut: resolved b"; fail=1; }
 ls "$scratch" | grep -q '\.tmp\.' && { echo "FAIL cut: a temporary file was left"; fail=1; }
 
-check "stall: exit 4" 4 "$mlasim" run "$stall" --dry-run --table summary --json "$scratch/stall.json"
+check "stall: exit 4" 4 "$mlasim" run "$stall" --dry-run --table summary --json "$scratch/stall.json" --jsonl "$scratch/stall.jsonl"
 contains "stall: the message" "vLLM cannot run this trace: step 1019: no progress for 1000 steps"
 grep -qF '"step": 1019,' "$scratch/stall.json" || { echo "FAIL stall: json stopped step"; fail=1; }
+
+# A stopped run lists every request that arrived, with its state at the stop: in the cut, a is
+# running with 8 of its 9 tokens computed and b, admitted before vLLM's assertion, running with 0;
+# in the stall, a finished and b waits.
+requests_at_stop() {
+  python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(' '.join(f\"{r['id']}:{r['status']}:{len(r['token_ids'])}:{r.get('num_computed_tokens', '-')}\" for r in d['requests']))" "$1"
+}
+[[ $(requests_at_stop "$scratch/cut.json") == "a:running:9:8 b:running:1:0" ]] ||
+  { echo "FAIL cut: requests at the stop: $(requests_at_stop "$scratch/cut.json")"; fail=1; }
+[[ $(requests_at_stop "$scratch/stall.json") == "a:finished_length_capped:19:- b:waiting:17:0" ]] ||
+  { echo "FAIL stall: requests at the stop: $(requests_at_stop "$scratch/stall.json")"; fail=1; }
+[[ $(grep -c '"type": "request"' "$scratch/cut.jsonl") -eq 2 ]] || { echo "FAIL cut: jsonl request lines"; fail=1; }
+grep -qF '"id": "b", "status": "running", "num_prompt_tokens": 1, "token_ids": [7], "num_preemptions": 0, "stop_reason": null, "num_computed_tokens": 0, "arrival_ns": 40146216, "first_token_ns": -1, "finish_ns": -1}' "$scratch/cut.jsonl" ||
+  { echo "FAIL cut: jsonl b at the stop"; fail=1; }
+# A complete run has no num_computed_tokens.
+check "complete run" 0 "$mlasim" run "$root/scenarios/seed/lone_one_token_prompt.yaml" --dry-run --table none --json "$scratch/ok.json"
+grep -q num_computed_tokens "$scratch/ok.json" && { echo "FAIL complete run: json has num_computed_tokens"; fail=1; }
+
+# golden update and run --compare-profile stop as run does: exit 4, the scenario, the step, vLLM's line.
+check "golden update: exit 4" 4 "$mlasim" golden update "$cut" --golden-dir "$scratch/golden"
+contains "golden update: the message" "padded_admission_cut.yaml: vLLM cannot run this trace: step 2: request b: vLLM 0.33's scheduler raises AssertionError"
+contains "golden update: vLLM's line" "(~1579) fails"
+contains "golden update: nothing written" "mlasim golden update: no golden was updated"
+[[ ! -e "$scratch/golden" ]] || { echo "FAIL golden update wrote $(ls -A "$scratch/golden")"; fail=1; }
+check "compare-profile: exit 4" 4 "$mlasim" run "$cut" --compare-profile vllm-0.12
+contains "compare-profile: the message" "padded_admission_cut.yaml: vLLM cannot run this trace (profile vllm-0.33): step 2: request b: vLLM 0.33's scheduler raises AssertionError"
+check "compare-profile of the stall: exit 4" 4 "$mlasim" run "$stall" --compare-profile strict
+contains "compare-profile of the stall: the message" "padded_admission_over_budget.yaml: vLLM cannot run this trace (profile vllm-0.33): step 1019: no progress for 1000 steps"
 
 # vLLM 0.8.5's KV cache manager miscounts the cached blocks of a request whose drafts were cut and
 # its block pool raises two steps later: the vllm-2025-early replay stops there; vllm-0.11 runs it.

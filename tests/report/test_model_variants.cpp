@@ -77,7 +77,7 @@ TEST_CASE("a bf16 cache stays within the bf16 class of the fp64 golden, outside 
 
 TEST_CASE("model_memory_check: weights and KV cache against the limit, before anything is allocated", "[model]") {
   Result<Scenario> s = load_scenario_text(
-      "version: 1\nscheduler: {num_gpu_blocks: 64, block_size: 16}\nrequests:\n  - {id: a, prompt_len: 4}\n", "m.yaml");
+      "version: 1\nscheduler: {max_model_len: 1008, num_gpu_blocks: 64, block_size: 16}\nrequests:\n  - {id: a, prompt_len: 4}\n", "m.yaml");
   REQUIRE(s.ok());
   // tiny: 2 layers, (512 + 64) latent values per token; 64 x 16 slots x 576 x 2 layers x 4 bytes = 4.5 MiB.
   CHECK(model_memory_check(s.value(), CpuPrecision::kFloat, 1e12).ok());

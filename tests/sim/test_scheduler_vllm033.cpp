@@ -344,3 +344,48 @@ TEST_CASE("0.11.1-0.18: no stop before min_tokens outputs, not even at max_model
   CHECK(finished == (v3 ? 0U : 1U));
   CHECK(scheduled_steps == 2);  // 6 prompt tokens, then 1: positions stop below max_model_len
 }
+
+TEST_CASE("0.33: KV refusals are the start-up check only, and only without it can a pool never hold a request",
+          "[scheduler]") {
+  // 5 blocks of 16: 4 usable, 64 slots (v1/core/kv_cache_planning.py:1510-1559).
+  SchedulerConfig c = make_config(64, 5, 64);
+  CHECK(check_kv_cache_startup(c, 64).empty());
+  const std::string refused = check_kv_cache_startup(c, 65);
+  CHECK(refused.rfind("vLLM 0.33 refuses to start (vllm/v1/core/kv_cache_planning.py:1551-1559, :78-87): \"To serve at "
+                      "least one request with the model's max seq len (65), (5 blocks of 16 tokens) KV cache is needed, "
+                      "which is larger than the available KV cache memory (4 usable blocks: num_gpu_blocks 5 less the "
+                      "null block). Based on the available memory, the estimated maximum model length is 64.",
+                      0) == 0);
+  CHECK(check_kv_cache_startup(with_rules(c, EngineProfile::kVllm3Region), 65).empty());
+  // An unset pool: 8192, or the smallest one the check passes.
+  SchedulerConfig d = c;
+  d.max_model_len = 163840;
+  CHECK(default_num_gpu_blocks(d) == 10241);
+  d.block_size = 64;
+  CHECK(default_num_gpu_blocks(d) == 8192);
+  d.block_size = 16;
+  CHECK(default_num_gpu_blocks(with_rules(d, EngineProfile::kVllm3Region)) == 8192);
+  // n-gram, k = 3: prompt 20 + max_tokens 40 + 2k = 66 tokens is past the 64 slots; vLLM accepts
+  // the request, and it runs to max_tokens in 4 blocks (tests/data/kv_fit/drafts_end_at_max_tokens.yaml).
+  c.num_speculative_tokens = 3;
+  c.speculative_method = SpeculativeMethod::kNgram;
+  const Request a = make_req(0, 20, 40);
+  CHECK(check_request(a, c, 64).empty());
+  // The fuzzer's bound is capped at max_model_len, which the start-up check keeps within the pool;
+  // with max_model_len 128 (no start-up check) it is past it.
+  CHECK(request_always_fits(a, c, 64));
+  CHECK(check_request(a, c, 128).empty());
+  CHECK_FALSE(request_always_fits(a, c, 128));
+  CHECK(request_always_fits(make_req(0, 20, 38), c, 128));
+  CHECK_FALSE(request_always_fits(make_req(0, 20, 39), c, 128));
+  // Without the start-up check (vLLM 0.16's profile) max_model_len 128 lets a request outgrow the
+  // pool: 64 known tokens fit, 65 never do; with MTP the 3 lookahead slots count too (61 + 3 = 64).
+  SchedulerConfig old = with_rules(make_config(64, 5, 128), EngineProfile::kVllm3Region);
+  Scheduler s(old);
+  CHECK_FALSE(s.can_never_fit(make_req(0, 64, 4)));
+  CHECK(s.can_never_fit(make_req(0, 65, 4)));
+  old.num_speculative_tokens = 3;
+  Scheduler mtp(old);
+  CHECK_FALSE(mtp.can_never_fit(make_req(0, 61, 4)));
+  CHECK(mtp.can_never_fit(make_req(0, 62, 4)));
+}

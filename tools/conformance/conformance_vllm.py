@@ -23,15 +23,22 @@ class VllmRejects(Exception):
 
 
 class VllmStall(Exception):
-    """vLLM made no progress for MAX_IDLE_STEPS steps."""
+    """vLLM made no progress for MAX_IDLE_STEPS steps (or ran MAX_STEPS): `step` is the last step
+    run, `steps` every step, `requests` the state of each request added (`_request_state`)."""
+
+    def __init__(self, what: str, step: int = -1, steps: list[dict[str, Any]] | None = None,
+                 requests: list[dict[str, Any]] | None = None):
+        super().__init__(what)
+        self.step, self.steps, self.requests = step, steps or [], requests or []
 
 
 class VllmStops(Exception):
-    """vLLM's scheduler raised an assertion in schedule() at `step`; `steps` are the ones before."""
+    """vLLM's scheduler raised an assertion in schedule() at `step`; `steps` are the ones before,
+    `requests` the unfinished requests as the scheduler holds them after the raise (`_request_state`)."""
 
-    def __init__(self, step: int, what: str, steps: list[dict[str, Any]]):
+    def __init__(self, step: int, what: str, steps: list[dict[str, Any]], requests: list[dict[str, Any]] | None = None):
         super().__init__(f"step {step}: {what}")
-        self.step, self.what, self.steps = step, what, steps
+        self.step, self.what, self.steps, self.requests = step, what, steps, requests or []
 
 
 class _V:  # the vLLM names this module uses, set by import_vllm
@@ -78,6 +85,11 @@ def import_vllm(runner: str) -> str:
 
         def MLAAttentionSpec(**kw):  # noqa: N802 - stands for the class
             return FullAttentionSpec(**kw, use_mla=True)
+    try:  # 0.33: the start-up check of the KV cache against max_model_len
+        from vllm.v1.attention.backends.utils import resolve_kv_cache_layout
+        from vllm.v1.core.kv_cache_planning import get_kv_cache_configs
+    except ImportError:  # older releases check the profiled memory, before num_gpu_blocks_override
+        get_kv_cache_configs = resolve_kv_cache_layout = None
     from vllm.v1.outputs import ModelRunnerOutput
     try:
         from vllm.v1.outputs import DraftTokenIds
@@ -239,6 +251,19 @@ def make_scheduler(trace: Trace, tmp: Path):
         n = s["num_gpu_blocks"]
         vllm_config.cache_config.num_gpu_blocks = n
         kv_spec = V.MLAAttentionSpec(block_size=s["block_size"], num_kv_heads=1, head_size=576, dtype=V.torch.bfloat16)
+        if V.get_kv_cache_configs is not None:
+            # EngineCore's start-up planning with num_gpu_blocks_override = n: vLLM's own check that
+            # the usable blocks (the null block held back) hold max_model_len (kv_cache_planning.py
+            # get_kv_cache_configs). Its ValueError is vLLM refusing the trace.
+            vllm_config.cache_config.num_gpu_blocks_override = n
+            # EngineCore resolves the layout first (v1/engine/core.py:286); with one MLA group the
+            # check does not depend on it: the legacy NHD default.
+            V.resolve_kv_cache_layout(vllm_config, [["LBNHC"]], [kv_spec])
+            try:
+                V.get_kv_cache_configs(vllm_config, [{"mla": kv_spec}], [n * kv_spec.page_size_bytes],
+                                       [V.KVCacheGroupSpec(["mla"], kv_spec)])
+            finally:
+                vllm_config.cache_config.num_gpu_blocks_override = None
         kv_cache_config = _call(
             V.KVCacheConfig, num_blocks=n, kv_cache_tensors=[], tensors={}, kv_cache_groups=[V.KVCacheGroupSpec(["mla"], kv_spec)]
         )
@@ -574,6 +599,16 @@ def replay_vllm(trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] 
         batch = V2Batch(trace, live) if runner == "v2" else v1(trace, routing[0])
     steps = []
     step = nxt = idle = 0
+    usable = trace.sched["num_gpu_blocks"] - 1  # BlockPool holds the null block back
+    bs, mml = trace.sched["block_size"], trace.sched["max_model_len"]
+    lookahead = k if trace.sched["speculative_method"] == "mtp" else 0
+
+    def never_fits(q) -> bool:
+        return -(-min(q.num_tokens + lookahead, mml) // bs) > usable
+
+    def unfinished() -> list[dict[str, Any]]:  # the requests added and not finished, in scenario order
+        states = [_request_state(r.id, live[r.id], num_preemptions[r.id]) for r in trace.by_index if r.id in live]
+        return [st for st in states if not st["status"].startswith("finished")]
     while nxt < len(order) or sched.has_unfinished_requests():
         if not sched.has_unfinished_requests():
             step = max(step, order[nxt].arrival_step)
@@ -588,7 +623,8 @@ def replay_vllm(trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] 
             so = sched.schedule()
         except (AssertionError, IndexError) as ex:  # a trace its config accepts but its scheduler cannot run
             tb = traceback.extract_tb(ex.__traceback__)[-1]
-            raise VllmStops(step, f"{type(ex).__name__} at {Path(tb.filename).name}:{tb.lineno} `{tb.line}`", steps) from ex
+            raise VllmStops(step, f"{type(ex).__name__} at {Path(tb.filename).name}:{tb.lineno} `{tb.line}`", steps,
+                            unfinished()) from ex
         # Preempted in this schedule(): running before it, preempted after (0.11 has neither
         # SchedulerOutput.preempted_req_ids nor Request.num_preemptions; a request preempted in a
         # step is not scheduled again in it).
@@ -597,7 +633,7 @@ def replay_vllm(trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] 
             num_preemptions[rid] += 1
         kept = [rid for rid in preempted if rid in so.num_scheduled_tokens]
         if kept:  # 0.11.0 (scheduler.py:262-300): a step no model runner can take
-            raise VllmStops(step, f"request {kept[0]} is preempted and scheduled in the same step", steps)
+            raise VllmStops(step, f"request {kept[0]} is preempted and scheduled in the same step", steps, unfinished())
         rec = _step_record(step, so, sched, runner, was_preempted, preempted)
         if batch is not None:
             rows = batch.update(so)
@@ -624,6 +660,10 @@ def replay_vllm(trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] 
                 verify_steps[rid] += 1
             sampled.append([r.forced(o + j) for j in range(accepted + 1)])
             drafts_next.append([r.forced(o + accepted + 1 + j) for j in range(k)])
+        # No progress (engine/engine.cpp made_no_progress), judged before the update: nothing
+        # scheduled, or only requests that already can never fit (their known tokens need more KV
+        # blocks than the usable ones).
+        progress = any(not never_fits(live[rid]) for rid in so.num_scheduled_tokens)
         mo = _call(
             V.ModelRunnerOutput,
             req_ids=req_ids,
@@ -639,20 +679,24 @@ def replay_vllm(trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] 
         if k and so.total_num_scheduled_tokens > 0 and V.DraftTokenIds is not None:  # EngineCore.post_step
             sched.update_draft_token_ids(V.DraftTokenIds(req_ids, drafts_next))
         steps.append(rec)
-        idle = idle + 1 if so.total_num_scheduled_tokens == 0 else 0
+        idle = 0 if progress else idle + 1
         if idle >= MAX_IDLE_STEPS or len(steps) >= MAX_STEPS:
-            raise VllmStall(f"no progress for {idle} steps at step {step}" if idle else f"over {MAX_STEPS} steps")
+            raise VllmStall(f"no progress for {idle} steps at step {step}" if idle else f"over {MAX_STEPS} steps", step, steps,
+                            unfinished())
         step += 1
-    requests = []
-    for r in trace.by_index:
-        q = live[r.id]
-        requests.append(
-            {
-                "id": r.id,
-                "status": q.status.name.lower(),  # RequestStatus names, as mlasim's
-                "token_ids": list(q.all_token_ids),
-                "num_preemptions": getattr(q, "num_preemptions", num_preemptions[r.id]),
-                "stop_reason": q.stop_reason,
-            }
-        )
+    requests = [_request_state(r.id, live[r.id], num_preemptions[r.id]) for r in trace.by_index]
+    for st in requests:
+        del st["num_computed_tokens"]
     return {"steps": steps, "requests": requests}
+
+
+def _request_state(rid: str, q, preemptions: int) -> dict[str, Any]:
+    """A request as `mlasim run --json` lists it (with num_computed_tokens, as for a stopped run)."""
+    return {
+        "id": rid,
+        "status": q.status.name.lower(),  # RequestStatus names, as mlasim's
+        "token_ids": list(q.all_token_ids),
+        "num_preemptions": getattr(q, "num_preemptions", preemptions),
+        "stop_reason": q.stop_reason,
+        "num_computed_tokens": q.num_computed_tokens,
+    }

@@ -42,7 +42,10 @@ class Options:
 # A profile whose release refuses what later releases run (SchedulerRules v1_runs_mtp,
 # priority_supported) -> the profile that accepts the same trace, to hand vLLM the trace mlasim
 # refused.
-ACCEPTING_PROFILE = {"vllm-2025-early": "vllm-0.11"}
+# For a trace mlasim refuses as the release's profile, the nearest profile that accepts it: 0.8's
+# refusals (priorities, MTP on V1) are 0.11's features; vLLM 0.33's start-up check of the pool
+# against max_model_len is not modelled for 0.14-0.18 (docs/spec/scheduler.md §9).
+ACCEPTING_PROFILE = {"vllm-2025-early": "vllm-0.11", "vllm-0.33": "vllm-3region", "strict": "vllm-3region"}
 
 
 def both_refuse(path: Path, opts: Options, name: str, workdir: Path, why: str) -> Outcome | None:
@@ -113,15 +116,20 @@ def check(path: Path, opts: Options, name: str | None = None) -> Outcome:
     except cv.VllmRejects as ex:
         return Outcome(name, "config: vLLM rejects, mlasim accepts", str(ex), size, path)
     except cv.VllmStall as ex:
-        if stopped and stopped["reason"].startswith("no progress"):
-            return Outcome(name, None, f"both make no progress: {ex}", size, path)
-        return Outcome(name, "vLLM: no progress", str(ex), size, path)
+        if not (stopped and "no progress" in stopped["reason"]):
+            return Outcome(name, "vLLM: no progress", str(ex), size, path)
+        if stopped["step"] != ex.step:
+            return Outcome(name, "stopped.step", f"mlasim stops at step {stopped['step']}, vLLM at step {ex.step}", size, path)
+        diff = compare_stopped(mrun.record, ex, route, opts.ignore)
+        if diff is not None:
+            return Outcome(name, diff[0], diff[1], size, path)
+        return Outcome(name, None, f"both make no progress after step {ex.step}: {ex}", size, path)
     except cv.VllmStops as ex:
         if not stopped:
             return Outcome(name, "vLLM: error", str(ex), size, path)
         if stopped["step"] != ex.step:
             return Outcome(name, "stopped.step", f"mlasim stops at step {stopped['step']}, vLLM at step {ex.step}", size, path)
-        diff = compare({"steps": mrun.record["steps"], "requests": []}, {"steps": ex.steps, "requests": []}, route, opts.ignore)
+        diff = compare_stopped(mrun.record, ex, route, opts.ignore)
         if diff is not None:
             return Outcome(name, diff[0], diff[1], size, path)
         return Outcome(name, None, f"both stop at step {ex.step}: {ex.what}", size, path)
@@ -151,6 +159,22 @@ def check(path: Path, opts: Options, name: str | None = None) -> Outcome:
     else:
         note = f"scheduler only: model runner {e['model_runner']}, vLLM's {opts.runner}"
     return Outcome(name, None, note, size, path)
+
+
+def compare_stopped(record: dict, ex: cv.VllmStops | cv.VllmStall, route: bool, ignore: set[str]) -> tuple[str, str] | None:
+    """Both stopped at the same step: the steps before it, then the requests unfinished there
+    (ids, then per request token_ids, status, num_preemptions, stop_reason, num_computed_tokens)."""
+    unfinished = [r for r in record["requests"] if not r["status"].startswith("finished")]
+    diff = compare({"steps": record["steps"], "requests": unfinished}, {"steps": ex.steps, "requests": ex.requests}, route, ignore)
+    if diff is not None:
+        return diff
+    if [r["id"] for r in unfinished] != [r["id"] for r in ex.requests]:
+        return "stopped.unfinished", f"mlasim {[r['id'] for r in unfinished]} vs vllm {[r['id'] for r in ex.requests]}"
+    for a, b in zip(unfinished, ex.requests):
+        if a.get("num_computed_tokens") != b.get("num_computed_tokens") and "stopped.num_computed_tokens" not in ignore:
+            return ("stopped.num_computed_tokens",
+                    f"request {a['id']}: mlasim {a.get('num_computed_tokens')} vs vllm {b.get('num_computed_tokens')}")
+    return None
 
 
 def shrink(outcome: Outcome, opts: Options, budget: int = 400) -> Outcome:

@@ -14,6 +14,7 @@ std::string scenario_problem(const Scenario& s) {
   if (sc.max_model_len < 2 || sc.max_model_len > s.model.max_position_embeddings)
     return "max_model_len outside 2..max_position_embeddings";
   if (std::string p = check_scheduler_config(sc, sc.max_model_len); !p.empty()) return p;
+  if (std::string p = check_kv_cache_startup(sc, sc.max_model_len); !p.empty()) return p;
   if (s.engine.model_runner == ModelRunner::kV2 && s.engine.profile != EngineProfile::kVllm033 &&
       s.engine.profile != EngineProfile::kStrict)
     return "model_runner v2 needs the vllm-0.33 or strict profile";

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/scheduler_rules.h"
+#include "sim/scheduler.h"
 #include "tools/fuzz/scenario_validity.h"
 
 namespace mlasim {
@@ -21,6 +22,14 @@ struct Key {
   std::function<long(const Scenario&)> size;  // what "lower" lowers (0 when nothing)
 };
 
+// Applies `edit`; a pool at its default (which follows max_model_len and block_size, with vLLM
+// 0.33's start-up check) stays at its default.
+void with_default_pool(Scenario& s, void (*edit)(Scenario&)) {
+  const bool pool_default = s.scheduler.num_gpu_blocks == default_num_gpu_blocks(s.scheduler);
+  edit(s);
+  if (pool_default) s.scheduler.num_gpu_blocks = default_num_gpu_blocks(s.scheduler);
+}
+
 const std::vector<Key>& keys() {
   static const SchedulerConfig d;
   static const EngineConfig e;
@@ -32,7 +41,7 @@ const std::vector<Key>& keys() {
        [](Scenario& s) { s.scheduler.max_num_seqs = d.max_num_seqs; },
        [](const Scenario& s) { return long{s.scheduler.max_num_seqs}; }},
       {"scheduler.max_model_len", [](const Scenario& s) { return s.scheduler.max_model_len == s.model.max_position_embeddings; },
-       [](Scenario& s) { s.scheduler.max_model_len = s.model.max_position_embeddings; },
+       [](Scenario& s) { with_default_pool(s, [](Scenario& t) { t.scheduler.max_model_len = t.model.max_position_embeddings; }); },
        [](const Scenario& s) { return long{s.scheduler.max_model_len}; }},
       {"scheduler.enable_chunked_prefill", [](const Scenario& s) { return s.scheduler.enable_chunked_prefill == d.enable_chunked_prefill; },
        [](Scenario& s) { s.scheduler.enable_chunked_prefill = d.enable_chunked_prefill; }, nullptr},
@@ -40,9 +49,10 @@ const std::vector<Key>& keys() {
        [](Scenario& s) { s.scheduler.long_prefill_token_threshold = 0; },
        [](const Scenario& s) { return long{s.scheduler.long_prefill_token_threshold}; }},
       {"scheduler.block_size", [](const Scenario& s) { return s.scheduler.block_size == d.block_size; },
-       [](Scenario& s) { s.scheduler.block_size = d.block_size; }, nullptr},
-      {"scheduler.num_gpu_blocks", [](const Scenario& s) { return s.scheduler.num_gpu_blocks == d.num_gpu_blocks; },
-       [](Scenario& s) { s.scheduler.num_gpu_blocks = d.num_gpu_blocks; },
+       [](Scenario& s) { with_default_pool(s, [](Scenario& t) { t.scheduler.block_size = d.block_size; }); }, nullptr},
+      {"scheduler.num_gpu_blocks",
+       [](const Scenario& s) { return s.scheduler.num_gpu_blocks == default_num_gpu_blocks(s.scheduler); },
+       [](Scenario& s) { s.scheduler.num_gpu_blocks = default_num_gpu_blocks(s.scheduler); },
        [](const Scenario& s) { return long{s.scheduler.num_gpu_blocks}; }},
       {"scheduler.enable_prefix_caching", [](const Scenario& s) { return s.scheduler.enable_prefix_caching == d.enable_prefix_caching; },
        [](Scenario& s) { s.scheduler.enable_prefix_caching = d.enable_prefix_caching; }, nullptr},

@@ -220,12 +220,25 @@ void draw_blocks(const TraceDistribution& d, Rng& rng, Scenario& s) {
     }
     sc.num_gpu_blocks = rng.coin(40) ? need + rng.between(0, need) : std::max(need, rng.pick({64, 256, 1024}));
   }
-  // The admission check of the scheduler decides; grow until every request fits.
+  // Grow until every request certainly fits, so that every drawn trace can complete.
   for (bool fits = false; !fits && sc.num_gpu_blocks < (1 << 24);) {
     fits = true;
     for (std::size_t i = 0; i < s.requests.size() && fits; ++i)
-      fits = check_request(make_request(s.requests[i], s.model, static_cast<ReqId>(i)), sc, sc.max_model_len).empty();
+      fits = request_always_fits(make_request(s.requests[i], s.model, static_cast<ReqId>(i)), sc, sc.max_model_len);
     if (!fits) sc.num_gpu_blocks = std::min(sc.num_gpu_blocks * 2, 1 << 24);
+  }
+  // vLLM 0.33 starts only when the usable blocks hold max_model_len tokens (check_kv_cache_startup).
+  // A tighter pool lowers a drawn max_model_len to what it holds (every prompt stays below it: the
+  // pool holds each request's prompt, max_tokens and drafts, or max_model_len); a given one raises
+  // the pool instead.
+  const long long holds = static_cast<long long>(sc.num_gpu_blocks - 1) * sc.block_size;
+  if (sc.rules.startup_checks_usable_blocks && holds < sc.max_model_len) {
+    if (varies(d, Knob::kBudgets)) {
+      sc.max_model_len = static_cast<int>(holds);
+      sc.long_prefill_token_threshold = std::min(sc.long_prefill_token_threshold, sc.max_model_len);
+    } else {
+      sc.num_gpu_blocks = (sc.max_model_len + sc.block_size - 1) / sc.block_size + 1;
+    }
   }
 }
 
@@ -270,7 +283,9 @@ std::string describe_distribution() {
          "  thresholds      long_prefill_token_threshold 0 (70%) or 1, 2, T, T+1, block_size, 4, 8\n"
          "  budgets         max_model_len 128..1024, max_num_seqs 1..128, max_num_batched_tokens 4..2048\n"
          "  blocks          block_size 16 (3/8), 1, 2, 4, 8, 64; num_gpu_blocks: 40% barely enough for\n"
-         "                  the longest request (preemption pressure), else 64, 256 or 1024\n"
+         "                  the longest request (preemption pressure), else 64, 256 or 1024; with vLLM\n"
+         "                  0.33's rules max_model_len is then lowered to what the usable blocks hold\n"
+         "                  (its start-up check; a --set max_model_len raises num_gpu_blocks instead)\n"
          "  prefix-caching  enable_prefix_caching on (80%) or off\n"
          "  decode-threshold  reorder_batch_threshold, the backend's T (70%) or 1, 2, 4, 16, 64, 512\n"
          "  policy          policy priority (50%), each request's priority 0..2\n"

@@ -5,6 +5,7 @@
 #include "scenario/scenario_loader.h"
 #include "report/check_runner.h"
 #include "report/golden_update.h"
+#include "sim/vllm_cannot_run.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {
@@ -36,7 +37,15 @@ int update_goldens(const std::vector<std::string>& inputs, const std::string& go
   // Every golden is staged first; only then are they all swapped in: a failure updates none.
   GoldenUpdate update(golden_dir, generator);
   for (const std::string& f : files.value()) {
-    if (Status st = update.stage(f); !st) {
+    Status st = Status::Ok();
+    try {
+      st = update.stage(f);
+    } catch (const VllmCannotRun& e) {  // a trace vLLM cannot run has no golden: exit 4, as `run`
+      std::cerr << f << ": vLLM cannot run this trace: " << e.what() << "\n";
+      std::cerr << "mlasim golden update: no golden was updated\n";
+      return kExitVllmCannotRun;
+    }
+    if (!st) {
       const int rc = report_error(st.error());
       std::cerr << "mlasim golden update: no golden was updated\n";
       return rc;

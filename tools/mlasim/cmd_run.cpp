@@ -34,8 +34,8 @@ struct RunOptions {
 
 // Replays under the scenario's profile and `other` in fp64 and prints the differences; with
 // `svg_path`, draws the two timelines one above the other.
-int compare_profiles(const Scenario& scenario, const std::string& other, const FaultSet& faults,
-                     const std::string& svg_path) {
+int compare_profiles(const std::string& scenario_path, const Scenario& scenario, const std::string& other,
+                     const FaultSet& faults, const std::string& svg_path) {
   std::optional<EngineProfile> profile = parse_engine_profile(other);
   if (!profile) {
     std::cerr << "--compare-profile: unknown engine profile \"" << other
@@ -48,7 +48,22 @@ int compare_profiles(const Scenario& scenario, const std::string& other, const F
   ReplayOptions options;
   options.precision = CpuPrecision::kDouble;  // so only the routing, not float rounding, can differ
   options.faults = faults;
-  const RunRecord ra = replay(scenario, options), rb = replay(b, options);
+  // Each replay may stop where vLLM's scheduler cannot go on (VllmCannotRun): exit 4, as `run`,
+  // naming the scenario, the profile and the stop.
+  auto replay_or_stop = [&](const Scenario& s, std::optional<RunRecord>& record) {
+    try {
+      record.emplace(replay(s, options));
+      return true;
+    } catch (const VllmCannotRun& e) {
+      std::cerr << scenario_path << ": vLLM cannot run this trace (profile " << to_string(s.engine.profile)
+                << "): " << e.what() << "\n";
+      return false;
+    }
+  };
+  std::optional<RunRecord> record_a, record_b;
+  if (!replay_or_stop(scenario, record_a) || !replay_or_stop(b, record_b)) return kExitVllmCannotRun;
+  const RunRecord& ra = *record_a;
+  const RunRecord& rb = *record_b;
   const ProfileDiff d = diff_profiles(ra, rb, to_string(scenario.engine.profile), other, logits_tolerance(PrecisionClass::kFp64));
   std::cout << d.text;
   if (!svg_path.empty()) {
@@ -114,7 +129,7 @@ int run(RunOptions& o) {
   const std::optional<Scenario> loaded = load_for_run(o, faults, rc);
   if (!loaded) return rc;
   const Scenario& scenario = *loaded;
-  if (!o.compare_profile.empty()) return compare_profiles(scenario, o.compare_profile, faults, o.outputs.svg_path);
+  if (!o.compare_profile.empty()) return compare_profiles(o.scenario, scenario, o.compare_profile, faults, o.outputs.svg_path);
   if (!o.dry_run) {
     if (std::string why = backend_support_error(o.device, scenario, faults); !why.empty()) {
       std::cerr << "mlasim run: --device " << o.device << " cannot run this scenario: " << why << "\n";
