@@ -128,7 +128,8 @@ std::string deployment_scenario_yaml(const DeployOptions& o, const std::string& 
     model.set(key, V::number(value));
   if (o.max_position_embeddings) model.set("max_position_embeddings", V::number(*o.max_position_embeddings));
   V& scheduler = doc.set("scheduler", V::mapping(V::Style::kFlow));
-  for (auto [key, value] : Keys{{"max_num_batched_tokens", 2048}, {"max_num_seqs", 16}, {"num_gpu_blocks", 512}})
+  // num_gpu_blocks unset: the smallest pool vLLM 0.33 starts with for max_model_len, or 8192
+  for (auto [key, value] : Keys{{"max_num_batched_tokens", 2048}, {"max_num_seqs", 16}})
     scheduler.set(key, V::number(value));
   if (o.max_model_len > 0) scheduler.set("max_model_len", V::number(o.max_model_len));
   if (o.block_size) scheduler.set("block_size", V::number(*o.block_size));
