@@ -111,6 +111,16 @@ def check(path: Path, opts: Options, name: str | None = None) -> Outcome:
     # their own; a threshold vLLM would not use is reported apart (routing.threshold).
     routing = (e["decode_threshold"], e["require_uniform"]) if route else None
     stopped = mrun.record.get("stopped")  # exit 4: mlasim stopped where it says vLLM cannot go on
+
+    def both_stopped(agreed, ex):
+        # Both sides stopped: at the same step, with the same requests in the same states.
+        if stopped["step"] != ex.step:
+            return Outcome(name, "stopped.step", f"mlasim stops at step {stopped['step']}, vLLM at step {ex.step}", size, path)
+        diff = compare_stopped(mrun.record, ex, route, opts.ignore)
+        if diff is not None:
+            return Outcome(name, diff[0], diff[1], size, path)
+        return Outcome(name, None, agreed, size, path)
+
     try:
         vrec = cv.replay_vllm(trace, workdir, opts.runner, routing)
     except cv.VllmRejects as ex:
@@ -118,21 +128,11 @@ def check(path: Path, opts: Options, name: str | None = None) -> Outcome:
     except cv.VllmStall as ex:
         if not (stopped and "no progress" in stopped["reason"]):
             return Outcome(name, "vLLM: no progress", str(ex), size, path)
-        if stopped["step"] != ex.step:
-            return Outcome(name, "stopped.step", f"mlasim stops at step {stopped['step']}, vLLM at step {ex.step}", size, path)
-        diff = compare_stopped(mrun.record, ex, route, opts.ignore)
-        if diff is not None:
-            return Outcome(name, diff[0], diff[1], size, path)
-        return Outcome(name, None, f"both make no progress after step {ex.step}: {ex}", size, path)
+        return both_stopped(f"both make no progress after step {ex.step}: {ex}", ex)
     except cv.VllmStops as ex:
         if not stopped:
             return Outcome(name, "vLLM: error", str(ex), size, path)
-        if stopped["step"] != ex.step:
-            return Outcome(name, "stopped.step", f"mlasim stops at step {stopped['step']}, vLLM at step {ex.step}", size, path)
-        diff = compare_stopped(mrun.record, ex, route, opts.ignore)
-        if diff is not None:
-            return Outcome(name, diff[0], diff[1], size, path)
-        return Outcome(name, None, f"both stop at step {ex.step}: {ex.what}", size, path)
+        return both_stopped(f"both stop at step {ex.step}: {ex.what}", ex)
     except Exception as ex:  # noqa: BLE001 - an assertion inside vLLM is a finding too
         tb = traceback.extract_tb(ex.__traceback__)[-1]
         return Outcome(name, "vLLM: error", f"{type(ex).__name__}: {ex} at {Path(tb.filename).name}:{tb.lineno} `{tb.line}`", size, path)
