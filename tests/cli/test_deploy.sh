@@ -126,10 +126,10 @@ contains "$name" "--json and --markdown name the same file"
 unchanged "$name" "$scratch/x.json"
 for flag in -o --json; do
   check "deploy $flag ''" 2 "$mlasim" deploy --hf-config "$configs/deepseek-v3.json" $flag ''
-  contains "deploy $flag ''" "$flag: want a file name, got an empty value"
+  contains "deploy $flag ''" "$flag: an empty value: give one, or leave the option out"
 done
 check "releases --json ''" 2 "$mlasim" releases --json ''
-contains "releases --json ''" "--json: want a file name, got an empty value"
+contains "releases --json ''" "--json: an empty value: give one, or leave the option out"
 
 # --json and -o are one output set: a -o that cannot be written (a read-only file system) is exit 3
 # and leaves the --json file as it was.

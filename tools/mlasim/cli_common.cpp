@@ -104,12 +104,6 @@ bool outputs_distinct(const NamedPaths& outputs, const NamedPaths& inputs) {
   return true;
 }
 
-CLI::Validator output_file_validator() {
-  return CLI::Validator(
-      [](std::string& text) { return text.empty() ? std::string("want a file name, got an empty value") : std::string(); },
-      "FILE");
-}
-
 Status write_output_set(const std::vector<std::pair<std::string, std::string>>& files) {
   std::vector<std::string> targets;
   for (const auto& [path, text] : files)

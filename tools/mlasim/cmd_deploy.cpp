@@ -114,9 +114,8 @@ void add_deploy_command(CLI::App& app, int& exit_code) {
                   "--max-model-len as given to vLLM (default: derived from the config as vLLM does; a longer\n"
                   "value is refused as vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)")
       ->check(CLI::Range(2, 1 << 24));
-  cmd->add_option("--json", o->json_path, "Also write the chain as JSON")->check(output_file_validator());
-  cmd->add_option("-o", o->scenario_path, "Also write the deployment as a scenario with the probes")
-      ->check(output_file_validator());
+  cmd->add_option("--json", o->json_path, "Also write the chain as JSON");
+  cmd->add_option("-o", o->scenario_path, "Also write the deployment as a scenario with the probes");
   cmd->callback([o, &exit_code] { exit_code = run_deploy(*o); });
 }
 

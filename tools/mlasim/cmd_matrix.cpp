@@ -72,9 +72,8 @@ void add_matrix_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--inject", f->injects, "Inject a fault into those model runs (repeatable; see `mlasim run --help`)");
   cmd->add_option("-j,--jobs", f->jobs, "Cells filled at once (default 0: one per hardware thread); the same table for any N")
       ->type_name("N");
-  cmd->add_option("--json", f->json_path, "Write the matrix as JSON to FILE")->check(output_file_validator());
-  cmd->add_option("--markdown", f->markdown_path, "Write the matrix as a Markdown table to FILE")
-      ->check(output_file_validator());
+  cmd->add_option("--json", f->json_path, "Write the matrix as JSON to FILE");
+  cmd->add_option("--markdown", f->markdown_path, "Write the matrix as a Markdown table to FILE");
   cmd->add_flag("--markdown-stdout", f->markdown_stdout, "Print the Markdown table instead of the text table");
   cmd->callback([f, &exit_code] { exit_code = run_matrix(*f); });
 }

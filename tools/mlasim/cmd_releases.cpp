@@ -42,9 +42,8 @@ void add_releases_command(CLI::App& app, int& exit_code) {
       "Exit 0, 2 on bad input, 3 when an output cannot be written.\n"
       "Examples: mlasim releases\n"
       "          mlasim releases --json releases.json --markdown-stdout");
-  cmd->add_option("--json", f->json_path, "Write the matrix as JSON to FILE")->check(output_file_validator());
-  cmd->add_option("--markdown", f->markdown_path, "Write the matrix as a Markdown table to FILE")
-      ->check(output_file_validator());
+  cmd->add_option("--json", f->json_path, "Write the matrix as JSON to FILE");
+  cmd->add_option("--markdown", f->markdown_path, "Write the matrix as a Markdown table to FILE");
   cmd->add_flag("--markdown-stdout", f->markdown_stdout, "Print the Markdown table instead of the text table");
   cmd->callback([f, &exit_code] { exit_code = run_releases(*f); });
 }

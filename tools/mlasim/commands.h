@@ -50,9 +50,6 @@ CLI::Validator seed_validator();
 // --time: finite seconds in (0, max_seconds] (not nan, not 0).
 CLI::Validator seconds_validator(double max_seconds);
 
-// Refuses an empty value of an output flag (`-o ''`, `--json ''`): CLI11 names the flag, exit 2.
-CLI::Validator output_file_validator();
-
 // Writes each (path, text) whose path is not "" as one output set, as `run` publishes its outputs:
 // first what a killed mlasim left beside those targets is completed or removed (a note on stderr
 // each, base/output_set.h), then every file is written and synced beside its target, then all are
