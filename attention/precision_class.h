@@ -1,5 +1,5 @@
 // The precision class of a backend's logits: which tolerance applies when they are compared with
-// the fp64 golden (report/logits_compare.h). Typed, so a misspelt class cannot fall back
+// the fp64 golden (verify/logits_compare.h). Typed, so a misspelt class cannot fall back
 // to another one silently.
 #pragma once
 

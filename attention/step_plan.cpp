@@ -5,7 +5,7 @@
 #include <cstddef>
 
 #include "attention/attention_metadata.h"
-#include "attention/mla_attention_cpu.h"  // context_chunks_from_metadata, single_context_chunks
+#include "attention/context_chunk.h"
 #include "base/check.h"
 
 namespace mlasim {

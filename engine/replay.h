@@ -7,9 +7,9 @@
 #include <optional>
 
 #include "attention/backend.h"
-#include "attention/cpu_backend.h"
+#include "attention/cpu/cpu_backend.h"
 #include "attention/faults.h"
-#include "attention/mla_weights.h"
+#include "model/mla_weights.h"
 #include "config/scenario.h"
 #include "base/status.h"
 #include "engine/run_record.h"

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "attention/bf16.h"
+#include "model/bf16.h"
 #include "base/rng.h"
 
 namespace mlasim::kit {

@@ -10,7 +10,7 @@
 
 #include "attention/backend.h"
 #include "attention/cuda/cuda_backend.h"
-#include "attention/mla_weights.h"
+#include "model/mla_weights.h"
 
 namespace mlasim {
 

@@ -9,7 +9,7 @@
 
 #include "attention/cuda/cuda_check.h"
 #include "attention/cuda/launch.cuh"
-#include "attention/tp_shard.h"
+#include "model/tp_shard.h"
 #include "base/check.h"
 
 #if MLASIM_HAVE_NCCL

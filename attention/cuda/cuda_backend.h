@@ -13,7 +13,7 @@
 
 #include "attention/backend.h"
 #include "attention/faults.h"
-#include "attention/mla_weights.h"
+#include "model/mla_weights.h"
 
 namespace mlasim {
 

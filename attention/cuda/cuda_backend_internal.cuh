@@ -21,10 +21,10 @@
 #include "attention/cuda/mla_decode.h"
 #include "attention/cuda/mla_prefill.h"
 #include "attention/context_chunk.h"
-#include "attention/mla_dims.h"
-#include "attention/rope.h"
+#include "model/mla_dims.h"
+#include "model/rope.h"
 #include "attention/step_plan.h"
-#include "attention/tp_shard.h"
+#include "model/tp_shard.h"
 #include "base/check.h"
 
 namespace mlasim {

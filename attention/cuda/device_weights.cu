@@ -7,7 +7,7 @@
 #include <bit>
 #include <utility>
 
-#include "attention/bf16.h"
+#include "model/bf16.h"
 #include "attention/cuda/cuda_check.h"
 #include "base/check.h"
 

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "attention/mla_weights.h"
-#include "attention/tp_shard.h"
+#include "model/mla_weights.h"
+#include "model/tp_shard.h"
 
 namespace mlasim {
 

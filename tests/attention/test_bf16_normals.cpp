@@ -1,5 +1,5 @@
 // The weight draw's fast path: its log, cos and sin within 2^-50 relative of long double (the
-// exactness argument in attention/bf16_normals.cpp needs far less than 2^-44), and the drawn bf16
+// exactness argument in model/bf16_normals.cpp needs far less than 2^-44), and the drawn bf16
 // values bit-identical to the libm definition for the three kinds of tensor (Linear, norm,
 // embedding) over a few million values.
 #include <catch2/catch.hpp>
@@ -9,7 +9,7 @@
 #include <numbers>
 #include <vector>
 
-#include "attention/bf16_normals.h"
+#include "model/bf16_normals.h"
 
 using namespace mlasim;
 

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "attention/bf16.h"
-#include "attention/cpu_backend.h"
+#include "model/bf16.h"
+#include "attention/cpu/cpu_backend.h"
 #include "mla_test_util.h"
 
 using namespace mlasim;

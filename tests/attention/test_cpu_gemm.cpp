@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "attention/cpu_gemm.h"
-#include "attention/cpu_thread_pool.h"
+#include "attention/cpu/cpu_gemm.h"
+#include "model/cpu_thread_pool.h"
 
 using namespace mlasim;
 

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "attention/cpu_thread_pool.h"
+#include "model/cpu_thread_pool.h"
 
 using namespace mlasim;
 

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <vector>
 
-#include "attention/cpu_backend.h"
-#include "attention/cpu_thread_pool.h"
+#include "attention/cpu/cpu_backend.h"
+#include "model/cpu_thread_pool.h"
 #include "mla_test_util.h"
 
 using namespace mlasim;

@@ -1,7 +1,7 @@
 // Injected faults change the logits exactly where the real bug would, and nowhere else.
 #include <catch2/catch.hpp>
 
-#include "attention/cpu_backend.h"
+#include "attention/cpu/cpu_backend.h"
 #include "mla_test_util.h"
 
 using namespace mlasim;

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "attention/mla_attention_cpu.h"
-#include "attention/rope.h"
+#include "attention/cpu/mla_attention_cpu.h"
+#include "model/rope.h"
 #include "mla_test_util.h"
 
 using namespace mlasim;

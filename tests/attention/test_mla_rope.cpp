@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "attention/rope.h"
+#include "model/rope.h"
 #include "mla_test_util.h"
 
 using namespace mlasim;

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "attention/bf16.h"
-#include "attention/mla_weights.h"
+#include "model/bf16.h"
+#include "model/mla_weights.h"
 #include "mla_test_util.h"
 
 using namespace mlasim;

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "attention/softmax_exp.h"
+#include "attention/cpu/softmax_exp.h"
 
 using namespace mlasim;
 

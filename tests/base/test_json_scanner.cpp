@@ -8,7 +8,7 @@
 
 #include "base/json_line.h"
 #include "base/json_scanner.h"
-#include "report/json_value.h"
+#include "base/formats/json_value.h"
 
 using namespace mlasim;
 

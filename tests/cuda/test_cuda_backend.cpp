@@ -17,23 +17,23 @@
 #include <string>
 #include <vector>
 
-#include "attention/bf16.h"
-#include "attention/cpu_backend.h"
+#include "model/bf16.h"
+#include "attention/cpu/cpu_backend.h"
 #include "attention/cuda/communicator.h"
 #include "attention/cuda/cublas_gemm.h"
 #include "attention/cuda/cuda_backend.h"
 #include "attention/cuda/cuda_check.h"
 #include "attention/cuda/device_weights.h"
 #include "attention/cuda/elementwise.h"
-#include "attention/mla_ops.h"
-#include "attention/rope.h"
-#include "attention/tp_shard.h"
+#include "attention/cpu/mla_ops.h"
+#include "model/rope.h"
+#include "model/tp_shard.h"
 #include "kit/rng.h"
 #include "scenario/scenario_loader.h"
 #include "tests/attention/mla_test_util.h"
 #include "tests/cuda/gpu_checks.h"
-#include "report/logits_compare.h"
-#include "report/logits_golden.h"
+#include "verify/logits_compare.h"
+#include "verify/logits_golden.h"
 #include "engine/replay.h"
 
 namespace {

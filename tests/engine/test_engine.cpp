@@ -13,9 +13,9 @@
 #include "base/atomic_file.h"
 #include "base/hash.h"
 #include "engine/engine.h"
-#include "report/expectations.h"
-#include "report/json_writer.h"
-#include "report/run_json.h"
+#include "verify/expectations.h"
+#include "base/formats/json_writer.h"
+#include "output/run_json.h"
 
 using namespace mlasim;
 

@@ -10,7 +10,7 @@
 #include "tools/fuzz/fuzzer.h"
 #include "tools/fuzz/shrinker.h"
 #include "scenario/scenario_loader.h"
-#include "report/check_runner.h"
+#include "harness/check_runner.h"
 
 namespace mlasim {
 namespace {

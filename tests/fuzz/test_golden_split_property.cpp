@@ -9,7 +9,7 @@
 
 #include "tests/fuzz/fuzz_test_util.h"
 #include "tools/fuzz/fuzzer.h"
-#include "report/split_golden.h"
+#include "verify/split_golden.h"
 
 namespace mlasim {
 namespace {

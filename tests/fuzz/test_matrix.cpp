@@ -4,7 +4,7 @@
 
 #include "tools/fuzz/finding.h"
 #include "tools/fuzz/matrix.h"
-#include "report/json_value.h"
+#include "base/formats/json_value.h"
 
 namespace mlasim {
 namespace {

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "attention/attention_metadata.h"
-#include "attention/cpu_gemm.h"
-#include "attention/cpu_thread_pool.h"
-#include "attention/mla_attention_cpu.h"
+#include "attention/cpu/cpu_gemm.h"
+#include "model/cpu_thread_pool.h"
+#include "attention/cpu/mla_attention_cpu.h"
 #include "attention/route.h"
 #include "attention/routing_config.h"
 #include "kit/compare.h"

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "attention/mla_weights.h"
+#include "model/mla_weights.h"
 #include "config/model_config.h"
 #include "tools/bench/child_process.h"
 

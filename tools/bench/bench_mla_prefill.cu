@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "attention/bf16.h"
+#include "model/bf16.h"
 #include "attention/cuda/cuda_check.h"
 #include "attention/cuda/device_query.h"
 #include "attention/cuda/mla_prefill.h"

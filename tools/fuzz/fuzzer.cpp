@@ -8,7 +8,7 @@
 #include <mutex>
 
 #include "base/check.h"
-#include "report/ordered_pool.h"
+#include "harness/ordered_pool.h"
 #include "tools/fuzz/scenario_validity.h"
 
 namespace mlasim {

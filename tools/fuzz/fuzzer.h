@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "report/check_shard.h"
+#include "harness/check_shard.h"
 #include "tools/fuzz/property.h"
 #include "tools/fuzz/trace_distribution.h"
 

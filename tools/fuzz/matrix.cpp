@@ -3,12 +3,12 @@
 
 #include <fmt/format.h>
 
-#include "report/ordered_pool.h"
+#include "harness/ordered_pool.h"
 #include "sim/scheduler_rules.h"
 #include "tools/fuzz/finding.h"
 #include "tools/fuzz/fuzzer.h"
 #include "tools/fuzz/shrinker.h"
-#include "report/json_writer.h"
+#include "base/formats/json_writer.h"
 
 namespace mlasim {
 namespace {

@@ -13,10 +13,10 @@
 #include "base/check.h"
 #include "engine/engine.h"
 #include "engine/run_collector.h"
-#include "report/logits_compare.h"
+#include "verify/logits_compare.h"
 #include "engine/replay.h"
-#include "report/split_golden.h"
-#include "report/split_golden_checker.h"
+#include "verify/split_golden.h"
+#include "verify/split_golden_checker.h"
 
 namespace mlasim {
 

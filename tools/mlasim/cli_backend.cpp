@@ -1,7 +1,7 @@
 // Backend selection for the CLI.
 #include "tools/mlasim/cli_backend.h"
 
-#include "attention/cpu_backend.h"
+#include "attention/cpu/cpu_backend.h"
 #include "engine/replay.h"
 #ifdef MLASIM_HAVE_CUDA
 #include "base/check.h"

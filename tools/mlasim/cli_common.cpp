@@ -8,7 +8,7 @@
 #include <iostream>
 #include <memory>
 
-#include "attention/cpu_thread_pool.h"
+#include "model/cpu_thread_pool.h"
 
 #include "base/atomic_file.h"
 #include "base/output_set.h"

@@ -9,11 +9,11 @@
 
 #include "base/atomic_file.h"
 #include "base/output_set.h"
-#include "report/check_report_html.h"
-#include "report/check_runner.h"
-#include "report/golden_update.h"
-#include "report/check_shard.h"
-#include "report/ordered_pool.h"
+#include "harness/check_report_html.h"
+#include "harness/check_runner.h"
+#include "verify/golden_update.h"
+#include "harness/check_shard.h"
+#include "harness/ordered_pool.h"
 #include "tools/mlasim/cli_backend.h"
 #include "tools/mlasim/commands.h"
 

@@ -7,7 +7,7 @@
 
 #include "config/deployment.h"
 #include "scenario/hf_config.h"
-#include "report/deploy_report.h"
+#include "deploy/deploy_report.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {

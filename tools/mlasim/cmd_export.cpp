@@ -1,10 +1,10 @@
 // `mlasim export SCENARIO -o DIR`: the scenario's model as a Hugging Face DeepSeek-V3 checkpoint.
 #include <iostream>
 
-#include "attention/mla_weights.h"
+#include "model/mla_weights.h"
 #include "base/disk_space.h"
 #include "scenario/scenario_loader.h"
-#include "report/model_export.h"
+#include "output/model_export.h"
 #include "engine/replay.h"
 #include "tools/mlasim/commands.h"
 

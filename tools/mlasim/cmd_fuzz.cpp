@@ -11,8 +11,8 @@
 #include "scenario/scenario_writer.h"
 #include "tools/fuzz/finding.h"
 #include "tools/fuzz/fuzzer.h"
-#include "report/split_golden.h"
-#include "report/ordered_pool.h"
+#include "verify/split_golden.h"
+#include "harness/ordered_pool.h"
 #include "tools/mlasim/commands.h"
 #include "tools/mlasim/fuzz_cli.h"
 

@@ -3,8 +3,8 @@
 #include <map>
 
 #include "scenario/scenario_loader.h"
-#include "report/check_runner.h"
-#include "report/golden_update.h"
+#include "harness/check_runner.h"
+#include "verify/golden_update.h"
 #include "sim/vllm_cannot_run.h"
 #include "tools/mlasim/commands.h"
 

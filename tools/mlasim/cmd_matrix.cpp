@@ -5,7 +5,7 @@
 
 #include "tools/fuzz/matrix.h"
 #include "base/atomic_file.h"
-#include "report/ordered_pool.h"
+#include "harness/ordered_pool.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {

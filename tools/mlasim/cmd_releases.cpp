@@ -1,8 +1,8 @@
-// `mlasim releases`: the release matrix (report/release_matrix.h), as text, Markdown and JSON.
+// `mlasim releases`: the release matrix (deploy/release_matrix.h), as text, Markdown and JSON.
 #include <iostream>
 #include <memory>
 
-#include "report/release_matrix.h"
+#include "deploy/release_matrix.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {

@@ -8,8 +8,8 @@
 
 #include "attention/route.h"
 #include "attention/routing_config.h"
-#include "report/json_writer.h"
-#include "report/run_json.h"
+#include "base/formats/json_writer.h"
+#include "output/run_json.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {

@@ -3,14 +3,14 @@
 #include <memory>
 #include <optional>
 
-#include "attention/mla_weights.h"
+#include "model/mla_weights.h"
 #include "engine/engine.h"
 #include "engine/replay.h"
-#include "report/profile_diff.h"
-#include "report/run_outputs.h"
-#include "report/scenario_printer.h"
-#include "report/timeline.h"
-#include "report/timeline_svg.h"
+#include "verify/profile_diff.h"
+#include "harness/run_outputs.h"
+#include "output/scenario_printer.h"
+#include "output/timeline.h"
+#include "output/timeline_svg.h"
 #include "config/scenario_deployment.h"
 #include "scenario/scenario_loader.h"
 #include "tools/mlasim/cli_backend.h"

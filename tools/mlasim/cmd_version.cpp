@@ -4,8 +4,8 @@
 #include <iostream>
 #include <memory>
 
-#include "attention/cpu_gemm.h"
-#include "attention/cpu_thread_pool.h"
+#include "attention/cpu/cpu_gemm.h"
+#include "model/cpu_thread_pool.h"
 #include "tools/mlasim/commands.h"
 #ifdef MLASIM_HAVE_CUDA
 #include "tools/mlasim/cuda_module.h"

@@ -11,7 +11,7 @@
 #include "tools/fuzz/shrinker.h"
 #include "base/atomic_file.h"
 #include "base/created_folders.h"
-#include "report/split_golden.h"
+#include "verify/split_golden.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {

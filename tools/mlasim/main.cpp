@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <new>
 
-#include "attention/cpu_gemm.h"
+#include "attention/cpu/cpu_gemm.h"
 #include "base/atomic_file.h"
 #include "tools/mlasim/commands.h"
 

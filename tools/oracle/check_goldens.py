@@ -33,7 +33,7 @@ floor/rel, so the element passes exactly when its error is at most rel):
   --against-run          mlasim's own logits from `mlasim run --device cpu --set model.dtype=fp32
                          [--inject FAULT ...] --logits-dir` (the float32 CPU backend) instead of
                          the golden: rel 1e-3, floor 1e-4, the fp32 tolerance class of
-                         report/logits_compare.cpp (mlasim passes an element within 1e-4
+                         verify/logits_compare.cpp (mlasim passes an element within 1e-4
                          abs OR 1e-3 rel; this sum is at most twice that). Without --inject it is
                          the positive control of the mode; an injected fault that changes the
                          logits fails it.

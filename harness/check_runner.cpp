@@ -1,0 +1,297 @@
+// Scenario discovery, per-scenario checking and the check reports.
+#include "harness/check_runner.h"
+
+#include "base/file_read.h"
+
+#include "config/scenario_deployment.h"
+
+#include <fmt/format.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "base/check.h"
+#include "scenario/request_stream.h"
+#include "scenario/scenario_loader.h"
+#include "engine/engine.h"
+#include "verify/expectations.h"
+#include "base/atomic_file.h"
+#include "base/formats/json_writer.h"
+#include "verify/logits_golden_gate.h"
+#include "verify/split_golden.h"
+#include "verify/split_golden_checker.h"
+#include "output/timeline.h"
+#include "output/timeline_svg.h"
+#include "output/xml_text.h"
+
+namespace mlasim {
+namespace fs = std::filesystem;
+
+Result<std::vector<std::string>> collect_scenarios(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) {
+      files.push_back(p);
+    } else if (fs::is_directory(p, ec)) {
+      for (auto it = fs::recursive_directory_iterator(p, ec); it != fs::recursive_directory_iterator(); ++it)
+        if (it->is_regular_file() && it->path().extension() == ".yaml") files.push_back(it->path().string());
+    } else {
+      Error e;
+      e.file = p;
+      const std::string why = unopenable_path_hint(p);
+      const bool missing = why.rfind("no such file", 0) == 0;
+      e.message = missing ? "no such scenario file or directory" : "cannot read this scenario path: " + why;
+      e.hint = "give scenario .yaml files or directories holding them";
+      return e;
+    }
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  return files;
+}
+
+namespace {
+
+// The split golden check: one more check that fails with the first differing step. The checker
+// streams; null when there is no golden (reported here).
+std::optional<SplitGoldenChecker> split_golden_checker(const Scenario& s, const CheckOptions& options,
+                                                       ScenarioCheck& c) {
+  const std::string path = split_golden_path(options.golden_dir, s.name);
+  c.num_checks += 1;
+  if (Status regular = check_regular_input(path, "the split golden"); !regular) {
+    c.messages.push_back(regular.error().format());
+    c.status = CheckStatus::kBadInput;
+    return std::nullopt;
+  }
+  if (!std::ifstream(path, std::ios::binary)) {
+    c.messages.push_back(fmt::format("{}: no split golden; write it with `mlasim golden update {}`", path, c.path));
+    return std::nullopt;
+  }
+  return std::optional<SplitGoldenChecker>(std::in_place, path, s);
+}
+
+// The logits golden check's verdict (the gate compared the rows as they came): the index
+// exactly, then the values within the backend's class. A golden that could not be read is bad
+// input, reported first.
+void report_logits_golden(const Status& opened, const LogitsGoldenGate& gate, ScenarioCheck& c) {
+  c.num_checks += 1;
+  if (!opened) {
+    c.status = CheckStatus::kBadInput;
+    c.messages.insert(c.messages.begin(), opened.error().format());
+    return;
+  }
+  LogitsGoldenVerdict golden = gate.finish();
+  if (!golden.found) {
+    c.messages.push_back(
+        fmt::format("{}/logits.npy: no logits golden; write it with `mlasim golden update {}`", golden.dir, c.path));
+    return;
+  }
+  if (!golden.stale.empty()) {
+    c.messages.push_back(golden.stale);
+    return;
+  }
+  if (!golden.check->pass) c.messages.push_back(golden.check->message);
+  c.logits = std::move(*golden.check);
+}
+
+// A per-step check that failed during the replay: the step_invariants expectation failing when
+// the scenario pins it, else a bug report.
+std::string failed_step_check(const Scenario& s, int step, const InvariantViolation& e, bool pinned) {
+  const std::string got = fmt::format("{} ({})", e.message, e.condition);
+  if (pinned)
+    return ExpectationFailure{s.source, fmt::format("invariant {} at step {}", kInvariantStepInvariants, step),
+                              "every per-step check holds", got}
+        .format();
+  return fmt::format("{}: a per-step check failed at step {} (a bug in mlasim's scheduler or metadata builder, not in "
+                     "the scenario): {}",
+                     s.source, step, got);
+}
+
+}  // namespace
+
+ScenarioCheck check_scenario(const std::string& path, const CheckOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  Result<Scenario> loaded = load_scenario_file(path);
+  ScenarioCheck c;
+  if (loaded) {
+    c = check_scenario(loaded.value(), path, options);
+  } else {
+    c.path = path;
+    c.name = fs::path(path).stem().string();
+    c.status = CheckStatus::kBadInput;
+    c.messages.push_back(loaded.error().format());
+  }
+  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return c;
+}
+
+ScenarioCheck check_scenario(const Scenario& s, const std::string& path, const CheckOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  ScenarioCheck c;
+  c.path = path;
+  c.name = s.name;
+  if (options.explain) c.deployment_chain = explain_deployment(s);
+  if (options.replay.with_model && !options.replay.weights) {
+    if (Status st = model_memory_check(s, options.replay.precision); !st) {
+      c.status = CheckStatus::kBadInput;
+      c.messages.push_back(st.error().format());
+      c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return c;
+    }
+  }
+  if (options.backend_support_error && options.replay.with_model) {
+    if (std::string why = options.backend_support_error(s, options.replay.faults); !why.empty()) {
+      c.status = CheckStatus::kBadInput;
+      c.messages.push_back(path + ": the backend under test cannot run this scenario: " + why);
+      c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return c;
+    }
+  }
+  // Streamed: the expectations, the split golden and a model run's logits golden are checked
+  // step by step.
+  c.num_checks = count_expectation_checks(s);
+  ExpectationChecker expectations(s);
+  std::vector<std::string> split_messages;
+  std::optional<SplitGoldenChecker> split = split_golden_checker(s, options, c);
+  split_messages.swap(c.messages);
+  LogitsGoldenGate logits_golden;
+  Status logits_golden_opened = Status::Ok();
+  LogitsStreamSink logits(&logits_golden, nullptr);
+  std::vector<StepSink*> sinks{&expectations};
+  if (split) sinks.push_back(&*split);
+  if (options.replay.with_model) {
+    logits_golden_opened = logits_golden.open(options.golden_dir, s);
+    if (logits_golden_opened) sinks.push_back(&logits);
+  }
+  std::optional<Timeline> timeline;
+  if (options.timelines) {
+    timeline.emplace(s, s.name + " \u00b7 profile " + to_string(s.engine.profile));
+    sinks.push_back(&*timeline);
+  }
+  // A scenario that did not pass keeps its picture (the steps up to a failed per-step check).
+  auto keep_timeline = [&] {
+    if (timeline && c.status != CheckStatus::kPass) c.timeline_svg = render_timeline_svg({&*timeline});
+  };
+  std::optional<PrecisionClass> precision;
+  const bool pinned = std::find(s.expect.invariants.begin(), s.expect.invariants.end(), kInvariantStepInvariants) !=
+                      s.expect.invariants.end();
+  ReplayOptions replay_options = options.replay;
+  replay_options.audit_every_step = replay_options.audit_every_step || pinned;
+  const MemoryLease memory(options.replay.with_model ? options.memory : nullptr,
+                           model_memory(s, options.replay.precision).total());
+  replay_options.on_backend = [&](PrecisionClass p) { logits_golden.start(p); };
+  try {
+    ThrowOnCheckFailure throw_on_failure;
+    precision = replay(s, replay_options, sinks);
+  } catch (const RequestStreamError& e) {
+    c.status = CheckStatus::kBadInput;
+    c.messages = {e.error.format()};
+    c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return c;
+  } catch (const VllmCannotRun& e) {  // a trace vLLM cannot run is no regression test
+    c.status = CheckStatus::kBadInput;
+    c.messages = {path + ": vLLM cannot run this trace: " + e.what()};
+    c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return c;
+  } catch (const InvariantViolation& e) {
+    // The run stops at a failed per-step check, so nothing after it can be judged.
+    c.status = CheckStatus::kFail;
+    c.messages = {failed_step_check(s, expectations.steps_seen(), e, pinned)};
+    keep_timeline();
+    c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return c;
+  }
+  for (const ExpectationFailure& f : expectations.failures()) c.messages.push_back(f.format());
+  c.messages.insert(c.messages.end(), split_messages.begin(), split_messages.end());
+  if (split && split->result().malformed) {  // bad input, reported first (ERROR lines show the first message)
+    c.status = CheckStatus::kBadInput;
+    c.messages.insert(c.messages.begin(), split->result().message);
+  } else if (split && !split->result().match) {
+    c.messages.push_back(split->result().message);
+  }
+  if (split) c.split = split->result();
+  if (precision) report_logits_golden(logits_golden_opened, logits_golden, c);
+  if (!c.messages.empty() && c.status == CheckStatus::kPass) c.status = CheckStatus::kFail;
+  keep_timeline();
+  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return c;
+}
+
+std::string format_check_line(const ScenarioCheck& c) {
+  switch (c.status) {
+    case CheckStatus::kPass: return fmt::format("PASS {} ({} checks)", c.name, c.num_checks);
+    case CheckStatus::kFail: {
+      std::string out = fmt::format("FAIL {} ({} of {} checks failed)", c.name, c.messages.size(), c.num_checks);
+      for (const auto& m : c.messages) out += "\n  " + m;
+      return out;
+    }
+    case CheckStatus::kBadInput: return fmt::format("ERROR {}\n  {}", c.name, c.messages.front());
+  }
+  return "";
+}
+
+std::string check_reports_junit(const std::vector<ScenarioCheck>& checks) {
+  int failures = 0, errors = 0;
+  double total = 0;
+  for (const auto& c : checks) {
+    failures += c.status == CheckStatus::kFail;
+    errors += c.status == CheckStatus::kBadInput;
+    total += c.seconds;
+  }
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<testsuites>\n  <testsuite name=\"mlasim check\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n",
+                     checks.size(), failures, errors, total);
+  for (const auto& c : checks) {
+    out += fmt::format("    <testcase classname=\"mlasim.scenarios\" name=\"{}\" file=\"{}\" time=\"{:.3f}\"",
+                       xml_escape(c.name), xml_escape(c.path), c.seconds);
+    if (c.status == CheckStatus::kPass) {
+      out += "/>\n";
+      continue;
+    }
+    std::string body;
+    for (const auto& m : c.messages) body += m + "\n";
+    const char* tag = c.status == CheckStatus::kFail ? "failure" : "error";
+    out += fmt::format(">\n      <{} message=\"{}\">{}</{}>\n    </testcase>\n", tag, xml_escape(c.messages.front()),
+                       xml_escape(body), tag);
+  }
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+std::string check_reports_json(const std::vector<ScenarioCheck>& checks) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("format").value("mlasim-check");
+  w.key("version").value(1);
+  int passed = 0;
+  for (const auto& c : checks) passed += c.status == CheckStatus::kPass;
+  w.key("passed").value(passed);
+  w.key("failed").value(static_cast<int>(checks.size()) - passed);
+  w.key("scenarios").begin_array();
+  for (const auto& c : checks) {
+    w.begin_object();
+    w.key("name").value(c.name);
+    w.key("path").value(c.path);
+    w.key("status").value(c.status == CheckStatus::kPass ? "pass" : c.status == CheckStatus::kFail ? "fail" : "error");
+    w.key("num_checks").value(c.num_checks);
+    w.key("messages").string_array(c.messages);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  return w.str();
+}
+
+}  // namespace mlasim

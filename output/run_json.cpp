@@ -1,0 +1,108 @@
+// Serialises a RunRecord with docs/design.md's field names.
+#include "output/run_json.h"
+
+#include "base/formats/json_writer.h"
+
+namespace mlasim {
+namespace {
+
+void id_map(JsonWriter& w, const char* key, const std::vector<std::pair<std::string, std::vector<int>>>& m) {
+  w.key(key).begin_object();
+  for (const auto& [id, ids] : m) w.key(id).int_array(ids);
+  w.end_object();
+}
+
+}  // namespace
+
+void write_row_json(JsonWriter& w, const RowRecord& r) {
+  w.begin_object();
+  w.key("id").value(r.id);
+  w.key("q").value(r.q);
+  w.key("nct").value(r.nct);
+  w.key("prompt_len").value(r.prompt_len);
+  w.key("region").value(r.region);
+  w.key("path").value(r.path);
+  w.key("fresh_on_decode_path").value(r.fresh_on_decode_path);
+  w.key("reason").value(r.reason);
+  w.end_object();
+}
+
+void write_split_counts(JsonWriter& w, const SplitCounts& counts) {
+  w.key("num_decodes").value(counts.num_decodes);
+  w.key("num_decode_tokens").value(counts.num_decode_tokens);
+  w.key("num_prefills").value(counts.num_prefills);
+  w.key("num_prefill_tokens").value(counts.num_prefill_tokens);
+  w.key("num_mqa_tokens").value(counts.num_mqa_tokens);
+  w.key("num_mha_tokens").value(counts.num_mha_tokens);
+}
+
+void write_step_fields(JsonWriter& w, const StepRecord& s) {
+  w.key("step").value(s.step);
+  w.key("num_scheduled_tokens").begin_object();
+  for (const auto& [id, q] : s.num_scheduled_tokens) w.key(id).value(q);
+  w.end_object();
+  w.key("total_num_scheduled_tokens").value(s.total_num_scheduled_tokens);
+  write_split_counts(w, s.counts);
+  w.key("reorder_modified").value(s.reorder_modified);
+  w.key("split_reason").value(s.split_reason);
+  w.key("rows").begin_array();
+  for (const RowRecord& r : s.rows) write_row_json(w, r);
+  w.end_array();
+  w.key("new").string_array(s.new_reqs);
+  w.key("resumed").string_array(s.resumed);
+  w.key("preempted").string_array(s.preempted);
+  w.key("finished").string_array(s.finished);
+  id_map(w, "new_block_ids", s.new_block_ids);
+  id_map(w, "scheduled_spec_decode_tokens", s.spec_decode_tokens);
+  w.key("context_chunks").begin_object();
+  w.key("workspace_size").value(s.context_chunks.workspace_size);
+  w.key("max_context_chunk").value(s.context_chunks.max_context_chunk);
+  w.key("num_chunks").value(s.context_chunks.num_chunks);
+  w.key("ids").string_array(s.context_chunks.ids);
+  w.key("chunk_lens").begin_array();
+  for (const auto& lens : s.context_chunks.chunk_lens) w.int_array(lens);
+  w.end_array();
+  w.end_object();
+  w.key("num_free_blocks").value(s.num_free_blocks);
+}
+
+void write_request_fields(JsonWriter& w, const RequestRecord& r) {
+  w.key("id").value(r.id);
+  w.key("status").value(r.status);
+  w.key("num_prompt_tokens").value(r.num_prompt_tokens);
+  w.key("token_ids").int_array(r.token_ids);
+  w.key("num_preemptions").value(r.num_preemptions);
+  if (r.stop_reason) w.key("stop_reason").value(*r.stop_reason);
+  else w.key("stop_reason").null();
+  if (r.num_computed_tokens) w.key("num_computed_tokens").value(*r.num_computed_tokens);  // unfinished at a stop
+}
+
+void begin_run_json(JsonWriter& w, const std::string& scenario) {
+  w.begin_object();
+  w.key("format").value("mlasim-run");
+  w.key("version").value(1);
+  w.key("scenario").value(scenario);
+  w.key("steps").begin_array();
+}
+
+std::string run_record_to_json(const RunRecord& run) {
+  JsonWriter w;
+  begin_run_json(w, run.scenario);
+  for (const StepRecord& s : run.steps) {
+    w.begin_object();
+    write_step_fields(w, s);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("requests").begin_array();
+  for (const RequestRecord& r : run.requests) {
+    w.begin_object();
+    write_request_fields(w, r);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  return w.str();
+}
+
+}  // namespace mlasim

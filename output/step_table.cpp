@@ -1,0 +1,71 @@
+// Step table formatting.
+#include "output/step_table.h"
+
+#include <fmt/format.h>
+
+namespace mlasim {
+namespace {
+
+std::string id_list(const char* label, const std::vector<std::string>& ids) {
+  if (ids.empty()) return "";
+  std::string out = fmt::format(" {}=[", label);
+  for (std::size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + ids[i];
+  return out + "]";
+}
+
+}  // namespace
+
+std::string format_step_line(const StepRecord& s) {
+  // "num_mqa=.. num_mha=.. total_toks=.." is the form of the observation being reproduced.
+  std::string out = fmt::format("step {:>4}: num_mqa={} num_mha={} total_toks={} decodes={}/{} prefills={}/{} free_blocks={} |",
+                                s.step, s.counts.num_mqa_tokens, s.counts.num_mha_tokens, s.total_num_scheduled_tokens, s.counts.num_decodes,
+                                s.counts.num_decode_tokens, s.counts.num_prefills, s.counts.num_prefill_tokens, s.num_free_blocks);
+  for (const RowRecord& r : s.rows) {
+    out += fmt::format(" {}(q={},nct={},P={})={}", r.id, r.q, r.nct, r.prompt_len, r.path);
+    if (r.fresh_on_decode_path) out += "[fresh-on-decode-path]";
+  }
+  out += " |";
+  out += id_list("new", s.new_reqs);
+  out += id_list("resumed", s.resumed);
+  out += id_list("preempted", s.preempted);
+  out += id_list("finished", s.finished);
+  if (s.context_chunks.num_chunks > 0)
+    out += fmt::format(" context_chunks={}x{}", s.context_chunks.num_chunks, s.context_chunks.max_context_chunk);
+  return out;
+}
+
+std::string format_step_explanation(const StepRecord& s) {
+  std::string out = fmt::format("       batch: {}{}\n", s.split_reason, s.reorder_modified ? " (batch reordered)" : "");
+  for (const RowRecord& r : s.rows) out += fmt::format("       {} -> {}: {}\n", r.id, r.path, r.reason);
+  return out;
+}
+
+std::string format_request_summary(const RunRecord& run) {
+  std::string out = fmt::format("{} steps; requests:\n", run.steps.size());
+  for (const RequestRecord& r : run.requests) {
+    out += fmt::format("  {:<12} {:<22} prompt={} outputs={} preemptions={}", r.id, r.status, r.num_prompt_tokens,
+                       r.num_output_tokens(), r.num_preemptions);
+    if (r.stop_reason) out += fmt::format(" stop_token={}", *r.stop_reason);
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace mlasim
+
+namespace mlasim {
+
+std::string format_misrouting_summary(const RunRecord& run) {
+  std::string where;
+  int count = 0;
+  for (const StepRecord& st : run.steps)
+    for (const RowRecord& r : st.rows)
+      if (r.fresh_on_decode_path) {
+        if (count++ < 8) where += fmt::format("{}step {} {} (q={})", where.empty() ? "" : ", ", st.step, r.id, r.q);
+      }
+  if (count == 0) return "fresh prefills on the decode path: none\n";
+  if (count > 8) where += ", ...";
+  return fmt::format("fresh prefills on the decode path: {} ({})\n", count, where);
+}
+
+}  // namespace mlasim

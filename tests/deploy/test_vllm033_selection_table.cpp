@@ -1,0 +1,83 @@
+// mlasim's backend selection against a table vLLM 0.33.0 itself computed (the independent oracle):
+// tests/data/vllm033_selection.json holds, per cell of shipped config x GPU (A100, H200, B200,
+// RTX PRO 6000) x KV dtype (auto, fp8) x TP (1, 8) x --block-size (unset, 64, 128, 16) x k (0, 1,
+// 3), what vLLM's _get_backend_priorities, validate_configuration, block-size resolution,
+// select_common_block_size, metadata builders and use_v2_model_runner gave (written by
+// tools/conformance/vllm_selection.py --vllm-only --expect-table, then compacted). Each cell is
+// evaluated here the way `mlasim deploy` does: the deployment's scenario, loaded.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "scenario/scenario_loader.h"
+#include "deploy/deploy_report.h"
+#include "base/formats/json_value.h"
+
+using namespace mlasim;
+
+namespace {
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string text(const JsonValue* v) { return v && v->is_string() ? v->string() : std::string("<null>"); }
+int integer(const JsonValue* v) { return v && v->is_number() ? static_cast<int>(v->number()) : -1; }
+
+}  // namespace
+
+TEST_CASE("every cell of vLLM 0.33's own selection table: backend, block sizes, threshold, runner, candidates",
+          "[selection][vllm033]") {
+  const std::string root = MLASIM_SOURCE_DIR;
+  Result<JsonValue> doc = parse_json(read_all(root + "/tests/data/vllm033_selection.json"), "vllm033_selection.json");
+  REQUIRE(doc.ok());
+  const JsonValue& lists = *doc.value().find("candidate_lists");
+  const auto& cells = doc.value().find("cells")->array();
+  REQUIRE(cells.size() == 1152);
+  int accepted = 0, refused = 0;
+  for (const JsonValue& c : cells) {
+    DeployOptions o;
+    o.hf_config = root + "/scenarios/hf_configs/" + text(c.find("config"));
+    o.gpu = text(c.find("gpu"));
+    o.kv_cache_dtype = text(c.find("kv"));
+    o.tensor_parallel_size = integer(c.find("tp"));
+    if (integer(c.find("block_size_arg")) > 0) o.block_size = integer(c.find("block_size_arg"));
+    o.num_speculative_tokens = integer(c.find("k"));
+    const std::string cell = text(c.find("config")) + " " + o.gpu + " kv=" + o.kv_cache_dtype + " tp=" +
+                             std::to_string(o.tensor_parallel_size) + " bs=" +
+                             (o.block_size ? std::to_string(*o.block_size) : "auto") + " k=" +
+                             std::to_string(o.num_speculative_tokens);
+    INFO(cell);
+    Result<Scenario> s = load_scenario_text(deployment_scenario_yaml(o, o.hf_config), root + "/scenarios/hf_configs/d.yaml");
+    const bool vllm_refused = std::get<bool>(c.find("refused")->v);
+    CHECK(s.ok() == !vllm_refused);
+    if (!s.ok() || vllm_refused) {
+      ++refused;
+      continue;
+    }
+    ++accepted;
+    const BackendSelection& sel = s.value().deployment.selection;
+    CHECK(vllm_backend_name(sel.backend) == text(c.find("backend")));
+    CHECK(sel.block_size == integer(c.find("block_size")));
+    CHECK(sel.kernel_block_size == integer(c.find("kernel_block_size")));
+    CHECK(sel.builder.reorder_batch_threshold == integer(c.find("reorder_threshold")));
+    CHECK(to_string(sel.builder.query_len_support) == text(c.find("query_len_support")));
+    CHECK(to_string(sel.model_runner) == text(c.find("model_runner")));
+    CHECK(to_string(s.value().deployment.effective_kv_cache_dtype) == text(c.find("kv_cache_dtype")));
+    const auto& expected = lists.array().at(static_cast<std::size_t>(integer(c.find("candidates")))).array();
+    REQUIRE(sel.candidates.size() == expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      const auto& pair = expected[i].array();
+      CHECK(vllm_backend_name(sel.candidates[i].kind) == pair[0].string());
+      std::vector<std::string> reasons;
+      for (const auto& r : pair[1].array()) reasons.push_back(r.string());
+      CHECK(sel.candidates[i].reasons == reasons);
+    }
+  }
+  CHECK(accepted == 984);
+  CHECK(refused == 168);
+}

@@ -1,0 +1,144 @@
+// Streaming logits: the golden check, the files and the sink that feeds them.
+#include "verify/logits_stream.h"
+
+#include <fmt/format.h>
+
+#include "base/check.h"
+#include "base/output_set.h"
+#include "config/seeded_tokens.h"
+#include "verify/logits_golden_gate.h"
+#include "base/formats/npy.h"
+
+namespace mlasim {
+namespace {
+
+std::string row_label(const LogitsRow& r) { return fmt::format("step {} {} position {}", r.step, r.id, r.position); }
+
+}  // namespace
+
+LogitsGoldenCheck::LogitsGoldenCheck(const LogitsFiles& golden, const LogitsTolerance& tol, std::string golden_dir)
+    : golden_(golden), tol_(tol), dir_(std::move(golden_dir)), comparer_(golden.cols, tol) {}
+
+void LogitsGoldenCheck::add(const LogitsRecord& rows) {
+  const std::size_t vocab = static_cast<std::size_t>(rows.vocab_size);
+  if (!rows.index.empty() && static_cast<long>(vocab) != golden_.cols) vocab_differs_ = true;
+  for (std::size_t k = 0; k < rows.index.size(); ++k) {
+    const std::size_t i = rows_++;
+    values_ += vocab;
+    if (index_difference_) continue;
+    const LogitsRow& got = rows.index[k];
+    if (i >= golden_.index.size() || golden_.index[i].step != got.step || golden_.index[i].id != got.id ||
+        golden_.index[i].position != got.position) {
+      index_difference_ =
+          fmt::format("{}/logits_index.json: logits row {} differs: expected {}, got {}", dir_, i,
+                      i < golden_.index.size() ? row_label(golden_.index[i]) : std::string("(no more rows)"),
+                      row_label(got));
+      continue;
+    }
+    if (vocab_differs_) continue;
+    row_.resize(vocab);
+    for (std::size_t j = 0; j < vocab; ++j)
+      row_[j] = rows.values_f64.empty() ? static_cast<double>(rows.values[k * vocab + j]) : rows.values_f64[k * vocab + j];
+    comparer_.add_row(row_.data(), golden_.values.data() + i * vocab);
+  }
+}
+
+LogitsCheck LogitsGoldenCheck::finish() const {
+  LogitsCheck c;
+  if (!index_difference_ && rows_ < golden_.index.size()) {
+    c.pass = false;
+    c.message = fmt::format("{}/logits_index.json: logits row {} differs: expected {}, got (no more rows)", dir_, rows_,
+                            row_label(golden_.index[rows_]));
+    return c;
+  }
+  if (index_difference_) {
+    c.pass = false;
+    c.message = *index_difference_;
+    return c;
+  }
+  LogitsComparison cmp;
+  if (vocab_differs_) {
+    cmp.rows = golden_.rows;
+    cmp.cols = golden_.cols;
+    cmp.pass = false;
+    cmp.shape_error = fmt::format("{} values against a golden of {} ({} rows x {} columns expected)", values_,
+                                  golden_.values.size(), golden_.rows, golden_.cols);
+  } else {
+    cmp = comparer_.result();
+  }
+  std::vector<std::string> labels;
+  for (const LogitsRow& r : golden_.index) labels.push_back(row_label(r));
+  c.pass = cmp.pass;
+  c.message = cmp.summary(tol_, labels);
+  c.compared = true;
+  c.comparison = cmp;
+  c.tolerance = tol_;
+  auto at = [&](long row, long col) {
+    return row >= 0 && row < static_cast<long>(labels.size())
+               ? fmt::format("{} token {}", labels[static_cast<std::size_t>(row)], col)
+               : std::string();
+  };
+  c.max_abs_at = at(cmp.max_abs_row, cmp.max_abs_col);
+  c.max_rel_at = at(cmp.max_rel_row, cmp.max_rel_col);
+  if (cmp.first_top1_mismatch_row >= 0 && cmp.first_top1_mismatch_row < static_cast<long>(labels.size()))
+    c.first_top1_mismatch_at = labels[static_cast<std::size_t>(cmp.first_top1_mismatch_row)];
+  return c;
+}
+
+Status LogitsFilesStream::open(const std::string& dir, int vocab_size) {
+  vocab_size_ = vocab_size;
+  if (Status st = npy_.open(dir + "/logits.npy"); !st) return st;
+  if (Status st = index_.open(dir + "/logits_index.json"); !st) return st;
+  npy_.write(npy_float32_header(0, vocab_size));  // finish() writes the row count over it
+  // The fingerprint's 16 hex digits are written last, over a placeholder.
+  const std::string placeholder(16, '0');
+  index_json_.begin_object();
+  index_json_.key("format").value("mlasim-logits-index");
+  index_json_.key("version").value(1);
+  index_json_.key("vocab_size").value(vocab_size);
+  index_json_.key("logits_npy_fnv1a64").value(placeholder);
+  index_json_.key("rows").begin_array();
+  const std::string head = index_json_.take();
+  hash_offset_ = head.rfind(placeholder);
+  index_.write(head);
+  return Status::Ok();
+}
+
+void LogitsFilesStream::add(const LogitsRecord& rows) {
+  MLASIM_CHECK(rows.index.empty() || rows.vocab_size == vocab_size_, "logits rows of another vocabulary size");
+  for (const LogitsRow& r : rows.index) {
+    index_json_.begin_object();
+    index_json_.key("step").value(r.step);
+    index_json_.key("id").value(r.id);
+    index_json_.key("position").value(r.position);
+    index_json_.end_object();
+  }
+  index_.write(index_json_.take());
+  npy_.write(std::string_view(reinterpret_cast<const char*>(rows.values.data()), rows.values.size() * sizeof(float)));
+  rows_ += static_cast<std::int64_t>(rows.index.size());
+}
+
+Status LogitsFilesStream::finish() {
+  const std::string header = npy_float32_header(rows_, vocab_size_);
+  MLASIM_CHECK(header.size() == npy_float32_header(0, vocab_size_).size(), "the npy header changed size");
+  npy_.overwrite(0, header);
+  std::uint64_t hash = kStableHashBasis;
+  if (Status st = npy_.read_back([&](std::string_view piece) { hash = stable_hash(piece, hash); }); !st) return st;
+  index_.overwrite(hash_offset_, fmt::format("{:016x}", hash));
+  index_json_.end_array();
+  index_json_.end_object();
+  index_.write(index_json_.str());
+  if (Status st = npy_.finish(); !st) return st;
+  return index_.finish();
+}
+
+Status LogitsFilesStream::publish() { return publish_together(outputs()); }
+
+void LogitsStreamSink::on_logits(const LogitsRecord& rows) {
+  rows_ += static_cast<long>(rows.index.size());
+  vocab_size_ = rows.vocab_size;
+  if (golden_) golden_->add(rows);
+  if (files_) files_->add(rows);
+}
+
+}  // namespace mlasim
