@@ -36,7 +36,7 @@ std::vector<ProbeResult> probe_results(const RunRecord& run, int k) {
     for (const StepRecord& step : run.steps) {
       const RowRecord* row = nullptr;
       for (const RowRecord& r : step.rows)
-        if (r.id == p.id) row = &r;
+        if (run.names[r.index] == p.id) row = &r;
       if (!row) continue;
       ProbeResult d;
       d.name = p.name;
@@ -45,7 +45,7 @@ std::vector<ProbeResult> probe_results(const RunRecord& run, int k) {
       d.q = row->q;
       d.nct = row->nct;
       d.prompt_len = row->prompt_len;
-      d.decode_path = row->path == "mqa";
+      d.decode_path = row->path == MlaPath::kMqa;
       d.fresh_on_decode_path = row->fresh_on_decode_path;
       d.num_mqa = step.counts.num_mqa_tokens;
       d.num_mha = step.counts.num_mha_tokens;

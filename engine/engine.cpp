@@ -39,6 +39,7 @@ Engine::Engine(const Scenario& scenario, EngineOptions options)
 }
 
 void Engine::add_sink(StepSink* sink) {
+  sink->on_start(names_);
   sinks_.push_back(sink);
   routing_.row_reasons = wants_reasons(sinks_);
 }
@@ -66,8 +67,9 @@ void Engine::admit_arrivals() {
     // A timed request arrived at its time (it may wait for the step that admits it); a request
     // arriving by step arrives when that step starts.
     const std::int64_t arrival = scenario_.timed_arrivals ? spec.arrival_time_ns.value_or(0) : now_ns_;
-    arrived_.emplace_back(index, spec.id);
-    alive_.emplace(index, AliveRequest{std::move(spec.id), arrival, -1});
+    arrived_.push_back(index);
+    names_.add(index, std::move(spec.id));
+    alive_.emplace(index, AliveRequest{arrival, -1});
     ++num_arrived_;
   }
 }
@@ -89,6 +91,8 @@ std::int64_t Engine::step_duration_ns() const {
 
 const StepRecord& Engine::step() {
   MLASIM_CHECK(!done(), "Engine::step called after the run finished");
+  for (int index : finished_ids_) names_.drop(index);  // the last step's record no longer needs them
+  finished_ids_.clear();
   admit_arrivals();
   const bool audit = options_.audit_every_step || num_steps_run_ % audit_interval_ == 0 ||
                      (num_steps_run_ < kAuditEveryStepUntil && audit_interval_ == kAuditInterval);
@@ -96,7 +100,7 @@ const StepRecord& Engine::step() {
   try {
     scheduler_.schedule(out_);
   } catch (const VllmCannotRun& e) {  // named by the engine's step and the request's id
-    throw VllmCannotRun(step_, (e.request >= 0 ? "request " + alive_.at(e.request).id + ": " : "") + e.reason);
+    throw VllmCannotRun(step_, (e.request >= 0 ? "request " + names_[e.request] + ": " : "") + e.reason);
   }
   batch_.update(out_);
   if (audit) check_block_tables();
@@ -125,7 +129,7 @@ const StepRecord& Engine::step() {
   note_first_tokens(end_ns);
   const bool no_progress = made_no_progress();  // judged on the requests as scheduled
   std::vector<Request> finished = scheduler_.update_from_output(out_, model_output_);
-  for (const Request& r : finished) current_.finished.push_back(alive_.at(r.request_id).id);
+  for (const Request& r : finished) current_.finished.push_back(r.request_id);
   idle_steps_ = no_progress ? idle_steps_ + 1 : 0;
   if (options_.backend)
     for (StepSink* s : sinks_) s->on_logits(step_logits_);
@@ -162,7 +166,7 @@ void Engine::stop_without_progress() const {
     const long long blocks = (tokens + c.block_size - 1) / c.block_size;
     throw VllmCannotRun(
         step_ - 1,
-        "request " + alive_.at(r->request_id).id + ": " + idle + "its " + std::to_string(known) +
+        "request " + names_[r->request_id] + ": " + idle + "its " + std::to_string(known) +
             " tokens need " + std::to_string(blocks) + " KV blocks of " + std::to_string(c.block_size) +
             " to be computed, and only " + std::to_string(scheduler_.num_usable_blocks()) +
             " are usable (num_gpu_blocks - 1, the null block): vLLM's KVCacheManager.allocate_slots can never "
@@ -194,7 +198,7 @@ void Engine::finish(const VllmCannotRun& stop) {
     const AliveRequest& a = alive_.at(r->request_id);
     RequestRecord rec;
     rec.index = r->request_id;
-    rec.id = a.id;
+    rec.id = names_[r->request_id];
     rec.status = to_string(r->status);
     rec.num_prompt_tokens = r->num_prompt_tokens;
     rec.token_ids = std::move(copy.all_token_ids);
@@ -225,81 +229,73 @@ RunRecord Engine::run() {
 }
 
 void Engine::record_step(const SchedulerOutput& out, const BatchRoute& route) {
-  auto name = [&](ReqId id) -> const std::string& { return alive_.at(id).id; };
   StepRecord& s = current_;
   s.step = step_;
   s.arrived.swap(arrived_);
   arrived_.clear();
-  // The step's vectors keep last step's strings: an id is rewritten only where the request at its
-  // position changed (in a steady batch, rarely), which spares a string copy per row per step.
-  auto set_id = [&](std::vector<ReqId>& written, std::size_t i, std::string& to, ReqId id) {
-    if (written[i] == id) return;
-    to = name(id);
-    written[i] = id;
-  };
-  s.num_scheduled_tokens.resize(out.num_scheduled_tokens.size());
-  scheduled_id_of_.resize(out.num_scheduled_tokens.size(), -1);
-  for (std::size_t i = 0; i < out.num_scheduled_tokens.size(); ++i) {
-    set_id(scheduled_id_of_, i, s.num_scheduled_tokens[i].first, out.num_scheduled_tokens[i].first);
-    s.num_scheduled_tokens[i].second = out.num_scheduled_tokens[i].second;
-  }
+  s.num_scheduled_tokens.assign(out.num_scheduled_tokens.begin(), out.num_scheduled_tokens.end());
   s.total_num_scheduled_tokens = out.total_num_scheduled_tokens;
-  MLASIM_CHECK(route.rows.size() == batch_.rows().size(), "route and batch disagree on the row count");
-  s.rows.resize(route.rows.size());
-  row_id_of_.resize(route.rows.size(), -1);
-  for (std::size_t i = 0; i < route.rows.size(); ++i) {
-    const BatchRow& row = batch_.rows()[i];
-    const RowRoute& rr = route.rows[i];
-    MLASIM_CHECK(rr.q == row.num_scheduled_tokens && rr.nct == row.num_computed_tokens, "route row mismatch");
-    RowRecord& rec = s.rows[i];
-    set_id(row_id_of_, i, rec.id, row.req_id);
-    rec.q = row.num_scheduled_tokens;
-    rec.nct = row.num_computed_tokens;
-    rec.prompt_len = row.num_prompt_tokens;
-    rec.region = to_string(rr.region);
-    rec.path = to_string(rr.path);
-    rec.fresh_on_decode_path = rr.fresh_on_decode_path;
-    rec.reason = rr.reason;
-  }
+  record_rows(route);
   s.reorder_modified = route.modified;
   s.counts = route.counts;
   s.split_reason = route.batch_reason;
-  s.context_chunks = ContextChunksRecord{};
-  if (metadata_.prefill && metadata_.prefill->chunked_context.num_chunks > 0) {
-    const PrefillMetadata& p = *metadata_.prefill;
-    ContextChunksRecord& c = s.context_chunks;
-    c.workspace_size = p.chunked_context.workspace_size;
-    c.max_context_chunk = p.chunked_context.max_context_chunk;
-    c.num_chunks = p.chunked_context.num_chunks;
-    for (int r = 0; r < p.num_rows; ++r)
-      c.ids.push_back(name(batch_.rows()[static_cast<std::size_t>(p.row_start + r)].req_id));
-    c.chunk_lens = p.chunked_context.seq_lens;
-  }
-  s.new_reqs.clear();
-  s.new_block_ids.clear();
-  for (const NewRequestData& n : out.scheduled_new_reqs) {
-    s.new_reqs.push_back(name(n.req_id));
-    s.new_block_ids.emplace_back(name(n.req_id), n.block_ids);
-  }
-  s.resumed.clear();
-  const CachedRequestData& c = out.scheduled_cached_reqs;
-  for (int i = 0; i < c.num_reqs(); ++i) {
-    if (c.resumed_from_preemption[static_cast<std::size_t>(i)])
-      s.resumed.push_back(name(c.req_ids[static_cast<std::size_t>(i)]));
-    if (!c.new_block_ids[static_cast<std::size_t>(i)].empty())
-      s.new_block_ids.emplace_back(name(c.req_ids[static_cast<std::size_t>(i)]),
-                                   c.new_block_ids[static_cast<std::size_t>(i)]);
-  }
-  s.preempted.clear();
-  for (ReqId id : out.preempted_req_ids) s.preempted.push_back(name(id));
-  s.finished.clear();
-  s.spec_decode_tokens.clear();
-  for (const auto& [id, drafts] : out.scheduled_spec_decode_tokens) s.spec_decode_tokens.emplace_back(name(id), drafts);
+  record_context_chunks();
+  record_requests(out);
   s.num_free_blocks = scheduler_.num_free_blocks();
   s.num_running = static_cast<int>(scheduler_.running().size());
   s.num_waiting = scheduler_.num_waiting();
   s.time_ns = now_ns_;
   s.duration_ns = step_duration_ns();
+}
+
+void Engine::record_rows(const BatchRoute& route) {
+  MLASIM_CHECK(route.rows.size() == batch_.rows().size(), "route and batch disagree on the row count");
+  current_.rows.resize(route.rows.size());
+  for (std::size_t i = 0; i < route.rows.size(); ++i) {
+    const BatchRow& row = batch_.rows()[i];
+    const RowRoute& rr = route.rows[i];
+    MLASIM_CHECK(rr.q == row.num_scheduled_tokens && rr.nct == row.num_computed_tokens, "route row mismatch");
+    RowRecord& rec = current_.rows[i];
+    rec.index = row.req_id;
+    rec.q = row.num_scheduled_tokens;
+    rec.nct = row.num_computed_tokens;
+    rec.prompt_len = row.num_prompt_tokens;
+    rec.region = rr.region;
+    rec.path = rr.path;
+    rec.fresh_on_decode_path = rr.fresh_on_decode_path;
+    rec.reason = rr.reason;
+  }
+}
+
+void Engine::record_context_chunks() {
+  ContextChunksRecord& c = current_.context_chunks;
+  c = ContextChunksRecord{};
+  if (!metadata_.prefill || metadata_.prefill->chunked_context.num_chunks == 0) return;
+  const PrefillMetadata& p = *metadata_.prefill;
+  c.workspace_size = p.chunked_context.workspace_size;
+  c.max_context_chunk = p.chunked_context.max_context_chunk;
+  c.num_chunks = p.chunked_context.num_chunks;
+  for (int r = 0; r < p.num_rows; ++r) c.indices.push_back(batch_.rows()[static_cast<std::size_t>(p.row_start + r)].req_id);
+  c.chunk_lens = p.chunked_context.seq_lens;
+}
+
+void Engine::record_requests(const SchedulerOutput& out) {
+  StepRecord& s = current_;
+  s.new_reqs.clear();
+  s.new_block_ids.clear();
+  for (const NewRequestData& n : out.scheduled_new_reqs) {
+    s.new_reqs.push_back(n.req_id);
+    s.new_block_ids.emplace_back(n.req_id, n.block_ids);
+  }
+  s.resumed.clear();
+  const CachedRequestData& c = out.scheduled_cached_reqs;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(c.num_reqs()); ++i) {
+    if (c.resumed_from_preemption[i]) s.resumed.push_back(c.req_ids[i]);
+    if (!c.new_block_ids[i].empty()) s.new_block_ids.emplace_back(c.req_ids[i], c.new_block_ids[i]);
+  }
+  s.preempted.assign(out.preempted_req_ids.begin(), out.preempted_req_ids.end());
+  s.finished.clear();  // filled once the step's samples are in
+  s.spec_decode_tokens.assign(out.scheduled_spec_decode_tokens.begin(), out.scheduled_spec_decode_tokens.end());
 }
 
 void Engine::note_first_tokens(std::int64_t end_ns) {
@@ -322,7 +318,7 @@ void Engine::check_block_tables() const {
     const ReqId id = batch_.rows()[static_cast<std::size_t>(row)].req_id;
     const std::span<const int> ours = batch_.block_ids(row), theirs = scheduler_.block_ids(id);
     MLASIM_CHECK(std::equal(ours.begin(), ours.end(), theirs.begin(), theirs.end()),
-                 "step " + std::to_string(step_) + ": the input batch's block table of request " + alive_.at(id).id +
+                 "step " + std::to_string(step_) + ": the input batch's block table of request " + names_[id] +
                      " differs from the scheduler's");
   }
 }
@@ -332,7 +328,8 @@ void Engine::finish(const Request& r, std::int64_t end_ns) {
   MLASIM_CHECK(a != nullptr, "a finished request was not alive");
   RequestRecord& rec = finished_;
   rec.index = r.request_id;
-  rec.id = std::move(a->id);
+  rec.id = names_[r.request_id];
+  finished_ids_.push_back(r.request_id);
   rec.status = to_string(r.status);
   rec.num_prompt_tokens = r.num_prompt_tokens;
   rec.token_ids = r.all_token_ids;
@@ -392,7 +389,7 @@ void Engine::run_model(const SchedulerOutput& out) {
   LogitsRecord& rec = step_logits_;
   rec.vocab_size = outputs.vocab_size;
   for (const Sample& sm : samples)
-    for (int k = sm.num_tokens - 1; k >= 0; --k) rec.index.push_back({step_, alive_.at(sm.id).id, sm.last_position - k});
+    for (int k = sm.num_tokens - 1; k >= 0; --k) rec.index.push_back({step_, sm.id, sm.last_position - k});
   std::size_t wanted = 0;
   for (const Sample& sm : samples) wanted += static_cast<std::size_t>(sm.num_tokens);
   MLASIM_CHECK(outputs.logits.size() == wanted * static_cast<std::size_t>(outputs.vocab_size),

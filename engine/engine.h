@@ -70,12 +70,17 @@ class Engine {
   // The attention metadata of the latest step (reordered row order).
   const AttentionMetadata& attention_metadata() const { return metadata_; }
   std::int64_t now_ns() const { return now_ns_; }
+  // The ids of the requests alive (and of those a step record being handed out names), by index.
+  const RequestNames& request_names() const { return names_; }
 
  private:
   void admit_arrivals();
   bool arrived(const RequestSpec& spec) const;
   std::int64_t step_duration_ns() const;
   void record_step(const SchedulerOutput& out, const BatchRoute& route);
+  void record_rows(const BatchRoute& route);
+  void record_context_chunks();
+  void record_requests(const SchedulerOutput& out);
   void note_first_tokens(std::int64_t end_ns);
   void check_block_tables() const;
   void finish(const Request& r, std::int64_t end_ns);
@@ -95,6 +100,8 @@ class Engine {
   AttentionMetadata metadata_;
   std::unique_ptr<RequestStream> arrivals_;
   AliveTable alive_;
+  RequestNames names_;  // the alive requests' ids, handed to the sinks (on_start)
+  std::vector<int> finished_ids_;  // finished by the last step: their ids leave names_ when the next one starts
   std::vector<StepSink*> sinks_;
   int step_ = 0;
   int num_steps_run_ = 0;
@@ -103,10 +110,7 @@ class Engine {
   int idle_steps_ = 0;  // consecutive steps without progress (made_no_progress)
   int audit_interval_ = kAuditInterval;  // the steps between audits after the first kAuditEveryStepUntil
   StepRecord current_;
-  // The request each of current_'s row ids and num_scheduled_tokens ids was last written for (-1:
-  // none): an id string is rewritten only when the request at that position changes.
-  std::vector<ReqId> row_id_of_, scheduled_id_of_;
-  std::vector<std::pair<int, std::string>> arrived_;  // since the last step, for current_.arrived
+  std::vector<int> arrived_;  // since the last step, for current_.arrived
   RequestRecord finished_;
   LogitsRecord step_logits_;
   SchedulerOutput out_;

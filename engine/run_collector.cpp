@@ -29,6 +29,11 @@ void RecordCollector::on_logits(const LogitsRecord& rows) {
   all.values_f64.insert(all.values_f64.end(), rows.values_f64.begin(), rows.values_f64.end());
 }
 
+void RecordCollector::on_step(const StepRecord& step) {
+  for (int index : step.arrived) record_.names.add(index, names()[index]);
+  record_.steps.push_back(step);
+}
+
 void RecordCollector::on_request_finished(const RequestRecord& request) {
   if (from_file_) {
     record_.requests.push_back(request);

@@ -13,7 +13,8 @@ class RecordCollector final : public StepSink {
   // keeps that state); requests from a file are added as they finish.
   explicit RecordCollector(const Scenario& scenario);
   void on_logits(const LogitsRecord& rows) override;
-  void on_step(const StepRecord& step) override { record_.steps.push_back(step); }
+  // Keeps each arrived request's id (RunRecord::names) with the step.
+  void on_step(const StepRecord& step) override;
   void on_request_finished(const RequestRecord& request) override;
   bool wants_row_reasons() const override { return true; }
   // The record, requests in scenario order.

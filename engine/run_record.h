@@ -1,30 +1,44 @@
 // What one replay observed, step by step and per request: the data behind the step table, the
-// run JSON (docs/design.md) and the expectation checks. Plain data; ids are the scenario's strings.
+// run JSON (docs/design.md) and the expectation checks. Plain data.
+//
+// Requests are named by their index (their position in the scenario: the engine's ReqId), paths and
+// regions by the routing's enums; the sinks format them. A step record names a request by index
+// only; its id string is in the engine's RequestNames, which every sink gets in
+// StepSink::on_start. That table holds a request's id from its arrival until the engine starts
+// the step after the one that finished it (so the record Engine::step returns, and the sinks'
+// callbacks, can still name it); then the id leaves, and the table, like the engine, holds the
+// requests alive, not the trace. No later step names a finished request, so a sink needs its id
+// afterwards only from the RequestRecord, which carries a copy (the run JSON's requests list and
+// the step table's are written in scenario order at the end from a spill of formatted text), or
+// from its own copy (the timeline's lane label, the summary's examples). A stopped run's RunTotals
+// name requests still alive, so still in the table. A RunRecord keeps every step and so carries
+// its own table of every request's id.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "attention/precision_class.h"
+#include "attention/reorder.h"
+#include "attention/row_route.h"
 #include "attention/split_counts.h"
+#include "engine/request_names.h"
 
 namespace mlasim {
 
 // One row of the model runner's persistent batch, in batch order.
 struct RowRecord {
-  std::string id;
+  int index = 0;       // the request's scenario index
   int q = 0;           // num_scheduled_tokens
   int nct = 0;         // num_computed_tokens before the step
   int prompt_len = 0;  // P
   // Routing (docs/spec/routing.md): the row's region under the profile's reorder, the MLA path its
   // tokens take, whether it is a fresh prefill (nct == 0) on the decode path, and why.
-  // Both name static strings (to_string of the enums), so a record can be kept and copied freely.
-  std::string_view region;  // decode | short_extend | long_extend | prefill
-  std::string_view path;    // mqa (decode path, absorbed) | mha (prefill path)
+  Region region = Region::kPrefill;  // decode | short_extend | long_extend | prefill (to_string)
+  MlaPath path = MlaPath::kMha;      // mqa (decode path, absorbed) | mha (prefill path)
   bool fresh_on_decode_path = false;
   std::string reason;
 };
@@ -34,25 +48,25 @@ struct ContextChunksRecord {
   int workspace_size = 0;      // W
   int max_context_chunk = 0;   // MCC
   int num_chunks = 0;
-  std::vector<std::string> ids;              // prefill-path rows, batch order
+  std::vector<int> indices;                  // prefill-path rows' requests, batch order
   std::vector<std::vector<int>> chunk_lens;  // [chunk][row]
 };
 
 struct StepRecord {
   int step = 0;
-  // Requests that arrived (entered the waiting queue) just before this step: {scenario index, id}.
-  std::vector<std::pair<int, std::string>> arrived;
-  // {id: q} in scheduling order (running requests first, then admitted ones).
-  std::vector<std::pair<std::string, int>> num_scheduled_tokens;
+  // Requests that arrived (entered the waiting queue) just before this step, in arrival order.
+  std::vector<int> arrived;
+  // {request: q} in scheduling order (running requests first, then admitted ones).
+  std::vector<std::pair<int, int>> num_scheduled_tokens;
   int total_num_scheduled_tokens = 0;
   std::vector<RowRecord> rows;  // batch order
-  std::vector<std::string> new_reqs;   // scheduled_new_reqs, in order
-  std::vector<std::string> resumed;    // resumed from preemption this step
-  std::vector<std::string> preempted;  // preempted while scheduling this step, in order
-  std::vector<std::string> finished;   // finished by this step's samples
+  std::vector<int> new_reqs;   // scheduled_new_reqs, in order
+  std::vector<int> resumed;    // resumed from preemption this step
+  std::vector<int> preempted;  // preempted while scheduling this step, in order
+  std::vector<int> finished;   // finished by this step's samples
   // Blocks handed out this step: a new or resumed request's whole table, a running one's additions.
-  std::vector<std::pair<std::string, std::vector<int>>> new_block_ids;
-  std::vector<std::pair<std::string, std::vector<int>>> spec_decode_tokens;  // drafts verified this step
+  std::vector<std::pair<int, std::vector<int>>> new_block_ids;
+  std::vector<std::pair<int, std::vector<int>>> spec_decode_tokens;  // drafts verified this step
   int num_free_blocks = 0;  // after scheduling, before this step's finished requests free theirs
   int num_running = 0;      // the scheduler's running and waiting queues after scheduling
   int num_waiting = 0;
@@ -73,7 +87,7 @@ struct StepRecord {
 
 struct RequestRecord {
   int index = 0;  // position in the scenario (its requests list or requests_file line order)
-  std::string id;
+  std::string id;  // a copy: the engine's RequestNames drops it after the step that finished the request
   std::string status;  // waiting | running | preempted | finished_stopped | finished_length_capped
   int num_prompt_tokens = 0;
   std::vector<int> token_ids;  // prompt + outputs
@@ -88,11 +102,11 @@ struct RequestRecord {
   int num_output_tokens() const { return static_cast<int>(token_ids.size()) - num_prompt_tokens; }
 };
 
-// One row of logits: the output at `position` of request `id` in `step`, predicting the token at
-// position + 1 (docs/design.md logits_index.json).
+// One row of logits: the output at `position` of the request `index` in `step`, predicting the
+// token at position + 1 (docs/design.md logits_index.json, which names the request by its id).
 struct LogitsRow {
   int step = 0;
-  std::string id;
+  int index = 0;
   int position = 0;
 };
 
@@ -113,7 +127,7 @@ struct RunTotals {
   std::int64_t end_ns = 0;  // simulated time when the last step ended
   int stopped_step = -1;    // >= 0: the run stopped where vLLM cannot go on (VllmCannotRun)
   std::string stopped_reason;
-  std::vector<std::pair<int, std::string>> arrived_at_stop;  // {scenario index, id} that arrived for that step
+  std::vector<int> arrived_at_stop;  // the requests that arrived for that step
   // Every request that arrived and had not finished where the run stopped, in scenario order, with
   // its status (waiting, running, preempted), num_computed_tokens and tokens as vLLM's scheduler
   // held them at the stop.
@@ -122,6 +136,7 @@ struct RunTotals {
 
 struct RunRecord {
   std::string scenario;  // name
+  RequestNames names;    // every request that arrived, finished or not
   std::optional<PrecisionClass> precision;  // the backend's class; nullopt for a dry run
   std::vector<StepRecord> steps;
   std::vector<RequestRecord> requests;  // scenario order

@@ -98,10 +98,10 @@ void ResolvedTraceSink::on_end(const RunTotals& totals) {
   if (totals.stopped_step >= 0) write_arrived(totals.arrived_at_stop, totals.stopped_step);
 }
 
-void ResolvedTraceSink::write_arrived(const std::vector<std::pair<int, std::string>>& arrived, int step) {
-  for (const auto& [index, id] : arrived) {
+void ResolvedTraceSink::write_arrived(const std::vector<int>& arrived, int step) {
+  for (int index : arrived) {
     MLASIM_CHECK(requests_->peek() != nullptr && requests_->peek_index() == index,
-                 "resolved trace: request " + id + " arrived out of the scenario's arrival order");
+                 "resolved trace: request " + names()[index] + " arrived out of the scenario's arrival order");
     RequestSpec spec = resolved_request(requests_->pop(), *scenario_);
     // Drafts run up to 2k ids past the last sampled output (1 + accepted, then k drafts).
     extend_outputs(spec, *scenario_, spec.max_tokens + 2 * scenario_->scheduler.num_speculative_tokens);

@@ -33,7 +33,7 @@ class ResolvedTraceSink final : public StepSink {
 
  private:
   const Scenario* scenario_ = nullptr;
-  void write_arrived(const std::vector<std::pair<int, std::string>>& arrived, int step);
+  void write_arrived(const std::vector<int>& arrived, int step);
 
   std::unique_ptr<RequestStream> requests_;
   AtomicOutputFile file_;

@@ -6,22 +6,29 @@
 namespace mlasim {
 namespace {
 
-void id_map(JsonWriter& w, const char* key, const std::vector<std::pair<std::string, std::vector<int>>>& m) {
+void id_map(JsonWriter& w, const char* key, const std::vector<std::pair<int, std::vector<int>>>& m,
+            const RequestNames& names) {
   w.key(key).begin_object();
-  for (const auto& [id, ids] : m) w.key(id).int_array(ids);
+  for (const auto& [index, ids] : m) w.key(names[index]).int_array(ids);
   w.end_object();
+}
+
+void id_array(JsonWriter& w, const char* key, const std::vector<int>& requests, const RequestNames& names) {
+  w.key(key).begin_array();
+  for (int index : requests) w.value(names[index]);
+  w.end_array();
 }
 
 }  // namespace
 
-void write_row_json(JsonWriter& w, const RowRecord& r) {
+void write_row_json(JsonWriter& w, const RowRecord& r, std::string_view id) {
   w.begin_object();
-  w.key("id").value(r.id);
+  w.key("id").value(id);
   w.key("q").value(r.q);
   w.key("nct").value(r.nct);
   w.key("prompt_len").value(r.prompt_len);
-  w.key("region").value(r.region);
-  w.key("path").value(r.path);
+  w.key("region").value(to_string(r.region));
+  w.key("path").value(to_string(r.path));
   w.key("fresh_on_decode_path").value(r.fresh_on_decode_path);
   w.key("reason").value(r.reason);
   w.end_object();
@@ -36,29 +43,29 @@ void write_split_counts(JsonWriter& w, const SplitCounts& counts) {
   w.key("num_mha_tokens").value(counts.num_mha_tokens);
 }
 
-void write_step_fields(JsonWriter& w, const StepRecord& s) {
+void write_step_fields(JsonWriter& w, const StepRecord& s, const RequestNames& names) {
   w.key("step").value(s.step);
   w.key("num_scheduled_tokens").begin_object();
-  for (const auto& [id, q] : s.num_scheduled_tokens) w.key(id).value(q);
+  for (const auto& [index, q] : s.num_scheduled_tokens) w.key(names[index]).value(q);
   w.end_object();
   w.key("total_num_scheduled_tokens").value(s.total_num_scheduled_tokens);
   write_split_counts(w, s.counts);
   w.key("reorder_modified").value(s.reorder_modified);
   w.key("split_reason").value(s.split_reason);
   w.key("rows").begin_array();
-  for (const RowRecord& r : s.rows) write_row_json(w, r);
+  for (const RowRecord& r : s.rows) write_row_json(w, r, names[r.index]);
   w.end_array();
-  w.key("new").string_array(s.new_reqs);
-  w.key("resumed").string_array(s.resumed);
-  w.key("preempted").string_array(s.preempted);
-  w.key("finished").string_array(s.finished);
-  id_map(w, "new_block_ids", s.new_block_ids);
-  id_map(w, "scheduled_spec_decode_tokens", s.spec_decode_tokens);
+  id_array(w, "new", s.new_reqs, names);
+  id_array(w, "resumed", s.resumed, names);
+  id_array(w, "preempted", s.preempted, names);
+  id_array(w, "finished", s.finished, names);
+  id_map(w, "new_block_ids", s.new_block_ids, names);
+  id_map(w, "scheduled_spec_decode_tokens", s.spec_decode_tokens, names);
   w.key("context_chunks").begin_object();
   w.key("workspace_size").value(s.context_chunks.workspace_size);
   w.key("max_context_chunk").value(s.context_chunks.max_context_chunk);
   w.key("num_chunks").value(s.context_chunks.num_chunks);
-  w.key("ids").string_array(s.context_chunks.ids);
+  id_array(w, "ids", s.context_chunks.indices, names);
   w.key("chunk_lens").begin_array();
   for (const auto& lens : s.context_chunks.chunk_lens) w.int_array(lens);
   w.end_array();
@@ -90,7 +97,7 @@ std::string run_record_to_json(const RunRecord& run) {
   begin_run_json(w, run.scenario);
   for (const StepRecord& s : run.steps) {
     w.begin_object();
-    write_step_fields(w, s);
+    write_step_fields(w, s, run.names);
     w.end_object();
   }
   w.end_array();

@@ -31,7 +31,7 @@ Status RunFileSink::open(const std::string& path, const std::string& scenario_na
 void RunFileSink::on_step(const StepRecord& step) {
   if (format_ == RunFileFormat::kJson) {
     w_.begin_object();
-    write_step_fields(w_, step);
+    write_step_fields(w_, step, names());
     w_.end_object();
     file_.write(w_.text());
     w_.clear_text();
@@ -40,7 +40,7 @@ void RunFileSink::on_step(const StepRecord& step) {
   line_.clear_text();
   line_.begin_object();
   line_.key("type").value("step");
-  write_step_fields(line_, step);
+  write_step_fields(line_, step, names());
   line_.key("time_ns").value(static_cast<long long>(step.time_ns));
   line_.key("duration_ns").value(static_cast<long long>(step.duration_ns));
   line_.end_object();

@@ -18,7 +18,7 @@ void RunSummary::on_step(const StepRecord& st) {
   mha_.add(st.counts.num_mha_tokens);
   for (const RowRecord& r : st.rows) {
     if (!r.fresh_on_decode_path) continue;
-    if (num_fresh_++ < kExamples) fresh_examples_.push_back({st.step, r.id, r.q});
+    if (num_fresh_++ < kExamples) fresh_examples_.push_back({st.step, names()[r.index], r.q});
   }
 }
 

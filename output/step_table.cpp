@@ -6,37 +6,41 @@
 namespace mlasim {
 namespace {
 
-std::string id_list(const char* label, const std::vector<std::string>& ids) {
-  if (ids.empty()) return "";
+std::string id_list(const char* label, const std::vector<int>& requests, const RequestNames& names) {
+  if (requests.empty()) return "";
   std::string out = fmt::format(" {}=[", label);
-  for (std::size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + ids[i];
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (i) out += ',';
+    out += names[requests[i]];
+  }
   return out + "]";
 }
 
 }  // namespace
 
-std::string format_step_line(const StepRecord& s) {
+std::string format_step_line(const StepRecord& s, const RequestNames& names) {
   // "num_mqa=.. num_mha=.. total_toks=.." is the form of the observation being reproduced.
   std::string out = fmt::format("step {:>4}: num_mqa={} num_mha={} total_toks={} decodes={}/{} prefills={}/{} free_blocks={} |",
                                 s.step, s.counts.num_mqa_tokens, s.counts.num_mha_tokens, s.total_num_scheduled_tokens, s.counts.num_decodes,
                                 s.counts.num_decode_tokens, s.counts.num_prefills, s.counts.num_prefill_tokens, s.num_free_blocks);
   for (const RowRecord& r : s.rows) {
-    out += fmt::format(" {}(q={},nct={},P={})={}", r.id, r.q, r.nct, r.prompt_len, r.path);
+    out += fmt::format(" {}(q={},nct={},P={})={}", names[r.index], r.q, r.nct, r.prompt_len, to_string(r.path));
     if (r.fresh_on_decode_path) out += "[fresh-on-decode-path]";
   }
   out += " |";
-  out += id_list("new", s.new_reqs);
-  out += id_list("resumed", s.resumed);
-  out += id_list("preempted", s.preempted);
-  out += id_list("finished", s.finished);
+  out += id_list("new", s.new_reqs, names);
+  out += id_list("resumed", s.resumed, names);
+  out += id_list("preempted", s.preempted, names);
+  out += id_list("finished", s.finished, names);
   if (s.context_chunks.num_chunks > 0)
     out += fmt::format(" context_chunks={}x{}", s.context_chunks.num_chunks, s.context_chunks.max_context_chunk);
   return out;
 }
 
-std::string format_step_explanation(const StepRecord& s) {
+std::string format_step_explanation(const StepRecord& s, const RequestNames& names) {
   std::string out = fmt::format("       batch: {}{}\n", s.split_reason, s.reorder_modified ? " (batch reordered)" : "");
-  for (const RowRecord& r : s.rows) out += fmt::format("       {} -> {}: {}\n", r.id, r.path, r.reason);
+  for (const RowRecord& r : s.rows)
+    out += fmt::format("       {} -> {}: {}\n", names[r.index], to_string(r.path), r.reason);
   return out;
 }
 
@@ -61,7 +65,7 @@ std::string format_misrouting_summary(const RunRecord& run) {
   for (const StepRecord& st : run.steps)
     for (const RowRecord& r : st.rows)
       if (r.fresh_on_decode_path) {
-        if (count++ < 8) where += fmt::format("{}step {} {} (q={})", where.empty() ? "" : ", ", st.step, r.id, r.q);
+        if (count++ < 8) where += fmt::format("{}step {} {} (q={})", where.empty() ? "" : ", ", st.step, run.names[r.index], r.q);
       }
   if (count == 0) return "fresh prefills on the decode path: none\n";
   if (count > 8) where += ", ...";

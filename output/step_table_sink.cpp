@@ -24,8 +24,8 @@ void StepTablePrinter::on_step(const StepRecord& st) {
   ++num_steps_;
   const bool print = mode_ == TableMode::kFull || (mode_ == TableMode::kAuto && num_steps_ <= kAutoFullSteps);
   if (print) {
-    out_ << format_step_line(st) << "\n";
-    if (explain_) out_ << format_step_explanation(st);
+    out_ << format_step_line(st, names()) << "\n";
+    if (explain_) out_ << format_step_explanation(st, names());
   } else if (mode_ == TableMode::kAuto && !truncated_) {
     truncated_ = true;
     requests_.reset();

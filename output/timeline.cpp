@@ -43,14 +43,14 @@ Timeline::Timeline(const Scenario& scenario, std::string title)
   cells_.resize(lanes_.size());
 }
 
-int Timeline::lane_of(int index, const std::string& id) {
+int Timeline::lane_of(int index) {
   if (lanes_.empty()) {  // a scenario always has requests; this keeps the grid valid regardless
     lanes_.emplace_back();
     lane_counts_.emplace_back();
     cells_.emplace_back(columns_.size());
   }
   const int lane = std::min(index / requests_per_lane_, static_cast<int>(lanes_.size()) - 1);
-  if (requests_per_lane_ == 1) lanes_[static_cast<std::size_t>(lane)].label = id;
+  if (requests_per_lane_ == 1) lanes_[static_cast<std::size_t>(lane)].label = names()[index];
   return lane;
 }
 
@@ -123,27 +123,27 @@ void Timeline::on_step(const StepRecord& step) {
     t.state = to;
     ++counter(t);
   };
-  for (const auto& [index, id] : step.arrived) {
-    Tracked& t = alive_[id] = Tracked{lane_of(index, id), CellState::kWaiting};
-    ++counter(t);
+  for (int index : step.arrived) {
+    alive_.emplace(index, Tracked{lane_of(index), CellState::kWaiting});
+    ++counter(alive_.at(index));
   }
   start_column(step);
   ++num_steps_;
   const std::size_t column = columns_.size() - 1;
   const bool detailed = steps_per_column_ == 1 && requests_per_lane_ == 1;
-  for (const std::string& id : step.preempted)
-    if (auto it = alive_.find(id); it != alive_.end()) move(it->second, CellState::kPreempted);
+  for (int index : step.preempted)
+    if (Tracked* t = alive_.find(index)) move(*t, CellState::kPreempted);
   std::vector<int> scheduled(lanes_.size(), 0);
   for (std::size_t r = 0; r < step.rows.size(); ++r) {
     const RowRecord& row = step.rows[r];
-    auto it = alive_.find(row.id);
-    if (row.q == 0 || it == alive_.end()) continue;
-    Tracked& t = it->second;
+    Tracked* tracked = alive_.find(row.index);
+    if (row.q == 0 || tracked == nullptr) continue;
+    Tracked& t = *tracked;
     move(t, CellState::kDecode);
     ++scheduled[static_cast<std::size_t>(t.lane)];
     const CellState s = row.fresh_on_decode_path ? CellState::kFreshOnDecode
-                        : row.path == "mha"      ? CellState::kPrefill
-                                                 : CellState::kDecode;
+                        : row.path == MlaPath::kMha ? CellState::kPrefill
+                                                    : CellState::kDecode;
     TimelineCell& cell = cells_[static_cast<std::size_t>(t.lane)][column];
     ++cell.count[static_cast<std::size_t>(s)];
     if (detailed) {
@@ -164,12 +164,12 @@ void Timeline::on_step(const StepRecord& step) {
     cell.count[static_cast<std::size_t>(CellState::kPreempted)] += lc.preempted;
     cell.count[static_cast<std::size_t>(CellState::kFinished)] += lc.finished;
   }
-  for (const std::string& id : step.finished) {
-    auto it = alive_.find(id);
-    if (it == alive_.end()) continue;
-    --counter(it->second);
-    ++lane_counts_[static_cast<std::size_t>(it->second.lane)].finished;
-    alive_.erase(it);
+  for (int index : step.finished) {
+    Tracked* t = alive_.find(index);
+    if (t == nullptr) continue;
+    --counter(*t);
+    ++lane_counts_[static_cast<std::size_t>(t->lane)].finished;
+    alive_.erase(index);
   }
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config/scenario.h"
+#include "engine/slot_table.h"
 #include "engine/step_sink.h"
 
 namespace mlasim {
@@ -76,7 +77,7 @@ class Timeline final : public StepSink {
   struct LaneCounts {
     int waiting = 0, preempted = 0, running = 0, finished = 0;
   };
-  int lane_of(int index, const std::string& id);
+  int lane_of(int index);
   void start_column(const StepRecord& step);
   void merge_columns();
   int intern_reason(const std::string& reason);
@@ -90,7 +91,7 @@ class Timeline final : public StepSink {
   std::vector<TimelineLane> lanes_;
   std::vector<LaneCounts> lane_counts_;
   std::vector<std::vector<TimelineCell>> cells_;  // [lane][column]
-  std::unordered_map<std::string, Tracked> alive_;
+  SlotTable<Tracked> alive_;  // by scenario index
   std::vector<std::string> reasons_;
   std::unordered_map<std::string, int> reason_ids_;
 };

@@ -21,7 +21,7 @@ JsonWriter start(const char* ph, std::string_view name, double ts, int tid) {
 
 const char* slice_name(const RowRecord& row) {
   if (row.fresh_on_decode_path) return "FRESH PREFILL on the decode path (mqa)";
-  return row.path == "mha" ? "prefill path (mha)" : "decode path (mqa)";
+  return row.path == MlaPath::kMha ? "prefill path (mha)" : "decode path (mqa)";
 }
 
 }  // namespace
@@ -58,11 +58,11 @@ double TraceEventSink::dur_us(const StepRecord& step) const {
 
 void TraceEventSink::on_step(const StepRecord& step) {
   const double ts = ts_us(step), dur = dur_us(step);
-  for (const auto& [index, id] : step.arrived) {
+  for (int index : step.arrived) {
     const int tid = index + 1;
-    tids_[id] = tid;
+    tids_.emplace(index, tid);
     JsonWriter name = start("M", "thread_name", ts, tid);
-    name.key("args").begin_object().key("name").value(id).end_object();
+    name.key("args").begin_object().key("name").value(names()[index]).end_object();
     name.end_object();
     event(name.take());
     JsonWriter order = start("M", "thread_sort_index", ts, tid);
@@ -71,35 +71,35 @@ void TraceEventSink::on_step(const StepRecord& step) {
     event(order.take());
   }
   for (const RowRecord& row : step.rows) {
-    auto it = tids_.find(row.id);
-    if (row.q == 0 || it == tids_.end()) continue;
-    JsonWriter w = start("X", slice_name(row), ts, it->second);
+    const int* tid = tids_.find(row.index);
+    if (row.q == 0 || tid == nullptr) continue;
+    JsonWriter w = start("X", slice_name(row), ts, *tid);
     w.key("dur").fixed(dur, 3);
-    w.key("cat").value(row.path);
+    w.key("cat").value(to_string(row.path));
     if (row.fresh_on_decode_path) w.key("cname").value("terrible");
     w.key("args").begin_object();
     w.key("step").value(step.step);
     w.key("q").value(row.q);
     w.key("nct").value(row.nct);
     w.key("P").value(row.prompt_len);
-    w.key("region").value(row.region);
-    w.key("path").value(row.path);
+    w.key("region").value(to_string(row.region));
+    w.key("path").value(to_string(row.path));
     w.key("fresh_on_decode_path").value(row.fresh_on_decode_path);
     w.key("reason").value(row.reason);
     w.end_object();
     w.end_object();
     event(w.take());
   }
-  auto instant = [&](const std::string& id, const char* what) {
-    auto it = tids_.find(id);
-    if (it == tids_.end()) return;
-    JsonWriter w = start("i", what, ts, it->second);
+  auto instant = [&](int index, const char* what) {
+    const int* tid = tids_.find(index);
+    if (tid == nullptr) return;
+    JsonWriter w = start("i", what, ts, *tid);
     w.key("s").value("t");
     w.key("args").begin_object().key("step").value(step.step).end_object();
     w.end_object();
     event(w.take());
   };
-  for (const std::string& id : step.preempted) instant(id, "preempted");
+  for (int index : step.preempted) instant(index, "preempted");
   auto counter = [&](const char* name, std::initializer_list<std::pair<const char*, long long>> values) {
     JsonWriter w = start("C", name, ts, 0);
     w.key("args").begin_object();
@@ -111,15 +111,15 @@ void TraceEventSink::on_step(const StepRecord& step) {
   counter("split tokens", {{"num_mqa", step.counts.num_mqa_tokens}, {"num_mha", step.counts.num_mha_tokens}});
   counter("requests", {{"running", step.num_running}, {"waiting", step.num_waiting}});
   counter("free KV blocks", {{"free_blocks", step.num_free_blocks}});
-  for (const std::string& id : step.finished) {
-    auto it = tids_.find(id);
-    if (it == tids_.end()) continue;
-    JsonWriter w = start("i", "finished", ts + dur, it->second);
+  for (int index : step.finished) {
+    const int* tid = tids_.find(index);
+    if (tid == nullptr) continue;
+    JsonWriter w = start("i", "finished", ts + dur, *tid);
     w.key("s").value("t");
     w.key("args").begin_object().key("step").value(step.step).end_object();
     w.end_object();
     event(w.take());
-    tids_.erase(it);
+    tids_.erase(index);
   }
 }
 

@@ -8,10 +8,10 @@
 #pragma once
 
 #include <string>
-#include <unordered_map>
 
 #include "base/status.h"
 #include "base/atomic_file.h"
+#include "engine/slot_table.h"
 #include "engine/step_sink.h"
 
 namespace mlasim {
@@ -39,7 +39,7 @@ class TraceEventSink final : public StepSink {
   TraceClock clock_;
   AtomicOutputFile file_;
   bool first_ = true;
-  std::unordered_map<std::string, int> tids_;  // alive request id -> its track (scenario index + 1)
+  SlotTable<int> tids_;  // alive request's scenario index -> its track (scenario index + 1)
 };
 
 }  // namespace mlasim

@@ -31,6 +31,21 @@ std::string show_map(const std::vector<std::pair<std::string, T>>& m) {
   return out + "}";
 }
 
+std::vector<std::string> ids_of(const std::vector<int>& requests, const RequestNames& names) {
+  std::vector<std::string> out;
+  out.reserve(requests.size());
+  for (int index : requests) out.push_back(names[index]);
+  return out;
+}
+
+template <typename T>
+std::vector<std::pair<std::string, T>> ids_of(const std::vector<std::pair<int, T>>& m, const RequestNames& names) {
+  std::vector<std::pair<std::string, T>> out;
+  out.reserve(m.size());
+  for (const auto& [index, value] : m) out.emplace_back(names[index], value);
+  return out;
+}
+
 // {id: value} maps compare as sets of pairs: the YAML order carries no meaning.
 template <typename T>
 bool same_map(std::vector<std::pair<std::string, T>> a, std::vector<std::pair<std::string, T>> b) {
@@ -48,6 +63,18 @@ class Checker {
   void eq(const std::string& what, const std::optional<T>& expected, const T& actual) {
     if (expected && !(*expected == actual)) fail(what, show_value(*expected), show_value(actual));
   }
+  // Expected ids against the record's requests, named only when there is an expectation.
+  void eq_ids(const std::string& what, const std::optional<std::vector<std::string>>& expected,
+              const std::vector<int>& actual, const RequestNames& names) {
+    if (expected) eq(what, expected, ids_of(actual, names));
+  }
+  template <typename T>
+  void eq_map(const std::string& what, const std::optional<std::vector<std::pair<std::string, T>>>& expected,
+              const std::vector<std::pair<int, T>>& actual, const RequestNames& names) {
+    if (!expected) return;
+    const std::vector<std::pair<std::string, T>> got = ids_of(actual, names);
+    if (!same_map(*expected, got)) fail(what, show_map(*expected), show_map(got));
+  }
   void fail(const std::string& what, std::string expected, std::string actual) {
     out_.push_back({where_, what, std::move(expected), std::move(actual)});
   }
@@ -63,23 +90,21 @@ class Checker {
   std::string where_;
 };
 
-void check_step(Checker& c, const StepExpectation& e, const StepRecord& r) {
+void check_step(Checker& c, const StepExpectation& e, const StepRecord& r, const RequestNames& names) {
   const std::string p = fmt::format("step {} ", e.step);
-  if (e.num_scheduled_tokens && !same_map(*e.num_scheduled_tokens, r.num_scheduled_tokens))
-    c.fail(p + "num_scheduled_tokens", show_map(*e.num_scheduled_tokens), show_map(r.num_scheduled_tokens));
+  c.eq_map(p + "num_scheduled_tokens", e.num_scheduled_tokens, r.num_scheduled_tokens, names);
   c.eq(p + "total_num_scheduled_tokens", e.total_num_scheduled_tokens, r.total_num_scheduled_tokens);
   c.eq(p + "num_free_blocks", e.num_free_blocks, r.num_free_blocks);
-  c.eq(p + "new", e.new_reqs, r.new_reqs);
-  c.eq(p + "resumed", e.resumed, r.resumed);
-  c.eq(p + "preempted", e.preempted, r.preempted);
-  c.eq(p + "finished", e.finished, r.finished);
+  c.eq_ids(p + "new", e.new_reqs, r.new_reqs, names);
+  c.eq_ids(p + "resumed", e.resumed, r.resumed, names);
+  c.eq_ids(p + "preempted", e.preempted, r.preempted, names);
+  c.eq_ids(p + "finished", e.finished, r.finished, names);
   if (e.order) {
-    std::vector<std::string> order;
-    for (const RowRecord& row : r.rows) order.push_back(row.id);
-    c.eq(p + "order", e.order, order);
+    std::vector<int> order;
+    for (const RowRecord& row : r.rows) order.push_back(row.index);
+    c.eq_ids(p + "order", e.order, order, names);
   }
-  if (e.new_block_ids && !same_map(*e.new_block_ids, r.new_block_ids))
-    c.fail(p + "new_block_ids", show_map(*e.new_block_ids), show_map(r.new_block_ids));
+  c.eq_map(p + "new_block_ids", e.new_block_ids, r.new_block_ids, names);
   c.eq(p + "num_decodes", e.num_decodes, r.counts.num_decodes);
   c.eq(p + "num_decode_tokens", e.num_decode_tokens, r.counts.num_decode_tokens);
   c.eq(p + "num_prefills", e.num_prefills, r.counts.num_prefills);
@@ -116,7 +141,7 @@ void ExpectationChecker::on_step(const StepRecord& st) {
     step_seen_[i] = true;
     Checker c(s_, step_failures_[i]);
     c.at(steps[i].line, steps[i].column);
-    check_step(c, steps[i], st);
+    check_step(c, steps[i], st, names());
   }
   if (check_fresh_)
     for (const RowRecord& row : st.rows)
@@ -124,7 +149,7 @@ void ExpectationChecker::on_step(const StepRecord& st) {
         invariant_failures_.push_back({s_.source,
                                        fmt::format("invariant {} at step {}", kInvariantNoFreshPrefillOnDecodePath, st.step),
                                        "no row with nct = 0 on the decode path",
-                                       fmt::format("{} (q={}, nct=0, P={}) took the decode path: {}", row.id, row.q,
+                                       fmt::format("{} (q={}, nct=0, P={}) took the decode path: {}", names()[row.index], row.q,
                                                    row.prompt_len, row.reason)});
 }
 
@@ -167,6 +192,7 @@ void ExpectationChecker::on_end(const RunTotals& /*totals*/) {
 
 std::vector<ExpectationFailure> check_expectations(const Scenario& scenario, const RunRecord& run) {
   ExpectationChecker checker(scenario);
+  checker.on_start(run.names);
   for (const StepRecord& st : run.steps) checker.on_step(st);
   for (const RequestRecord& r : run.requests) checker.on_request_finished(r);
   RunTotals totals;

@@ -149,7 +149,7 @@ Status GoldenUpdate::stage(const std::string& scenario_path) {
   if (Status st = write_file_atomically((staging / "split.txt").string(), format_split_golden(s, record, generator_));
       !st)
     return failed(st.error());
-  if (Status st = write_logits_golden(staging.string(), s, record.logits, generator_); !st) return failed(st.error());
+  if (Status st = write_logits_golden(staging.string(), s, record.logits, record.names, generator_); !st) return failed(st.error());
   if (Status st = write_own_file_atomically((staging / marker(::getpid())).string(), ""); !st) return failed(st.error());
   return Status::Ok();
 }

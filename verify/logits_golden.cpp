@@ -45,10 +45,14 @@ std::string yaml_tolerance(const LogitsTolerance& t) {
 
 }  // namespace
 
-Status write_logits_files(const std::string& dir, const LogitsRecord& logits) {
+std::string logits_row_label(int step, std::string_view id, int position) {
+  return fmt::format("step {} {} position {}", step, id, position);
+}
+
+Status write_logits_files(const std::string& dir, const LogitsRecord& logits, const RequestNames& names) {
   LogitsFilesStream files;
   if (Status st = files.open(dir, logits.vocab_size); !st) return st;
-  files.add(logits);
+  files.add(logits, names);
   if (Status st = files.finish(); !st) return st;
   return files.publish();
 }
@@ -64,11 +68,11 @@ std::string model_fingerprint(const ModelConfig& m) {
 }
 
 Status write_logits_golden(const std::string& dir, const Scenario& scenario, const LogitsRecord& logits,
-                           const std::string& generator) {
+                           const RequestNames& names, const std::string& generator) {
   LogitsRecord exact = logits;
   if (!logits.values_f64.empty())  // the golden keeps the double values rounded once, to float32
     for (std::size_t i = 0; i < exact.values.size(); ++i) exact.values[i] = static_cast<float>(logits.values_f64[i]);
-  if (Status st = write_logits_files(dir, exact); !st) return st;
+  if (Status st = write_logits_files(dir, exact, names); !st) return st;
   std::string meta = "# Written by `mlasim golden update`; never edited by hand.\n";
   meta += "format: 1\n";
   meta += fmt::format("scenario: {}\n", scenario.name);
@@ -247,10 +251,10 @@ Result<LogitsGoldenLookup> find_logits_golden(const std::string& golden_dir, con
   return lookup;
 }
 
-LogitsCheck check_logits_against(const LogitsFiles& golden, const LogitsRecord& actual, const LogitsTolerance& tol,
-                                 const std::string& golden_dir) {
+LogitsCheck check_logits_against(const LogitsFiles& golden, const LogitsRecord& actual, const RequestNames& names,
+                                 const LogitsTolerance& tol, const std::string& golden_dir) {
   LogitsGoldenCheck check(golden, tol, golden_dir);
-  check.add(actual);
+  check.add(actual, names);
   return check.finish();
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/scenario.h"
@@ -18,13 +19,23 @@ namespace mlasim {
 // logits.npy and logits_index.json as one set (LogitsFilesStream): both written and synced beside
 // their targets, then renamed into place. The index records the npy's bytes
 // (`logits_npy_fnv1a64`), and readers refuse a pair from two writes.
-Status write_logits_files(const std::string& dir, const LogitsRecord& logits);
+// The rows' requests are named through `names` (RunRecord::names).
+Status write_logits_files(const std::string& dir, const LogitsRecord& logits, const RequestNames& names);
 // Golden: the files above from the fp64 values, plus meta.yaml.
 Status write_logits_golden(const std::string& dir, const Scenario& scenario, const LogitsRecord& logits,
-                           const std::string& generator);
+                           const RequestNames& names, const std::string& generator);
+
+// One row of logits_index.json: a LogitsRow with its request's id.
+struct LogitsIndexRow {
+  int step = 0;
+  std::string id;
+  int position = 0;
+};
+// How messages name a logits row: "step S ID position P".
+std::string logits_row_label(int step, std::string_view id, int position);
 
 struct LogitsFiles {
-  std::vector<LogitsRow> index;
+  std::vector<LogitsIndexRow> index;
   long rows = 0, cols = 0;
   std::vector<double> values;
 };
@@ -65,7 +76,7 @@ struct LogitsCheck {
   std::string max_abs_at, max_rel_at, first_top1_mismatch_at;
 };
 // The whole record at once (LogitsGoldenCheck streams it).
-LogitsCheck check_logits_against(const LogitsFiles& golden, const LogitsRecord& actual, const LogitsTolerance& tol,
-                                 const std::string& golden_dir);
+LogitsCheck check_logits_against(const LogitsFiles& golden, const LogitsRecord& actual, const RequestNames& names,
+                                 const LogitsTolerance& tol, const std::string& golden_dir);
 
 }  // namespace mlasim

@@ -15,8 +15,8 @@ void LogitsGoldenGate::start(PrecisionClass precision) {
     check_.emplace(lookup_.golden.files, logits_tolerance(precision), lookup_.dir);
 }
 
-void LogitsGoldenGate::add(const LogitsRecord& rows) {
-  if (check_) check_->add(rows);
+void LogitsGoldenGate::add(const LogitsRecord& rows, const RequestNames& names) {
+  if (check_) check_->add(rows, names);
 }
 
 LogitsGoldenVerdict LogitsGoldenGate::finish() const {

@@ -28,7 +28,7 @@ class LogitsGoldenGate {
   Status open(const std::string& golden_dir, const Scenario& scenario);
   // The tolerance is the backend's class; called once, before the first rows.
   void start(PrecisionClass precision);
-  void add(const LogitsRecord& rows);
+  void add(const LogitsRecord& rows, const RequestNames& names);
   LogitsGoldenVerdict finish() const;
   const std::string& dir() const { return lookup_.dir; }
 

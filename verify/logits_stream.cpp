@@ -12,14 +12,14 @@
 namespace mlasim {
 namespace {
 
-std::string row_label(const LogitsRow& r) { return fmt::format("step {} {} position {}", r.step, r.id, r.position); }
+std::string row_label(const LogitsIndexRow& r) { return logits_row_label(r.step, r.id, r.position); }
 
 }  // namespace
 
 LogitsGoldenCheck::LogitsGoldenCheck(const LogitsFiles& golden, const LogitsTolerance& tol, std::string golden_dir)
     : golden_(golden), tol_(tol), dir_(std::move(golden_dir)), comparer_(golden.cols, tol) {}
 
-void LogitsGoldenCheck::add(const LogitsRecord& rows) {
+void LogitsGoldenCheck::add(const LogitsRecord& rows, const RequestNames& names) {
   const std::size_t vocab = static_cast<std::size_t>(rows.vocab_size);
   if (!rows.index.empty() && static_cast<long>(vocab) != golden_.cols) vocab_differs_ = true;
   for (std::size_t k = 0; k < rows.index.size(); ++k) {
@@ -27,12 +27,13 @@ void LogitsGoldenCheck::add(const LogitsRecord& rows) {
     values_ += vocab;
     if (index_difference_) continue;
     const LogitsRow& got = rows.index[k];
-    if (i >= golden_.index.size() || golden_.index[i].step != got.step || golden_.index[i].id != got.id ||
+    const std::string& id = names[got.index];
+    if (i >= golden_.index.size() || golden_.index[i].step != got.step || golden_.index[i].id != id ||
         golden_.index[i].position != got.position) {
       index_difference_ =
           fmt::format("{}/logits_index.json: logits row {} differs: expected {}, got {}", dir_, i,
                       i < golden_.index.size() ? row_label(golden_.index[i]) : std::string("(no more rows)"),
-                      row_label(got));
+                      logits_row_label(got.step, id, got.position));
       continue;
     }
     if (vocab_differs_) continue;
@@ -67,7 +68,7 @@ LogitsCheck LogitsGoldenCheck::finish() const {
     cmp = comparer_.result();
   }
   std::vector<std::string> labels;
-  for (const LogitsRow& r : golden_.index) labels.push_back(row_label(r));
+  for (const LogitsIndexRow& r : golden_.index) labels.push_back(row_label(r));
   c.pass = cmp.pass;
   c.message = cmp.summary(tol_, labels);
   c.compared = true;
@@ -104,12 +105,12 @@ Status LogitsFilesStream::open(const std::string& dir, int vocab_size) {
   return Status::Ok();
 }
 
-void LogitsFilesStream::add(const LogitsRecord& rows) {
+void LogitsFilesStream::add(const LogitsRecord& rows, const RequestNames& names) {
   MLASIM_CHECK(rows.index.empty() || rows.vocab_size == vocab_size_, "logits rows of another vocabulary size");
   for (const LogitsRow& r : rows.index) {
     index_json_.begin_object();
     index_json_.key("step").value(r.step);
-    index_json_.key("id").value(r.id);
+    index_json_.key("id").value(names[r.index]);
     index_json_.key("position").value(r.position);
     index_json_.end_object();
   }
@@ -137,8 +138,8 @@ Status LogitsFilesStream::publish() { return publish_together(outputs()); }
 void LogitsStreamSink::on_logits(const LogitsRecord& rows) {
   rows_ += static_cast<long>(rows.index.size());
   vocab_size_ = rows.vocab_size;
-  if (golden_) golden_->add(rows);
-  if (files_) files_->add(rows);
+  if (golden_) golden_->add(rows, names());
+  if (files_) files_->add(rows, names());
 }
 
 }  // namespace mlasim

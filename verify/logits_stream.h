@@ -21,7 +21,8 @@ namespace mlasim {
 class LogitsGoldenCheck {
  public:
   LogitsGoldenCheck(const LogitsFiles& golden, const LogitsTolerance& tol, std::string golden_dir);
-  void add(const LogitsRecord& rows);
+  // The rows' requests are named through `names`.
+  void add(const LogitsRecord& rows, const RequestNames& names);
   LogitsCheck finish() const;
 
  private:
@@ -44,7 +45,7 @@ class LogitsGoldenCheck {
 class LogitsFilesStream {
  public:
   Status open(const std::string& dir, int vocab_size);  // `dir` must exist
-  void add(const LogitsRecord& rows);
+  void add(const LogitsRecord& rows, const RequestNames& names);
   Status finish();
   Status publish();
   // The two files, the index last (its hash of the npy makes it the set's manifest).

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "base/check.h"
+#include "verify/logits_golden.h"
 #include "verify/split_golden.h"
 
 namespace mlasim {
@@ -14,7 +15,7 @@ ProfileDiff diff_profiles(const RunRecord& a, const RunRecord& b, const std::str
   MLASIM_CHECK(a.steps.size() == b.steps.size(), "profiles do not change the schedule, only the routing");
   const std::size_t width = std::max(name_a.size(), name_b.size());
   for (std::size_t i = 0; i < a.steps.size(); ++i) {
-    const std::string la = format_split_line(a.steps[i]), lb = format_split_line(b.steps[i]);
+    const std::string la = format_split_line(a.steps[i], a.names), lb = format_split_line(b.steps[i], b.names);
     if (la == lb) continue;
     ++d.num_steps_differing;
     d.text += fmt::format("  {:<{}}  num_mqa={} num_mha={}  {}\n", name_a, width, a.steps[i].counts.num_mqa_tokens,
@@ -33,7 +34,7 @@ ProfileDiff diff_profiles(const RunRecord& a, const RunRecord& b, const std::str
     const long rows = static_cast<long>(a.logits.index.size());
     LogitsComparison c = compare_logits(values(b), values(a), rows, a.logits.vocab_size, tol);
     std::vector<std::string> labels;
-    for (const LogitsRow& r : a.logits.index) labels.push_back(fmt::format("step {} {} position {}", r.step, r.id, r.position));
+    for (const LogitsRow& r : a.logits.index) labels.push_back(logits_row_label(r.step, a.names[r.index], r.position));
     d.logits_match = c.pass;
     out += fmt::format("{} vs {}: {}\n", name_b, name_a, c.summary(tol, labels));
     out += c.pass ? "answer: the routing difference does not change the output beyond the " + tol.name +

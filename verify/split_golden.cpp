@@ -16,9 +16,12 @@
 namespace mlasim {
 namespace {
 
-std::string joined(const std::vector<std::string>& ids) {
+std::string joined(const std::vector<int>& requests, const RequestNames& names) {
   std::string out;
-  for (std::size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + ids[i];
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (i) out += ',';
+    out += names[requests[i]];
+  }
   return out.empty() ? "-" : out;
 }
 
@@ -107,11 +110,12 @@ std::string format_split_counts(const SplitCounts& counts) {
                      counts.num_prefill_tokens);
 }
 
-std::string format_split_line(const StepRecord& st) {
+std::string format_split_line(const StepRecord& st, const RequestNames& names) {
   std::string rows;
-  for (const RowRecord& r : st.rows) rows += fmt::format("{}{}:{}[{},{}]", rows.empty() ? "" : " ", r.id, r.path, r.q, r.nct);
+  for (const RowRecord& r : st.rows)
+    rows += fmt::format("{}{}:{}[{},{}]", rows.empty() ? "" : " ", names[r.index], to_string(r.path), r.q, r.nct);
   return fmt::format("step {} | {} | {} | preempted {} | finished {}", st.step, format_split_counts(st.counts),
-                     rows.empty() ? "-" : rows, joined(st.preempted), joined(st.finished));
+                     rows.empty() ? "-" : rows, joined(st.preempted, names), joined(st.finished, names));
 }
 
 std::string format_split_golden(const Scenario& scenario, const RunRecord& run, const std::string& generator) {
@@ -120,7 +124,7 @@ std::string format_split_golden(const Scenario& scenario, const RunRecord& run, 
   out += fmt::format("# fingerprint: {}\n", scenario_fingerprint(scenario));
   out += fmt::format("# generator: {}\n", generator);
   out += "# step | decode reqs/tokens prefill reqs/tokens | id:path[q,nct] in batch order | preempted | finished\n";
-  for (const StepRecord& st : run.steps) out += format_split_line(st) + "\n";
+  for (const StepRecord& st : run.steps) out += format_split_line(st, run.names) + "\n";
   return out;
 }
 

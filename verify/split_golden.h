@@ -21,7 +21,8 @@ std::string scenario_fingerprint(const Scenario& scenario);
 
 // "decode reqs/tokens prefill reqs/tokens" of a step line.
 std::string format_split_counts(const SplitCounts& counts);
-std::string format_split_line(const StepRecord& step);
+// Requests named through `names` (RunRecord::names, or a sink's StepSink::names()).
+std::string format_split_line(const StepRecord& step, const RequestNames& names);
 // Header (format, scenario name and fingerprint, generator version) and one line per step.
 std::string format_split_golden(const Scenario& scenario, const RunRecord& run, const std::string& generator);
 

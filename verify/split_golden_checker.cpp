@@ -82,7 +82,7 @@ void SplitGoldenChecker::mismatch(int line_no, const std::string* expected, cons
 
 void SplitGoldenChecker::on_step(const StepRecord& step) {
   if (done_) return;
-  const std::string actual = format_split_line(step);
+  const std::string actual = format_split_line(step, names());
   std::string expected;
   int line_no = 0;
   if (!next_golden_line(expected, line_no)) {

@@ -25,8 +25,9 @@ inline std::vector<std::string> dry_schedule(const Scenario& s) {
     std::string line = std::to_string(st.step) + ":" + std::to_string(st.counts.num_mqa_tokens) + "/" +
                        std::to_string(st.counts.num_mha_tokens);
     for (const RowRecord& r : st.rows)
-      line += " " + r.id + "=" + std::string(r.path) + "[" + std::to_string(r.q) + "," + std::to_string(r.nct) + "]";
-    for (const std::string& p : st.preempted) line += " preempt:" + p;
+      line += " " + run.names[r.index] + "=" + to_string(r.path) + "[" + std::to_string(r.q) + "," +
+              std::to_string(r.nct) + "]";
+    for (int p : st.preempted) line += " preempt:" + run.names[p];
     steps.push_back(line);
   }
   for (const RequestRecord& r : run.requests)

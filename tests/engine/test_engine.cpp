@@ -39,13 +39,14 @@ TEST_CASE("a lone one-token prompt runs one token per step until max_tokens", "[
     CHECK(st.step == i);
     CHECK(st.total_num_scheduled_tokens == 1);
     REQUIRE(st.rows.size() == 1);
-    CHECK(st.rows[0].id == "hello");
+    CHECK(run.names[st.rows[0].index] == "hello");
     CHECK(st.rows[0].q == 1);
     CHECK(st.rows[0].nct == i);
     CHECK(st.rows[0].prompt_len == 1);
   }
-  CHECK(run.steps[0].new_reqs == std::vector<std::string>{"hello"});
-  CHECK(run.steps[2].finished == std::vector<std::string>{"hello"});
+  CHECK(run.steps[0].new_reqs == std::vector<int>{0});  // hello is the scenario's request 0
+  CHECK(run.steps[2].finished == std::vector<int>{0});
+  CHECK(run.names[0] == "hello");
   REQUIRE(run.requests.size() == 1);
   CHECK(run.requests[0].status == "finished_length_capped");
   CHECK(run.requests[0].token_ids == std::vector<int>{17, 5, 6, 7});
@@ -59,7 +60,7 @@ TEST_CASE("steps with nothing alive are skipped so step numbers follow arrival_s
   REQUIRE(run.steps.size() == 2);
   CHECK(run.steps[0].step == 0);
   CHECK(run.steps[1].step == 10);
-  CHECK(run.steps[1].new_reqs == std::vector<std::string>{"b"});
+  CHECK(run.steps[1].new_reqs == std::vector<int>{1});  // b
 }
 
 TEST_CASE("batch rows follow the persistent batch, then the profile's reorder", "[engine]") {
@@ -69,9 +70,10 @@ TEST_CASE("batch rows follow the persistent batch, then the profile's reorder", 
       "requests:\n  - {id: a, prompt: [3], max_tokens: 2}\n"
       "  - {id: b, prompt: [4], max_tokens: 5}\n"
       "  - {id: c, prompt: [5], max_tokens: 2, arrival_step: 2}\n";
+  // Requests a, b, c are the scenario's 0, 1, 2.
   auto ids = [](const StepRecord& st) {
-    std::vector<std::string> out;
-    for (const auto& r : st.rows) out.push_back(r.id);
+    std::vector<int> out;
+    for (const auto& r : st.rows) out.push_back(r.index);
     return out;
   };
   // SGLang does not reorder: the rows are the persistent batch as the model runner keeps it.
@@ -79,20 +81,21 @@ TEST_CASE("batch rows follow the persistent batch, then the profile's reorder", 
   REQUIRE(sglang.ok());
   RunRecord run = Engine(sglang.value()).run();
   REQUIRE(run.steps.size() >= 3);
-  CHECK(ids(run.steps[1]) == std::vector<std::string>{"a", "b"});
-  CHECK(run.steps[1].finished == std::vector<std::string>{"a"});
+  CHECK(ids(run.steps[1]) == std::vector<int>{0, 1});
+  CHECK(run.steps[1].finished == std::vector<int>{0});
   // Scheduling order is running-first (b, then the new c); the batch puts c into a's old row 0.
-  CHECK(run.steps[2].num_scheduled_tokens == std::vector<std::pair<std::string, int>>{{"b", 1}, {"c", 1}});
-  CHECK(ids(run.steps[2]) == std::vector<std::string>{"c", "b"});
+  CHECK(run.steps[2].num_scheduled_tokens == std::vector<std::pair<int, int>>{{1, 1}, {2, 1}});
+  CHECK(ids(run.steps[2]) == std::vector<int>{2, 1});
+  CHECK(run.names[2] == "c");
   // vllm-current (4 regions) with model runner V1: the decode b (region 0) is swapped ahead of the
   // fresh c (region 3) in the persistent batch.
   Result<Scenario> v1 = load_scenario_text(text, "t.yaml", {"engine.model_runner=v1"});
   REQUIRE(v1.ok());
   RunRecord current = Engine(v1.value()).run();
-  CHECK(ids(current.steps[2]) == std::vector<std::string>{"b", "c"});
+  CHECK(ids(current.steps[2]) == std::vector<int>{1, 2});
   CHECK(current.steps[2].reorder_modified);
-  CHECK(current.steps[2].rows[1].region == "prefill");
-  CHECK(current.steps[2].rows[1].path == "mqa");  // T = 512 (FlashAttn-MLA): every row decodes
+  CHECK(current.steps[2].rows[1].region == Region::kPrefill);
+  CHECK(current.steps[2].rows[1].path == MlaPath::kMqa);  // T = 512 (FlashAttn-MLA): every row decodes
   CHECK(current.steps[2].rows[1].fresh_on_decode_path);
 }
 

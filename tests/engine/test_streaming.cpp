@@ -191,10 +191,10 @@ TEST_CASE("wall-clock arrivals are admitted by the simulated clock", "[stream]")
   CHECK(record.steps[1].time_ns == 1'040'000);
   CHECK(record.steps[1].new_reqs.empty());
   CHECK(record.steps[2].time_ns == 2'050'000);
-  CHECK(record.steps[2].new_reqs == std::vector<std::string>{"b"});
+  CHECK(record.steps[2].new_reqs == std::vector<int>{1});  // b
   CHECK(record.steps[3].step == 3);
   CHECK(record.steps[3].time_ns == 10'000'000);
-  CHECK(record.steps[3].new_reqs == std::vector<std::string>{"c"});
+  CHECK(record.steps[3].new_reqs == std::vector<int>{2});  // c
   CHECK(record.requests[1].arrival_ns == 1'500'000);
   CHECK(record.requests[1].first_token_ns == 2'050'000 + 1'020'000);
   // Timed and stepped arrivals do not mix in one scenario.
@@ -311,6 +311,7 @@ TEST_CASE("the streaming split golden check reports what the whole-text comparis
   for (const std::string& golden : {good, join(changed), join(dropped), join(added), join(stale), join(header_only)}) {
     std::ofstream(path, std::ios::binary) << golden;
     SplitGoldenChecker checker(path, s);
+    checker.on_start(record.names);
     for (const StepRecord& st : record.steps) checker.on_step(st);
     checker.on_end(RunTotals{});
     const GoldenComparison whole = compare_split_golden(path, golden, format_split_golden(s, record, ""));

@@ -20,6 +20,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The two requests the rows name: 0 is "a", 1 is "b\"q".
+RequestNames names() {
+  RequestNames n;
+  n.add(0, "a");
+  n.add(1, "b\"q");
+  return n;
+}
+
+// The golden's index rows of a record: its rows with the requests' ids.
+std::vector<LogitsIndexRow> index_rows(const LogitsRecord& r, const RequestNames& names) {
+  std::vector<LogitsIndexRow> out;
+  for (const LogitsRow& row : r.index) out.push_back({row.step, names[row.index], row.position});
+  return out;
+}
+
 // Three steps: 2, 0 and 3 rows of a 5-token vocabulary.
 std::vector<LogitsRecord> steps() {
   std::vector<LogitsRecord> out;
@@ -28,7 +43,7 @@ std::vector<LogitsRecord> steps() {
     LogitsRecord r;
     r.vocab_size = 5;
     for (int i = 0; i < n; ++i) {
-      r.index.push_back({static_cast<int>(out.size()), i == 0 ? "a" : "b\"q", 10 + i});
+      r.index.push_back({static_cast<int>(out.size()), i == 0 ? 0 : 1, 10 + i});
       for (int j = 0; j < 5; ++j) r.values.push_back(0.25f * static_cast<float>(value++ % 17) - 1.0f);
     }
     out.push_back(r);
@@ -62,15 +77,16 @@ fs::path fresh_dir(const std::string& name) {
 
 TEST_CASE("logits files written step by step equal the whole record's bytes", "[logits][stream]") {
   const std::vector<LogitsRecord> parts = steps();
+  const RequestNames ids = names();
   const fs::path streamed = fresh_dir("streamed"), at_once = fresh_dir("at_once");
   LogitsFilesStream files;
   REQUIRE(files.open(streamed.string(), 5));
-  for (const LogitsRecord& p : parts) files.add(p);
+  for (const LogitsRecord& p : parts) files.add(p, ids);
   REQUIRE(files.finish());
   CHECK_FALSE(fs::exists(streamed / "logits.npy"));  // nothing in place before publish()
   REQUIRE(files.publish());
   const LogitsRecord all = whole(parts);
-  REQUIRE(write_logits_files(at_once.string(), all));
+  REQUIRE(write_logits_files(at_once.string(), all, ids));
   CHECK(slurp(streamed / "logits.npy") == npy_float32_bytes(5, 5, all.values));
   CHECK(slurp(streamed / "logits.npy") == slurp(at_once / "logits.npy"));
   CHECK(slurp(streamed / "logits_index.json") == slurp(at_once / "logits_index.json"));
@@ -86,8 +102,9 @@ TEST_CASE("logits files written step by step equal the whole record's bytes", "[
 TEST_CASE("the golden check fed step by step gives the whole record's verdict", "[logits][stream]") {
   const std::vector<LogitsRecord> parts = steps();
   const LogitsRecord all = whole(parts);
+  const RequestNames ids = names();
   LogitsFiles golden;
-  golden.index = all.index;
+  golden.index = index_rows(all, ids);
   golden.rows = 5;
   golden.cols = 5;
   golden.values.assign(all.values.begin(), all.values.end());
@@ -95,10 +112,10 @@ TEST_CASE("the golden check fed step by step gives the whole record's verdict", 
   const LogitsTolerance tol = logits_tolerance(PrecisionClass::kFp32);
   auto streamed = [&](const std::vector<LogitsRecord>& ps) {
     LogitsGoldenCheck check(golden, tol, "g");
-    for (const LogitsRecord& p : ps) check.add(p);
+    for (const LogitsRecord& p : ps) check.add(p, ids);
     return check.finish();
   };
-  const LogitsCheck once = check_logits_against(golden, all, tol, "g"), stepwise = streamed(parts);
+  const LogitsCheck once = check_logits_against(golden, all, ids, tol, "g"), stepwise = streamed(parts);
   CHECK_FALSE(stepwise.pass);
   CHECK(stepwise.message == once.message);
   CHECK(stepwise.max_abs_at == "step 2 a position 10 token 3");

@@ -14,6 +14,7 @@
 #include "engine/engine.h"
 #include "engine/run_collector.h"
 #include "verify/logits_compare.h"
+#include "verify/logits_golden.h"
 #include "engine/replay.h"
 #include "verify/split_golden.h"
 #include "verify/split_golden_checker.h"
@@ -68,12 +69,13 @@ std::optional<Violation> dry_run(const Scenario& s, bool want_fresh, SplitGolden
     while (!engine.done()) {
       const StepRecord& step = engine.step();
       if (!want_fresh) continue;
+      const RequestNames& names = engine.request_names();
       for (const RowRecord& row : step.rows)
         if (row.fresh_on_decode_path)
           return Violation{Property::kNoFreshPrefillOnDecodePath, step.step,
                            fmt::format("step {}: {}(q={},nct={},P={}) is a fresh prefill on the decode path (region {}, "
                                        "num_mqa={} num_mha={})",
-                                       step.step, row.id, row.q, row.nct, row.prompt_len, row.region,
+                                       step.step, names[row.index], row.q, row.nct, row.prompt_len, to_string(row.region),
                                        step.counts.num_mqa_tokens, step.counts.num_mha_tokens)};
     }
     engine.finish();
@@ -86,10 +88,10 @@ std::optional<Violation> dry_run(const Scenario& s, bool want_fresh, SplitGolden
   return std::nullopt;
 }
 
-// Rows keyed by (id, position): the same schedule gives the same rows under both profiles.
-std::map<std::pair<std::string, int>, std::size_t> rows_by_key(const LogitsRecord& l) {
-  std::map<std::pair<std::string, int>, std::size_t> m;
-  for (std::size_t i = 0; i < l.index.size(); ++i) m[{l.index[i].id, l.index[i].position}] = i;
+// Rows keyed by (request, position): the same schedule gives the same rows under both profiles.
+std::map<std::pair<int, int>, std::size_t> rows_by_key(const LogitsRecord& l) {
+  std::map<std::pair<int, int>, std::size_t> m;
+  for (std::size_t i = 0; i < l.index.size(); ++i) m[{l.index[i].index, l.index[i].position}] = i;
   return m;
 }
 
@@ -107,15 +109,16 @@ std::optional<Violation> logits_vs_strict(const Scenario& s, const FaultSet& fau
   std::vector<std::string> labels;
   for (std::size_t i = 0; i < a.logits.index.size(); ++i) {
     const LogitsRow& row = a.logits.index[i];
-    auto it = rows_b.find({row.id, row.position});
+    const std::string& id = a.names[row.index];
+    auto it = rows_b.find({row.index, row.position});
     if (it == rows_b.end())
       return Violation{Property::kSameLogitsAsStrict, row.step,
-                       fmt::format("{} position {} has logits here but not under strict", row.id, row.position)};
+                       fmt::format("{} position {} has logits here but not under strict", id, row.position)};
     for (std::size_t c = 0; c < vocab; ++c) {
       va.push_back(a.logits.values_f64[i * vocab + c]);
       vb.push_back(b.logits.values_f64[it->second * vocab + c]);
     }
-    labels.push_back(fmt::format("step {} {} position {}", row.step, row.id, row.position));
+    labels.push_back(logits_row_label(row.step, id, row.position));
   }
   const LogitsTolerance tol = logits_tolerance(PrecisionClass::kFp64);
   const LogitsComparison cmp =

@@ -69,6 +69,8 @@ int compare_profiles(const std::string& scenario_path, const Scenario& scenario,
   if (!svg_path.empty()) {
     Timeline ta(scenario, scenario.name + " \u00b7 profile " + to_string(scenario.engine.profile));
     Timeline tb(b, scenario.name + " \u00b7 profile " + other);
+    ta.on_start(ra.names);
+    tb.on_start(rb.names);
     for (const StepRecord& s : ra.steps) ta.on_step(s);
     for (const StepRecord& s : rb.steps) tb.on_step(s);
     if (Status st = write_timeline_svg(svg_path, {&ta, &tb}); !st) {
