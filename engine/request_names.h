@@ -14,7 +14,6 @@ class RequestNames {
   void add(int index, std::string id) { ids_.emplace(index, std::move(id)); }
   // The request's id; it must be in the table.
   const std::string& operator[](int index) const { return ids_.at(index); }
-  const std::string* find(int index) const { return ids_.find(index); }
   // Removes the request's id (its memory leaves the table).
   void drop(int index) { ids_.erase(index); }
   std::size_t size() const { return ids_.size(); }
