@@ -44,6 +44,12 @@ void Engine::add_sink(StepSink* sink) {
   routing_.row_reasons = wants_reasons(sinks_);
 }
 
+Engine::AliveRequest& Engine::alive(ReqId id) {
+  const int slot = names_.slot(id);
+  MLASIM_CHECK(slot >= 0, "request " + std::to_string(id) + " is not alive");
+  return alive_[static_cast<std::size_t>(slot)];
+}
+
 bool Engine::done() { return arrivals_->peek() == nullptr && !scheduler_.has_unfinished_requests(); }
 
 bool Engine::arrived(const RequestSpec& spec) const {
@@ -68,8 +74,9 @@ void Engine::admit_arrivals() {
     // arriving by step arrives when that step starts.
     const std::int64_t arrival = scenario_.timed_arrivals ? spec.arrival_time_ns.value_or(0) : now_ns_;
     arrived_.push_back(index);
-    names_.add(index, std::move(spec.id));
-    alive_.emplace(index, AliveRequest{arrival, -1});
+    const auto slot = static_cast<std::size_t>(names_.add(index, std::move(spec.id)));
+    if (slot >= alive_.size()) alive_.resize(slot + 1);
+    alive_[slot] = AliveRequest{arrival, -1};
     ++num_arrived_;
   }
 }
@@ -195,7 +202,7 @@ void Engine::finish(const VllmCannotRun& stop) {
   for (const Request* r : scheduler_.alive_requests()) {
     Request copy = *r;  // a prompt given by length the scheduler has not looked at yet is drawn here
     materialize_prompt(copy);
-    const AliveRequest& a = alive_.at(r->request_id);
+    const AliveRequest& a = alive(r->request_id);
     RequestRecord rec;
     rec.index = r->request_id;
     rec.id = names_[r->request_id];
@@ -306,7 +313,7 @@ void Engine::note_first_tokens(std::int64_t end_ns) {
     if (row.num_computed_tokens >= row.num_prompt_tokens ||
         row.num_computed_tokens + row.num_scheduled_tokens < row.num_prompt_tokens)
       continue;
-    AliveRequest& a = alive_.at(row.req_id);
+    AliveRequest& a = alive(row.req_id);
     if (a.first_token_ns < 0) a.first_token_ns = end_ns;
   }
 }
@@ -324,8 +331,7 @@ void Engine::check_block_tables() const {
 }
 
 void Engine::finish(const Request& r, std::int64_t end_ns) {
-  AliveRequest* a = alive_.find(r.request_id);
-  MLASIM_CHECK(a != nullptr, "a finished request was not alive");
+  const AliveRequest& a = alive(r.request_id);
   RequestRecord& rec = finished_;
   rec.index = r.request_id;
   rec.id = names_[r.request_id];
@@ -335,10 +341,9 @@ void Engine::finish(const Request& r, std::int64_t end_ns) {
   rec.token_ids = r.all_token_ids;
   rec.num_preemptions = r.num_preemptions;
   rec.stop_reason = r.stop_reason;
-  rec.arrival_ns = a->arrival_ns;
-  rec.first_token_ns = a->first_token_ns >= 0 ? a->first_token_ns : end_ns;
+  rec.arrival_ns = a.arrival_ns;
+  rec.first_token_ns = a.first_token_ns >= 0 ? a.first_token_ns : end_ns;
   rec.finish_ns = end_ns;
-  alive_.erase(r.request_id);
   for (StepSink* s : sinks_) s->on_request_finished(rec);
 }
 

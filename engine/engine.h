@@ -16,7 +16,6 @@
 #include "config/scenario.h"
 #include "sim/scheduler.h"
 #include "sim/vllm_cannot_run.h"
-#include "engine/alive_table.h"
 #include "engine/run_record.h"
 #include "engine/step_sink.h"
 
@@ -74,6 +73,12 @@ class Engine {
   const RequestNames& request_names() const { return names_; }
 
  private:
+  // What the summary needs of a request alive, beside its id in names_.
+  struct AliveRequest {
+    std::int64_t arrival_ns = 0;
+    std::int64_t first_token_ns = -1;
+  };
+  AliveRequest& alive(ReqId id);
   void admit_arrivals();
   bool arrived(const RequestSpec& spec) const;
   std::int64_t step_duration_ns() const;
@@ -99,8 +104,8 @@ class Engine {
   RoutingConfig routing_;
   AttentionMetadata metadata_;
   std::unique_ptr<RequestStream> arrivals_;
-  AliveTable alive_;
   RequestNames names_;  // the alive requests' ids, handed to the sinks (on_start)
+  std::vector<AliveRequest> alive_;  // by the request's slot in names_
   std::vector<int> finished_ids_;  // finished by the last step: their ids leave names_ when the next one starts
   std::vector<StepSink*> sinks_;
   int step_ = 0;

@@ -11,7 +11,10 @@ namespace mlasim {
 
 class RequestNames {
  public:
-  void add(int index, std::string id) { ids_.emplace(index, std::move(id)); }
+  // Returns the request's slot: a small number, stable until drop(index), by which the table's
+  // owner may keep more per-request data in a vector beside it (memory O(requests in the table)).
+  int add(int index, std::string id) { return ids_.emplace(index, std::move(id)); }
+  int slot(int index) const { return ids_.slot(index); }  // -1 when not in the table
   // The request's id; it must be in the table.
   const std::string& operator[](int index) const { return ids_.at(index); }
   // Removes the request's id (its memory leaves the table).

@@ -16,7 +16,8 @@ namespace mlasim {
 template <typename T>
 class SlotTable {
  public:
-  void emplace(int index, T value) {
+  // Returns the value's slot: a small number, stable until the request leaves the table.
+  int emplace(int index, T value) {
     int slot;
     if (!free_.empty()) {
       slot = free_.back();
@@ -27,7 +28,10 @@ class SlotTable {
       slots_.push_back(std::move(value));
     }
     MLASIM_CHECK(index_.put(key(index), slot) < 0, "a request arrived twice");
+    return slot;
   }
+  // The request's slot, or -1 when it is not in the table.
+  int slot(int index) const { return index_.find(key(index)); }
   // The value, or null when the request is not in the table.
   T* find(int index) {
     const int slot = index_.find(key(index));
