@@ -666,7 +666,8 @@ TEST_CASE("cuda_backend_scenarios_vs_golden", "[gpu][forward-only]") {
       return make_cuda_backend(weights, co);
     };
     const RunRecord record = replay(s, o);
-    const LogitsCheck lc = check_logits_against(golden.value(), record.logits, record.names, logits_tolerance(PrecisionClass::kBf16), dir);
+    const LogitsCheck lc =
+        check_logits_against(golden.value(), record.logits, record.names, logits_tolerance(PrecisionClass::kBf16), dir);
     std::printf("  %s %s: %s\n", lc.pass ? "ok  " : "FAIL", s.name.c_str(), lc.message.c_str());
     INFO(s.name << ": " << lc.message);
     CHECK(lc.pass);
