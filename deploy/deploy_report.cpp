@@ -226,9 +226,9 @@ std::string deploy_report_json(const DeployReport& r) {
   w.key("block_size").value(sel.block_size);
   w.key("block_size_auto").value(sel.block_size_auto);
   w.key("kernel_block_size").value(sel.kernel_block_size);
-  w.key("reorder_threshold").value(sel.builder.reorder_batch_threshold);
-  w.key("query_len_support").value(to_string(sel.builder.query_len_support));
-  w.key("require_uniform").value(sel.builder.require_uniform);
+  w.key("reorder_threshold").value(sel.card.reorder_batch_threshold);
+  w.key("query_len_support").value(to_string(sel.card.query_len_support));
+  w.key("require_uniform").value(sel.card.require_uniform);
   w.key("model_runner").value(to_string(sel.model_runner));
   w.key("warnings").begin_array();
   for (const auto& x : sel.warnings) w.value(x);
