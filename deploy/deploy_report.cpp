@@ -185,31 +185,10 @@ std::string deploy_report_text(const DeployReport& r) {
   return out;
 }
 
-std::string deploy_report_json(const DeployReport& r) {
-  const Scenario& s = r.scenario;
-  const ModelConfig& m = s.model;
-  const DeploymentConfig& d = s.deployment;
-  const BackendSelection& sel = d.selection;
-  const GpuInfo& gpu = gpu_info(d.gpu);
-  JsonWriter w;
-  w.begin_object();
-  w.key("format").value("mlasim-deploy");
-  w.key("version").value(1);
-  w.key("hf_config").value(m.hf_config);
-  w.key("architecture").value(m.architecture);
-  w.key("model_type").value(m.model_type);
-  w.key("use_mla").value(true);
-  w.key("sparse").value(m.index_topk.has_value());
-  w.key("gpu").value(gpu.name);
-  w.key("compute_capability").value(gpu.vendor == GpuVendor::kNvidia ? fmt::format("{}.{}", gpu.major, gpu.minor)
-                                                                     : std::string(gpu.gcn_arch));
-  w.key("kv_cache_dtype").value(to_string(d.effective_kv_cache_dtype));
-  w.key("kv_cache_dtype_given").value(to_string(d.kv_cache_dtype));
-  w.key("tensor_parallel_size").value(s.parallel.tensor_parallel_size);
-  w.key("num_heads_per_rank").value(m.num_attention_heads / s.parallel.tensor_parallel_size);
-  w.key("head_size").value(m.kv_lora_rank + m.qk_rope_head_dim);
-  w.key("num_speculative_tokens").value(s.scheduler.num_speculative_tokens);
-  w.key("max_model_len").value(s.scheduler.max_model_len);
+namespace {
+
+// vLLM's candidates and the chosen backend's card, block sizes and runner.
+void write_selection_json(JsonWriter& w, const BackendSelection& sel) {
   w.key("candidates").begin_array();
   for (const auto& c : sel.candidates) {
     w.begin_object();
@@ -233,6 +212,35 @@ std::string deploy_report_json(const DeployReport& r) {
   w.key("warnings").begin_array();
   for (const auto& x : sel.warnings) w.value(x);
   w.end_array();
+}
+
+}  // namespace
+
+std::string deploy_report_json(const DeployReport& r) {
+  const Scenario& s = r.scenario;
+  const ModelConfig& m = s.model;
+  const DeploymentConfig& d = s.deployment;
+  const GpuInfo& gpu = gpu_info(d.gpu);
+  JsonWriter w;
+  w.begin_object();
+  w.key("format").value("mlasim-deploy");
+  w.key("version").value(1);
+  w.key("hf_config").value(m.hf_config);
+  w.key("architecture").value(m.architecture);
+  w.key("model_type").value(m.model_type);
+  w.key("use_mla").value(true);
+  w.key("sparse").value(m.index_topk.has_value());
+  w.key("gpu").value(gpu.name);
+  w.key("compute_capability").value(gpu.vendor == GpuVendor::kNvidia ? fmt::format("{}.{}", gpu.major, gpu.minor)
+                                                                     : std::string(gpu.gcn_arch));
+  w.key("kv_cache_dtype").value(to_string(d.effective_kv_cache_dtype));
+  w.key("kv_cache_dtype_given").value(to_string(d.kv_cache_dtype));
+  w.key("tensor_parallel_size").value(s.parallel.tensor_parallel_size);
+  w.key("num_heads_per_rank").value(m.num_attention_heads / s.parallel.tensor_parallel_size);
+  w.key("head_size").value(m.kv_lora_rank + m.qk_rope_head_dim);
+  w.key("num_speculative_tokens").value(s.scheduler.num_speculative_tokens);
+  w.key("max_model_len").value(s.scheduler.max_model_len);
+  write_selection_json(w, d.selection);
   w.key("probes").begin_array();
   for (const ProbeResult& p : r.probes) {
     w.begin_object();
