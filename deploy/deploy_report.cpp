@@ -193,11 +193,41 @@ std::string deploy_report_text(const DeployReport& r) {
   return out;
 }
 
+namespace {
+
+// vLLM's candidates and the chosen backend's card, block sizes and runner.
+void write_selection_json(JsonWriter& w, const Scenario& s, const BackendSelection& sel) {
+  w.key("candidates").begin_array();
+  for (const auto& c : sel.candidates) {
+    w.begin_object();
+    w.key("name").value(vllm_backend_name(c.kind));
+    w.key("valid").value(c.reasons.empty());
+    w.key("reasons").begin_array();
+    for (const auto& reason : c.reasons) w.value(reason);
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+  w.key("backend").value(vllm_backend_name(sel.backend));
+  w.key("backend_scenario_name").value(to_string(sel.backend));
+  w.key(key_of(s, &s.scheduler.block_size).name).value(sel.block_size);
+  w.key("block_size_auto").value(sel.block_size_auto);
+  w.key("kernel_block_size").value(sel.kernel_block_size);
+  w.key("reorder_threshold").value(sel.card.reorder_batch_threshold);
+  w.key("query_len_support").value(to_string(sel.card.query_len_support));
+  w.key("require_uniform").value(sel.card.require_uniform);
+  w.key("model_runner").value(to_string(sel.model_runner));
+  w.key("warnings").begin_array();
+  for (const auto& x : sel.warnings) w.value(x);
+  w.end_array();
+}
+
+}  // namespace
+
 std::string deploy_report_json(const DeployReport& r) {
   const Scenario& s = r.scenario;
   const ModelConfig& m = s.model;
   const DeploymentConfig& d = s.deployment;
-  const BackendSelection& sel = d.selection;
   const GpuInfo& gpu = gpu_info(d.gpu);
   JsonWriter w;
   w.begin_object();
@@ -218,29 +248,7 @@ std::string deploy_report_json(const DeployReport& r) {
   w.key("head_size").value(m.kv_lora_rank + m.qk_rope_head_dim);
   for (const void* member : {&s.scheduler.num_speculative_tokens, &s.scheduler.max_model_len})
     w.key(key_of(s, member).name).value(*static_cast<const int*>(member));
-  w.key("candidates").begin_array();
-  for (const auto& c : sel.candidates) {
-    w.begin_object();
-    w.key("name").value(vllm_backend_name(c.kind));
-    w.key("valid").value(c.reasons.empty());
-    w.key("reasons").begin_array();
-    for (const auto& reason : c.reasons) w.value(reason);
-    w.end_array();
-    w.end_object();
-  }
-  w.end_array();
-  w.key("backend").value(vllm_backend_name(sel.backend));
-  w.key("backend_scenario_name").value(to_string(sel.backend));
-  w.key(key_of(s, &s.scheduler.block_size).name).value(sel.block_size);
-  w.key("block_size_auto").value(sel.block_size_auto);
-  w.key("kernel_block_size").value(sel.kernel_block_size);
-  w.key("reorder_threshold").value(sel.builder.reorder_batch_threshold);
-  w.key("query_len_support").value(to_string(sel.builder.query_len_support));
-  w.key("require_uniform").value(sel.builder.require_uniform);
-  w.key("model_runner").value(to_string(sel.model_runner));
-  w.key("warnings").begin_array();
-  for (const auto& x : sel.warnings) w.value(x);
-  w.end_array();
+  write_selection_json(w, s, d.selection);
   w.key("probes").begin_array();
   for (const ProbeResult& p : r.probes) {
     w.begin_object();

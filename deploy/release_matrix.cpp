@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include "attention/routing_config.h"
 #include "engine/replay.h"
 #include "base/formats/json_writer.h"
 #include "scenario/scenario_keys.h"
@@ -114,7 +113,7 @@ Result<std::vector<ReleaseCell>> release_matrix() {
         const Scenario& s = loaded.value();
         if (k == 0) {
           cell.model_runner = s.engine.model_runner;
-          cell.decode_threshold = make_routing_config(s).decode_threshold;
+          cell.decode_threshold = s.deployment.selection.card.reorder_batch_threshold;
         }
         ReplayOptions ro;
         ro.with_model = false;

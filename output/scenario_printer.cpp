@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include "attention/backend_profile.h"
 #include "attention/routing_config.h"
 #include "config/request_tokens.h"
 #include "scenario/scenario_keys.h"
