@@ -4,28 +4,23 @@
 #include <algorithm>
 #include <array>
 
-#include "attention/backend_profile.h"
 #include "config/scenario_deployment.h"
 
 namespace mlasim {
 
 namespace {
 
-// vLLM 0.14.0-0.18.x's MLA builders differ from 0.33.0's in two backends: FlashInfer-MLA is UNIFORM
-// (v1/attention/backends/mla/flashinfer_mla.py:34 in 0.16.0; 0.33: VARLEN) and Triton-MLA keeps
-// MLACommonMetadataBuilder's SINGLE_ONLY (model_executor/layers/attention/mla_attention.py:1225;
-// 0.33: UNIFORM). Thresholds are the same (flashmla.py:111, flashattn_mla.py:105).
-QueryLenSupport query_len_support_0_14(AttentionBackendKind kind, const BackendProfile& backend) {
-  if (kind == AttentionBackendKind::kFlashInferMla) return QueryLenSupport::kUniform;
-  if (kind == AttentionBackendKind::kTritonMla) return QueryLenSupport::kSingle;
-  return backend.query_len_support;
-}
-
-// vLLM 0.11.1-0.13.x: as 0.14, and ROCm-AITER-MLA keeps SINGLE_ONLY too (0.12.0
-// v1/attention/backends/mla/rocm_aiter_mla.py sets no query_len_support; 0.14+: UNIFORM).
-QueryLenSupport query_len_support_0_12(AttentionBackendKind kind, const BackendProfile& backend) {
-  if (kind == AttentionBackendKind::kRocmAiterMla) return QueryLenSupport::kSingle;
-  return query_len_support_0_14(kind, backend);
+// The card's query: the deployment's (an H200 with 128 heads per rank when not given), with the
+// options' speculation.
+BackendQuery card_query(const RoutingOptions& o) {
+  BackendQuery q;
+  if (o.backend_query)
+    q = *o.backend_query;
+  else
+    q.use_sparse = is_sparse_backend(o.backend);
+  q.num_speculative_tokens = o.num_speculative_tokens;
+  q.parallel_drafting = o.parallel_drafting;
+  return q;
 }
 
 }  // namespace
@@ -33,50 +28,21 @@ QueryLenSupport query_len_support_0_12(AttentionBackendKind kind, const BackendP
 RoutingConfig make_routing_config(const RoutingOptions& o) {
   RoutingConfig c;
   static_cast<RoutingDeployment&>(c) = o;
-  BackendProfile backend = o.backend_query ? backend_profile(o.backend, *o.backend_query) : backend_profile(o.backend);
-  if (o.profile == EngineProfile::kVllm3Region) backend.query_len_support = query_len_support_0_14(o.backend, backend);
-  if (o.profile == EngineProfile::kVllm012) backend.query_len_support = query_len_support_0_12(o.backend, backend);
-  if (o.query_len_support) backend.query_len_support = *o.query_len_support;
-  c.query_len_support = backend.query_len_support;
-
-  if (o.profile == EngineProfile::kVllm2025Early) {
-    // The early-2025 MLA builder hard-coded `num_tokens == 1` as decode; no threshold existed.
-    c.decode_threshold = 1;
-    c.require_uniform = false;
-    return c;
+  const BackendCard card = backend_card(o.profile, o.backend, card_query(o), o.query_len_support);
+  c.query_len_support = card.query_len_support;
+  c.require_uniform = card.require_uniform;
+  c.decode_threshold = card.reorder_batch_threshold;
+  // An explicit T wins over the builder's and its raise for speculation (the early-2025 builder
+  // had no threshold to override).
+  if (o.reorder_batch_threshold && card.has_threshold) c.decode_threshold = *o.reorder_batch_threshold;
+  if (!o.sparse_mla) return c;
+  // A sparse model: the runner reorders with the minimum over attention groups, the DSA indexer's
+  // among them where it votes; vLLM 0.33's sparse backends take dense MHA for short prefills.
+  if (card.indexer_threshold) {
+    const std::array<std::optional<int>, 2> groups{c.decode_threshold, card.indexer_threshold};
+    c.decode_threshold = *min_threshold(groups);
   }
-
-  if (o.profile == EngineProfile::kVllm011) {
-    // vLLM 0.11.0's MLA builders keep their class threshold: 512 for FlashAttention-MLA
-    // (v1/attention/backends/mla/flashattn_mla.py:67), MLACommonMetadataBuilder's 1 for every other
-    // (mla/common.py:439); no raise for speculation (_init_reorder_batch_threshold is not called)
-    // and no require_uniform in the split (mla/common.py:683).
-    c.decode_threshold = o.reorder_batch_threshold ? *o.reorder_batch_threshold
-                                                   : (o.backend == AttentionBackendKind::kFlashAttnMla ? 512 : 1);
-    c.require_uniform = false;
-    return c;
-  }
-  int t = o.reorder_batch_threshold ? *o.reorder_batch_threshold
-                                    : effective_decode_threshold(backend, o.num_speculative_tokens, o.parallel_drafting);
-  const bool vllm033 = o.profile == EngineProfile::kVllm033 || o.profile == EngineProfile::kStrict;
-  if (o.sparse_mla && vllm033 && backend.sparse) {
-    // vLLM 0.33: the DSA indexer's builder opts out of the threshold vote (reorder_batch_threshold
-    // None, v1/attention/backends/mla/indexer.py ~985-1033), so T is the sparse backend's; its split
-    // needs uniform decodes only where the builder says so (require_uniform_decodes).
-    c.decode_threshold = t;
-    c.require_uniform = o.query_len_support ? requires_uniform_query_len(backend.query_len_support) : backend.require_uniform;
-    c.sparse_dense_mha_prefill = supports_dense_mha_prefill(o.backend) && o.index_topk > 0;
-    return c;
-  }
-  if (o.sparse_mla) {
-    // DeepSeek-V3.2 indexer group: threshold 1 + k (1 + 2k with parallel drafting); the runner
-    // reorders with the minimum over groups.
-    const int indexer = o.parallel_drafting ? 1 + 2 * o.num_speculative_tokens : 1 + o.num_speculative_tokens;
-    const std::array<std::optional<int>, 2> groups{t, indexer};
-    t = *min_threshold(groups);
-  }
-  c.decode_threshold = t;
-  c.require_uniform = requires_uniform_query_len(backend.query_len_support);
+  c.sparse_dense_mha_prefill = card.dense_mha_prefill && o.index_topk > 0;
   return c;
 }
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <span>
 
-#include "config/mla_backends.h"
+#include "config/backend_card.h"
 #include "config/scenario.h"
 
 namespace mlasim {
@@ -48,18 +48,17 @@ struct RoutingOptions : RoutingDeployment {
   std::optional<BackendQuery> backend_query;
 };
 
-// Resolves T and require_uniform for the profile:
-// - vllm-0.33, vllm-3region, vllm-0.12, strict: T from the backend table and k (§3),
-//   require_uniform = (support != varlen); overrides apply (an explicit T wins over the spec term).
-//   vllm-3region: FlashInfer-MLA UNIFORM, Triton-MLA SINGLE_ONLY; vllm-0.12: ROCm-AITER-MLA too.
-// - vllm-0.11: vLLM 0.11.0's class thresholds (512 for FlashAttention-MLA, 1 for every other
-//   backend), not raised for speculation, and no require_uniform in the split (§7).
-// - vllm-2025-early: the MLA builder's fixed `q == 1` rule, so T = 1 and no require_uniform;
-//   threshold/support overrides do not apply (the builder had neither).
+// Resolves T and require_uniform from the backend's card (config/backend_card.h, which holds
+// each profile's thresholds, support and speculation rule), then the overrides:
+// - an explicit T wins over the card's (and its raise for speculation), except under
+//   vllm-2025-early, whose builder had no threshold (T = 1, no require_uniform);
+// - an explicit support replaces the builder's before the card derives T's raise and
+//   require_uniform from it (vllm-0.11, vllm-2025-early: reported, no require_uniform).
 // - sglang: T and require_uniform are reported but unused (per-batch dispatch, §6).
-// Sparse MLA: the indexer's metadata builder has threshold 1 + k and the runner takes the minimum
-// over attention groups (§3), so T = min(T_backend, 1 + k). vLLM behaviour; the spec is silent.
-// Decode context parallelism (T forced to 1) is not modelled.
+// Sparse MLA: where the DSA indexer's builder votes (every profile but vllm-0.33/strict with a
+// sparse backend, and vllm-0.11 / vllm-2025-early, which take the class threshold alone), T =
+// min(T_backend, 1 + k) (§3); vLLM 0.33's sparse backends take dense MHA for prefills whose
+// longest sequence fits index_topk. Decode context parallelism (T forced to 1) is not modelled.
 RoutingConfig make_routing_config(const RoutingOptions& options);
 
 // The `mlasim route` form: profile, backend, optional T and support overrides, k.

@@ -18,10 +18,11 @@ std::string join(const std::vector<std::string>& v) {
 
 // get_preferred_block_size (backend.py ~153-161) for one backend; with the indexer (a sparse
 // model) _preferred_block_size_for_backends' LCM search (interface.py ~700-745).
-int preferred_block_size(K kind, const BackendQuery& q) {
+int preferred_block_size(const BackendCard& card, const BackendQuery& q) {
   constexpr int kDefault = 16;  // CacheConfig.DEFAULT_BLOCK_SIZE (config/cache.py ~185)
+  const K kind = card.kind;
   if (!q.use_sparse) {
-    const auto sizes = supported_kernel_block_sizes(kind, q);
+    const auto& sizes = card.kernel_block_sizes;
     if (sizes.empty() || supports_block_size(kind, q, kDefault)) return kDefault;
     int best = sizes.front().size;
     for (const auto& s : sizes) best = std::min(best, s.size);
@@ -35,7 +36,7 @@ int preferred_block_size(K kind, const BackendQuery& q) {
   };
   if (supports_block_size(kind, q, kDefault) && indexer_ok(kDefault)) return kDefault;
   std::set<int> candidates;
-  for (const auto& a : supported_kernel_block_sizes(kind, q))
+  for (const auto& a : card.kernel_block_sizes)
     for (const auto& b : indexer) candidates.insert(std::lcm(a.size, b.size));
   for (int c : candidates)
     if (supports_block_size(kind, q, c) && indexer_ok(c)) return c;
@@ -45,8 +46,8 @@ int preferred_block_size(K kind, const BackendQuery& q) {
 // select_common_block_size over the group's backends (the MLA backend; a sparse model's indexer
 // too): the manager size when every kernel takes it (an exact size must match, a MultipleOf
 // divide it), else the largest exact size of any of them that divides it and all take.
-int kernel_block_size(K kind, const BackendQuery& q, int manager) {
-  std::vector<std::vector<KernelBlockSize>> groups{supported_kernel_block_sizes(kind, q, /*with_spec=*/true)};
+int kernel_block_size(const BackendCard& card, const BackendQuery& q, int manager) {
+  std::vector<std::vector<KernelBlockSize>> groups{card.worker_kernel_block_sizes};
   if (q.use_sparse) groups.push_back(indexer_kernel_block_sizes(q));
   auto supported = [&](int bs) {
     for (const auto& sizes : groups) {
@@ -113,64 +114,67 @@ std::vector<AttentionBackendKind> backend_priorities(const BackendQuery& q) {
   return out;
 }
 
-BackendSelection select_backend(const SelectionRequest& request) {
-  BackendSelection sel;
-  const BackendQuery& q = request.query;
-  if (request.backend) {
-    sel.explicit_backend = true;
-    sel.backend = *request.backend;
-    BackendCandidate c{*request.backend, request.validate_explicit ? validate_configuration(*request.backend, q)
-                                                                   : std::vector<std::string>{}};
-    sel.candidates.push_back(c);
-    if (!c.reasons.empty()) {
-      // get_attn_backend_cls (cuda.py ~430-446): the selected backend alone, refused with its reasons.
-      std::string list;
-      for (std::size_t i = 0; i < c.reasons.size(); ++i) list += (i ? ", '" : "'") + c.reasons[i] + "'";  // repr(list)
-      sel.error = std::string("Selected backend AttentionBackendEnum.") + vllm_backend_name(c.kind) +
-                  " is not valid for this configuration. Reason: [" + list + "]";
-      return sel;
-    }
-  } else {
-    int chosen = -1;
-    const auto order = backend_priorities(q);
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      sel.candidates.push_back({order[i], validate_configuration(order[i], q)});
-      if (chosen < 0 && sel.candidates.back().reasons.empty()) chosen = static_cast<int>(i);
-    }
-    if (chosen < 0) {
-      std::string reasons;
-      for (const auto& c : sel.candidates)
-        reasons += std::string(reasons.empty() ? "" : ", ") + vllm_backend_name(c.kind) + ": [" + join(c.reasons) + "]";
-      sel.error = "No valid attention backend found for " +
-                  std::string(q.vendor == GpuVendor::kAmd ? "rocm" : "cuda") + " with " + selector_config_repr(q) +
-                  ". Reasons: {" + reasons + "}.";
-      return sel;
-    }
-    sel.backend = order[chosen];
-    // cuda.py ~482-500: a --block-size that alone ruled out a higher-priority backend.
-    if (q.block_size) {
-      std::vector<std::string> excluded;
-      for (int i = 0; i < chosen; ++i)
-        if (sel.candidates[i].reasons == std::vector<std::string>{"block_size not supported"})
-          excluded.emplace_back(vllm_backend_name(sel.candidates[i].kind));
-      if (!excluded.empty())
-        sel.warnings.push_back("--block-size " + std::to_string(*q.block_size) +
-                               " precluded higher-priority backend(s) " + join(excluded) + ". Using " +
-                               vllm_backend_name(sel.backend) +
-                               " instead, which may result in reduced performance. Consider removing --block-size "
-                               "to auto-select the optimal block size.");
-    }
+namespace {
+
+// get_attn_backend_cls with --attention-backend (cuda.py ~430-446): the selected backend alone,
+// refused with its reasons. False when refused (sel.error set).
+bool select_explicit(const SelectionRequest& request, BackendSelection& sel) {
+  sel.explicit_backend = true;
+  sel.backend = *request.backend;
+  BackendCandidate c{*request.backend, request.validate_explicit ? validate_configuration(*request.backend, request.query)
+                                                                 : std::vector<std::string>{}};
+  sel.candidates.push_back(c);
+  if (c.reasons.empty()) return true;
+  std::string list;
+  for (std::size_t i = 0; i < c.reasons.size(); ++i) list += (i ? ", '" : "'") + c.reasons[i] + "'";  // repr(list)
+  sel.error = std::string("Selected backend AttentionBackendEnum.") + vllm_backend_name(c.kind) +
+              " is not valid for this configuration. Reason: [" + list + "]";
+  return false;
+}
+
+// cuda.py ~482-500: a --block-size that alone ruled out a higher-priority backend.
+void warn_precluded_by_block_size(const BackendQuery& q, std::size_t chosen, BackendSelection& sel) {
+  if (!q.block_size) return;
+  std::vector<std::string> excluded;
+  for (std::size_t i = 0; i < chosen; ++i)
+    if (sel.candidates[i].reasons == std::vector<std::string>{"block_size not supported"})
+      excluded.emplace_back(vllm_backend_name(sel.candidates[i].kind));
+  if (!excluded.empty())
+    sel.warnings.push_back("--block-size " + std::to_string(*q.block_size) + " precluded higher-priority backend(s) " +
+                           join(excluded) + ". Using " + vllm_backend_name(sel.backend) +
+                           " instead, which may result in reduced performance. Consider removing --block-size "
+                           "to auto-select the optimal block size.");
+}
+
+// The first valid backend in priority order; false when none is (sel.error set).
+bool select_by_priority(const BackendQuery& q, BackendSelection& sel) {
+  const auto order = backend_priorities(q);
+  std::size_t chosen = order.size();
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    sel.candidates.push_back({order[i], validate_configuration(order[i], q)});
+    if (chosen == order.size() && sel.candidates.back().reasons.empty()) chosen = i;
   }
-  sel.block_size_auto = !q.block_size.has_value();
-  sel.block_size = q.block_size ? *q.block_size : preferred_block_size(sel.backend, q);
-  sel.kernel_block_size = kernel_block_size(sel.backend, q, sel.block_size);
-  sel.builder = builder_facts(sel.backend, q);
+  if (chosen == order.size()) {
+    std::string reasons;
+    for (const auto& c : sel.candidates)
+      reasons += std::string(reasons.empty() ? "" : ", ") + vllm_backend_name(c.kind) + ": [" + join(c.reasons) + "]";
+    sel.error = "No valid attention backend found for " + std::string(q.vendor == GpuVendor::kAmd ? "rocm" : "cuda") +
+                " with " + selector_config_repr(q) + ". Reasons: {" + reasons + "}.";
+    return false;
+  }
+  sel.backend = order[chosen];
+  warn_precluded_by_block_size(q, chosen, sel);
+  return true;
+}
+
+// VllmConfig.use_v2_model_runner (config/vllm.py ~731-767).
+void choose_model_runner(const SelectionRequest& request, BackendSelection& sel) {
   if (request.model_runner) {
     sel.model_runner = *request.model_runner;
     sel.model_runner_reason = std::string("engine.model_runner: ") + to_string(*request.model_runner) +
                               " (VLLM_USE_V2_MODEL_RUNNER=" + (*request.model_runner == ModelRunner::kV2 ? "1" : "0") +
                               ")";
-  } else if (q.parallel_drafting) {
+  } else if (request.query.parallel_drafting) {
     sel.model_runner = ModelRunner::kV1;
     sel.model_runner_reason = "Model Runner V2 does not yet support parallel drafting for EAGLE speculative decoding "
                               "(config/vllm.py ~3070-3077)";
@@ -179,6 +183,20 @@ BackendSelection select_backend(const SelectionRequest& request) {
     sel.model_runner_reason = "VLLM_USE_V2_MODEL_RUNNER unset, Triton present, no unsupported feature: V2 "
                               "(config/vllm.py ~731-767)";
   }
+}
+
+}  // namespace
+
+BackendSelection select_backend(const SelectionRequest& request) {
+  BackendSelection sel;
+  const BackendQuery& q = request.query;
+  const bool chosen = request.backend ? select_explicit(request, sel) : select_by_priority(q, sel);
+  if (!chosen) return sel;
+  sel.card = backend_card(request.profile, sel.backend, q);
+  sel.block_size_auto = !q.block_size.has_value();
+  sel.block_size = q.block_size ? *q.block_size : preferred_block_size(sel.card, q);
+  sel.kernel_block_size = kernel_block_size(sel.card, q, sel.block_size);
+  choose_model_runner(request, sel);
   return sel;
 }
 

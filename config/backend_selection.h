@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "config/mla_backends.h"
+#include "config/backend_card.h"
 
 namespace mlasim {
 
@@ -26,7 +26,7 @@ struct BackendSelection {
   int block_size = 16;                // the KV-cache manager's block size
   bool block_size_auto = true;
   int kernel_block_size = 16;         // the attention kernel's (select_common_block_size)
-  BuilderFacts builder;
+  BackendCard card;                   // the chosen backend's facts under the request's profile
   ModelRunner model_runner = ModelRunner::kV2;
   std::string model_runner_reason;
   std::vector<std::string> warnings;  // vLLM's warnings, e.g. a --block-size that precluded a backend
@@ -34,6 +34,7 @@ struct BackendSelection {
 };
 
 struct SelectionRequest {
+  EngineProfile profile = EngineProfile::kVllm033;  // vllm-0.33 or strict
   BackendQuery query;                              // query.block_size: the user's --block-size
   std::optional<AttentionBackendKind> backend;     // --attention-backend
   std::optional<ModelRunner> model_runner;         // VLLM_USE_V2_MODEL_RUNNER

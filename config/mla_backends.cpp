@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <array>
-#include <initializer_list>
 
 namespace mlasim {
 namespace {
@@ -95,6 +94,51 @@ std::optional<std::string> flashinfer_sparse_trtllm_combination(const BackendQue
   return std::nullopt;
 }
 
+// FlashMLASparseBackend.supports_combination (flashmla_sparse.py ~207-256).
+std::optional<std::string> flashmla_sparse_combination(const BackendQuery& q) {
+  if (q.head_size == 512) {
+    const bool ok_cache = q.kv_cache_dtype == D::kAuto || q.kv_cache_dtype == D::kBfloat16 ||
+                          q.kv_cache_dtype == D::kFloat16 || q.kv_cache_dtype == D::kFp8DsMla;
+    if (ok_cache && q.major == 9) {
+      if (q.qk_rope_head_dim != 0)
+        return std::string("FLASHMLA_SPARSE supports head_size 512 only for rope-free (NoPE) models");
+    } else {
+      return "FLASHMLA_SPARSE supports head_size 512 only with bf16 or fp8_ds_mla kv-cache on SM90 (NoPE), got "
+             "kv_cache_dtype=" + kv_repr(q) + ", capability=" + capability_repr(q);
+    }
+  }
+  if (q.kv_cache_dtype == D::kNvfp4DsMla && q.major != 10)
+    return std::string("FLASHMLA_SPARSE only supports the nvfp4_ds_mla kv-cache dtype on SM100 (Blackwell)");
+  return std::nullopt;
+}
+
+// FlashInferMLASparseSM120Backend.supports_combination (flashinfer_mla_sparse.py ~196-240).
+std::optional<std::string> flashinfer_sparse_sm120_combination(const BackendQuery& q) {
+  if (!q.dtype_is_bf16 || q.dtype_is_fp32) return std::string("dtype not supported");
+  if (q.kv_cache_dtype != D::kAuto && q.kv_cache_dtype != D::kFp8 && q.kv_cache_dtype != D::kFp8E4m3 &&
+      q.kv_cache_dtype != D::kFp8DsMla)
+    return std::string("kv_cache_dtype not supported");
+  if (!q.index_topk) return std::string("FLASHINFER_MLA_SPARSE_SM120 requires a model with index_topk config");
+  if (*q.index_topk != 2048)
+    return "FLASHINFER_MLA_SPARSE_SM120 requires index_topk=2048; got " + std::to_string(*q.index_topk);
+  return std::nullopt;
+}
+
+// FlashAttnMLASparseFA4Backend.supports_combination (flashattn_mla_sparse.py ~304-342).
+std::optional<std::string> fa4_sparse_combination(const BackendQuery& q) {
+  if (!q.index_topk || *q.index_topk % 128 != 0)
+    return "FA4 sparse MLA requires index_topk % 128 == 0, got " +
+           (q.index_topk ? std::to_string(*q.index_topk) : std::string("None"));
+  if (q.kv_lora_rank != 512 || q.qk_rope_head_dim != 64)
+    return "FA4 sparse MLA requires (kv_lora_rank, qk_rope_head_dim) == (512, 64), got (" +
+           std::to_string(q.kv_lora_rank) + ", " + std::to_string(q.qk_rope_head_dim) + ")";
+  const int h = q.num_heads_per_rank;
+  if (h != 8 && h != 16 && h != 32 && h != 64 && h != 128)
+    return "FA4 sparse MLA requires (8, 16, 32, 64, 128) gathered query heads, got num_heads=" +
+           std::to_string(h) + " * dcp_size=1";
+  return flashinfer_sparse_trtllm_combination(q);
+}
+
 std::optional<std::string> supports_combination(K kind, const BackendQuery& q) {
   switch (kind) {
     case K::kFlashAttnMla:  // flashattn_mla.py ~73-87
@@ -119,21 +163,7 @@ std::optional<std::string> supports_combination(K kind, const BackendQuery& q) {
                "v_head_dim=128), got (" + std::to_string(q.qk_nope_head_dim) + ", " +
                std::to_string(q.qk_rope_head_dim) + ", " + std::to_string(q.v_head_dim) + ")";
       return std::nullopt;
-    case K::kFlashMlaSparse:  // flashmla_sparse.py ~207-256
-      if (q.head_size == 512) {
-        const bool ok_cache = q.kv_cache_dtype == D::kAuto || q.kv_cache_dtype == D::kBfloat16 ||
-                              q.kv_cache_dtype == D::kFloat16 || q.kv_cache_dtype == D::kFp8DsMla;
-        if (ok_cache && q.major == 9) {
-          if (q.qk_rope_head_dim != 0)
-            return std::string("FLASHMLA_SPARSE supports head_size 512 only for rope-free (NoPE) models");
-        } else {
-          return "FLASHMLA_SPARSE supports head_size 512 only with bf16 or fp8_ds_mla kv-cache on SM90 (NoPE), got "
-                 "kv_cache_dtype=" + kv_repr(q) + ", capability=" + capability_repr(q);
-        }
-      }
-      if (q.kv_cache_dtype == D::kNvfp4DsMla && q.major != 10)
-        return std::string("FLASHMLA_SPARSE only supports the nvfp4_ds_mla kv-cache dtype on SM100 (Blackwell)");
-      return std::nullopt;
+    case K::kFlashMlaSparse: return flashmla_sparse_combination(q);
     case K::kFlashInferMlaSparse: return flashinfer_sparse_trtllm_combination(q);
     case K::kFlashInferMlaSparseSm90:  // flashinfer_mla_sparse_sm90.py ~193-224
       if (!q.use_sparse) return std::string("FLASHINFER_MLA_SPARSE_SM90 requires sparse MLA");
@@ -141,34 +171,14 @@ std::optional<std::string> supports_combination(K kind, const BackendQuery& q) {
       if (q.qk_rope_head_dim != 0 && q.qk_rope_head_dim != 64)
         return std::string("FLASHINFER_MLA_SPARSE_SM90 requires qk_rope_head_dim in (0, 64)");
       return std::nullopt;
-    case K::kFlashInferMlaSparseSm120:  // flashinfer_mla_sparse.py ~196-240
-      if (!q.dtype_is_bf16 || q.dtype_is_fp32) return std::string("dtype not supported");
-      if (q.kv_cache_dtype != D::kAuto && q.kv_cache_dtype != D::kFp8 && q.kv_cache_dtype != D::kFp8E4m3 &&
-          q.kv_cache_dtype != D::kFp8DsMla)
-        return std::string("kv_cache_dtype not supported");
-      if (!q.index_topk) return std::string("FLASHINFER_MLA_SPARSE_SM120 requires a model with index_topk config");
-      if (*q.index_topk != 2048)
-        return "FLASHINFER_MLA_SPARSE_SM120 requires index_topk=2048; got " + std::to_string(*q.index_topk);
-      return std::nullopt;
+    case K::kFlashInferMlaSparseSm120: return flashinfer_sparse_sm120_combination(q);
     case K::kFlashAttnMlaSparse:  // flashattn_mla_sparse.py ~86-117
       if (q.kv_cache_dtype != D::kAuto && q.kv_cache_dtype != D::kFloat16 && q.kv_cache_dtype != D::kBfloat16)
         return std::string("FlashAttention MLA Sparse currently supports only FP16/BF16 KV cache");
       if (!flash_attn_supports_mla(q)) return std::string("FlashAttention MLA not supported on this device");
       if (!q.index_topk) return std::string("FlashAttention MLA Sparse requires model with index_topk");
       return std::nullopt;
-    case K::kFlashAttnMlaSparseFa4: {  // flashattn_mla_sparse.py ~304-342
-      if (!q.index_topk || *q.index_topk % 128 != 0)
-        return "FA4 sparse MLA requires index_topk % 128 == 0, got " +
-               (q.index_topk ? std::to_string(*q.index_topk) : std::string("None"));
-      if (q.kv_lora_rank != 512 || q.qk_rope_head_dim != 64)
-        return "FA4 sparse MLA requires (kv_lora_rank, qk_rope_head_dim) == (512, 64), got (" +
-               std::to_string(q.kv_lora_rank) + ", " + std::to_string(q.qk_rope_head_dim) + ")";
-      const int h = q.num_heads_per_rank;
-      if (h != 8 && h != 16 && h != 32 && h != 64 && h != 128)
-        return "FA4 sparse MLA requires (8, 16, 32, 64, 128) gathered query heads, got num_heads=" +
-               std::to_string(h) + " * dcp_size=1";
-      return flashinfer_sparse_trtllm_combination(q);
-    }
+    case K::kFlashAttnMlaSparseFa4: return fa4_sparse_combination(q);
     default: return std::nullopt;
   }
 }
@@ -180,9 +190,6 @@ bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.
 const char* vllm_backend_name(AttentionBackendKind kind) { return cls(kind).vllm_name; }
 const char* backend_source(AttentionBackendKind kind) { return cls(kind).source; }
 bool is_sparse_backend(AttentionBackendKind kind) { return cls(kind).sparse; }
-bool supports_dense_mha_prefill(AttentionBackendKind kind) {
-  return is_sparse_backend(kind) && kind != K::kFlashInferMlaSparseSm120;
-}
 
 std::optional<AttentionBackendKind> parse_vllm_backend_name(const std::string& name) {
   for (const auto& c : classes())
@@ -249,71 +256,6 @@ std::vector<std::string> validate_configuration(AttentionBackendKind kind, const
   if (!cap_ok) reasons.emplace_back("compute capability not supported");
   if (auto why = supports_combination(kind, q)) reasons.push_back(*why);
   return reasons;
-}
-
-BuilderFacts builder_facts(AttentionBackendKind kind, const BackendQuery& q) {
-  BuilderFacts f;
-  bool spec_as_decode = true;
-  const int h = q.num_heads_per_rank;
-  auto lookup = [h](std::initializer_list<std::pair<int, int>> table, int fallback) {
-    for (const auto& [heads, t] : table)
-      if (heads == h) return t;
-    return fallback;
-  };
-  switch (kind) {
-    case K::kFlashMla:
-      f = {128, 128, QueryLenSupport::kUniform, true, "flashmla.py ~109-112"};
-      break;
-    case K::kFlashAttnMla:
-      f = {512, 512, QueryLenSupport::kVarlen, false, "flashattn_mla.py ~126-129"};
-      break;
-    case K::kFlashInferMla:
-      f = {1, 1, QueryLenSupport::kVarlen, false, "flashinfer_mla.py ~136-141 (threshold: the class default 1)"};
-      break;
-    case K::kCutlassMla:
-      f = {1, 1, QueryLenSupport::kSingle, true, "cutlass_mla.py ~31-35 (SINGLE_ONLY and 1: the class defaults)"};
-      break;
-    case K::kTritonMla:
-      f = {1, 1, QueryLenSupport::kUniform, true, "triton_mla.py ~74-78 (threshold: the class default 1)"};
-      break;
-    case K::kTokenspeedMla:
-      f = {1, 1, QueryLenSupport::kUniform, true, "tokenspeed_mla.py ~76-78 (threshold: the class default 1)"};
-      break;
-    case K::kRocmAiterMla:
-    case K::kRocmAiterTritonMla:
-      f = {1, 1, QueryLenSupport::kUniform, true, "rocm_aiter_mla.py ~695-699 (threshold: the class default 1)"};
-      break;
-    case K::kFlashMlaSparse: {  // flashmla_sparse.py ~347-380; require_uniform_decodes = True
-      const int t = family(q, 10) ? lookup({{8, 128}, {16, 128}, {32, 128}, {64, 256}, {128, 1024}}, 1024)
-                                  : lookup({{16, 128}, {32, 128}, {64, 256}, {128, 256}}, 256);
-      f = {t, t, QueryLenSupport::kUniform, true, "flashmla_sparse.py ~347-380"};
-      break;
-    }
-    case K::kFlashInferMlaSparse:
-    case K::kFlashInferMlaSparseSm90:
-    case K::kFlashInferMlaSparseSm120:
-    case K::kFlashAttnMlaSparseFa4: {  // flashinfer_mla_sparse.py ~248-276
-      const int t = lookup({{8, 128}, {16, 128}, {32, 128}, {64, 256}, {128, 1024}}, 1024);
-      f = {t, t, QueryLenSupport::kVarlen, false, "flashinfer_mla_sparse.py ~248-276"};
-      break;
-    }
-    case K::kFlashAttnMlaSparse: {  // flashattn_mla_sparse.py ~124-143
-      const int t = lookup({{16, 128}, {32, 128}, {64, 256}, {128, 256}}, 256);
-      f = {t, t, QueryLenSupport::kVarlen, false, "flashattn_mla_sparse.py ~124-143"};
-      break;
-    }
-    case K::kRocmAiterMlaSparse:
-      f = {1, 1, QueryLenSupport::kVarlen, false, "rocm_aiter_mla_sparse.py ~438-457"};
-      break;
-  }
-  // Dense builders: spec-as-decode when support != SINGLE_ONLY (mla_attention.py ~2502); the sparse
-  // ones pass supports_spec_as_decode=True. Either way T = max(T, max_decode_query_len).
-  if (!is_sparse_backend(kind)) spec_as_decode = f.query_len_support != QueryLenSupport::kSingle;
-  if (spec_as_decode && q.num_speculative_tokens > 0) {
-    const int max_q = q.parallel_drafting ? 1 + 2 * q.num_speculative_tokens : 1 + q.num_speculative_tokens;
-    f.reorder_batch_threshold = std::max(f.class_threshold, max_q);
-  }
-  return f;
 }
 
 }  // namespace mlasim

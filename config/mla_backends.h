@@ -1,8 +1,8 @@
 // vLLM 0.33.0's MLA attention backends as its selector sees them: each class's supported dtypes,
 // KV-cache dtypes, head sizes, kernel block sizes, compute capabilities and combination checks
-// (validate_configuration, vllm/v1/attention/backend.py ~279-369), and what its metadata builder
-// sets: reorder_batch_threshold, query-length support, whether speculation raises the threshold
-// and whether the split needs uniform decodes. docs/spec/routing.md §3 cites each entry.
+// (validate_configuration, vllm/v1/attention/backend.py ~279-369). What its metadata builder sets
+// (threshold, query-length support) is on its card (config/backend_card.h). docs/spec/routing.md
+// §3 cites each entry.
 #pragma once
 
 #include <optional>
@@ -39,25 +39,11 @@ struct BackendQuery {
   bool parallel_drafting = false;     // max_decode_query_len = 1 + 2k instead of 1 + k
 };
 
-// The builder's view: threshold after _init_reorder_batch_threshold, the support class and
-// whether split_decodes_and_prefills runs with require_uniform.
-struct BuilderFacts {
-  int class_threshold = 1;            // before speculation
-  int reorder_batch_threshold = 1;    // with k speculative tokens
-  QueryLenSupport query_len_support = QueryLenSupport::kSingle;
-  bool require_uniform = true;
-  const char* source = "";
-};
-
 // vLLM's AttentionBackendEnum name (FLASH_ATTN_MLA) and where the class is.
 const char* vllm_backend_name(AttentionBackendKind kind);
 const char* backend_source(AttentionBackendKind kind);
 std::optional<AttentionBackendKind> parse_vllm_backend_name(const std::string& name);
 bool is_sparse_backend(AttentionBackendKind kind);
-// A sparse backend whose prefill rows may take dense MHA (vLLM 0.33's MLAAttention builds a
-// prefill backend for it): every sparse one but FLASHINFER_MLA_SPARSE_SM120
-// (flashinfer_mla_sparse_sm120.py ~37, supports_dense_mha_prefill = False).
-bool supports_dense_mha_prefill(AttentionBackendKind kind);
 
 // validate_configuration's reasons, in vLLM's order and words; empty = valid.
 std::vector<std::string> validate_configuration(AttentionBackendKind kind, const BackendQuery& q);
@@ -68,7 +54,5 @@ std::vector<KernelBlockSize> supported_kernel_block_sizes(AttentionBackendKind k
                                                           bool with_spec = false);
 bool supports_block_size(AttentionBackendKind kind, const BackendQuery& q, int block_size);
 std::string kernel_block_sizes_text(const std::vector<KernelBlockSize>& sizes);  // "[MultipleOf(16)]"
-
-BuilderFacts builder_facts(AttentionBackendKind kind, const BackendQuery& q);
 
 }  // namespace mlasim

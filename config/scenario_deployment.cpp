@@ -63,9 +63,11 @@ std::string resolve_deployment(Scenario& s) {
     d.selection.block_size_auto = false;
     d.selection.kernel_block_size = s.scheduler.block_size;
     d.selection.model_runner = s.engine.model_runner;
+    d.selection.card = backend_card(s.engine.profile, s.engine.attention_backend, backend_query(s));
     return "";
   }
   SelectionRequest req;
+  req.profile = s.engine.profile;
   req.query = backend_query(s);
   req.backend = s.engine.attention_backend_given;
   req.model_runner = s.engine.model_runner_given;
@@ -80,6 +82,41 @@ std::string resolve_deployment(Scenario& s) {
   s.engine.model_runner = d.selection.model_runner;
   return "";
 }
+
+namespace {
+
+// The chosen backend's card, the block sizes, the runner and the paths rows take.
+std::string explain_backend(const Scenario& s) {
+  const BackendSelection& sel = s.deployment.selection;
+  const ModelConfig& m = s.model;
+  std::string out;
+  auto line = [&](const std::string& t) { out += t + "\n"; };
+  const BackendCard& b = sel.card;
+  line(std::string("backend: ") + b.vllm_name + " (" + b.source + "); reorder_batch_threshold " +
+       std::to_string(b.reorder_batch_threshold) +
+       (b.reorder_batch_threshold != b.class_threshold ? " (class " + std::to_string(b.class_threshold) + ", raised to 1 + k)" : "") +
+       ", query_len_support " + to_string(b.query_len_support) + " (" + b.builder_source + ")");
+  line("block size: " + std::to_string(sel.block_size) +
+       (sel.block_size_auto ? " (auto: the backend's preferred size, platforms/interface.py ~700-790)"
+                            : " (scheduler.block_size)") +
+       "; kernel block size " + std::to_string(sel.kernel_block_size) +
+       (sel.kernel_block_size != sel.block_size ? " (select_common_block_size, v1/worker/utils.py ~515)" : ""));
+  line(std::string("model runner: ") + to_string(sel.model_runner) + " (" + sel.model_runner_reason + ")");
+  const std::string t = std::to_string(b.reorder_batch_threshold);
+  if (m.index_topk && b.sparse)
+    line("paths: the split's decodes (q <= " + t + ") on the decode path; its prefills take dense MHA while the "
+         "longest prefill sequence fits index_topk " + std::to_string(*m.index_topk) +
+         (b.dense_mha_prefill ? "" : " (not on this backend: no dense prefill)") +
+         ", else every token the decode path (sparse_mla_attention.py ~136-144, mla_attention.py ~986-994)");
+  else if (m.index_topk)
+    line("paths: every token on the decode path (sparse MLA)");
+  else
+    line("paths: rows with q <= " + t + (b.require_uniform ? " (uniform)" : "") +
+         " at the front of the batch are decodes on the decode path (MQA); the rest take the prefill path (MHA)");
+  return out;
+}
+
+}  // namespace
 
 std::string explain_deployment(const Scenario& s) {
   const DeploymentConfig& d = s.deployment;
@@ -128,28 +165,7 @@ std::string explain_deployment(const Scenario& s) {
     return out;
   }
   for (const auto& w : sel.warnings) line("warning: " + w);
-  const BuilderFacts& b = sel.builder;
-  line(std::string("backend: ") + vllm_backend_name(sel.backend) + " (" + backend_source(sel.backend) +
-       "); reorder_batch_threshold " + std::to_string(b.reorder_batch_threshold) +
-       (b.reorder_batch_threshold != b.class_threshold ? " (class " + std::to_string(b.class_threshold) + ", raised to 1 + k)" : "") +
-       ", query_len_support " + to_string(b.query_len_support) + " (" + b.source + ")");
-  line("block size: " + std::to_string(sel.block_size) +
-       (sel.block_size_auto ? " (auto: the backend's preferred size, platforms/interface.py ~700-790)"
-                            : " (scheduler.block_size)") +
-       "; kernel block size " + std::to_string(sel.kernel_block_size) +
-       (sel.kernel_block_size != sel.block_size ? " (select_common_block_size, v1/worker/utils.py ~515)" : ""));
-  line(std::string("model runner: ") + to_string(sel.model_runner) + " (" + sel.model_runner_reason + ")");
-  const std::string t = std::to_string(b.reorder_batch_threshold);
-  if (m.index_topk && is_sparse_backend(sel.backend))
-    line("paths: the split's decodes (q <= " + t + ") on the decode path; its prefills take dense MHA while the "
-         "longest prefill sequence fits index_topk " + std::to_string(*m.index_topk) +
-         (supports_dense_mha_prefill(sel.backend) ? "" : " (not on this backend: no dense prefill)") +
-         ", else every token the decode path (sparse_mla_attention.py ~136-144, mla_attention.py ~986-994)");
-  else if (m.index_topk)
-    line("paths: every token on the decode path (sparse MLA)");
-  else
-    line("paths: rows with q <= " + t + (b.require_uniform ? " (uniform)" : "") +
-         " at the front of the batch are decodes on the decode path (MQA); the rest take the prefill path (MHA)");
+  out += explain_backend(s);
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "config/scenario_deployment.h"
+#include "scenario/scenario_keys.h"
 #include "scenario/scenario_loader.h"
 #include "scenario/yaml_document.h"
 #include "base/formats/json_writer.h"
@@ -127,19 +128,26 @@ std::string deployment_scenario_yaml(const DeployOptions& o, const std::string& 
   for (auto [key, value] : Keys{{"num_layers", 1}, {"vocab_size", 4096}, {"intermediate_size", 2048}, {"eos_token_id", 1}})
     model.set(key, V::number(value));
   if (o.max_position_embeddings) model.set("max_position_embeddings", V::number(*o.max_position_embeddings));
-  V& scheduler = doc.set("scheduler", V::mapping(V::Style::kFlow));
-  // num_gpu_blocks unset: the smallest pool vLLM 0.33 starts with for max_model_len, or 8192
-  for (auto [key, value] : Keys{{"max_num_batched_tokens", 2048}, {"max_num_seqs", 16}})
-    scheduler.set(key, V::number(value));
-  if (o.max_model_len > 0) scheduler.set("max_model_len", V::number(o.max_model_len));
-  if (o.block_size) scheduler.set("block_size", V::number(*o.block_size));
-  if (o.num_speculative_tokens > 0) scheduler.set("num_speculative_tokens", V::number(o.num_speculative_tokens));
-  V& engine = doc.set("engine", V::mapping(V::Style::kFlow));
-  engine.set("profile", V::plain("vllm-0.33"));
-  engine.set("gpu", V::plain(o.gpu));
-  engine.set("attention_backend", V::plain(o.attention_backend));
-  doc.set("cache", V::mapping(V::Style::kFlow)).set("kv_cache_dtype", V::plain(o.kv_cache_dtype));
-  doc.set("parallel", V::mapping(V::Style::kFlow)).set("tensor_parallel_size", V::number(o.tensor_parallel_size));
+  // The scheduler and parallel keys as a Scenario, written through the key table: the budgets of
+  // `mlasim deploy`, and what the flags give (num_gpu_blocks unset: the smallest pool vLLM 0.33
+  // starts with for max_model_len, or 8192). The engine and cache names are the flags' own text.
+  Scenario d;
+  SchedulerConfig& sc = d.scheduler;
+  sc.max_num_batched_tokens = 2048;
+  sc.max_num_seqs = 16;
+  std::vector<const void*> given = {&sc.max_num_batched_tokens, &sc.max_num_seqs};
+  if (o.max_model_len > 0) sc.max_model_len = o.max_model_len, given.push_back(&sc.max_model_len);
+  if (o.block_size) sc.block_size = *o.block_size, given.push_back(&sc.block_size);
+  if (o.num_speculative_tokens > 0)
+    sc.num_speculative_tokens = o.num_speculative_tokens, given.push_back(&sc.num_speculative_tokens);
+  doc.set("scheduler", keys_yaml(d, given));
+  V& engine = doc.set("engine", keys_yaml(d, {&d.engine.profile}));  // vllm-0.33
+  engine.set(key_of(d, &d.deployment.gpu).name, V::plain(o.gpu));
+  engine.set(key_of(d, &d.engine.attention_backend).name, V::plain(o.attention_backend));
+  const ScenarioKey& dtype = key_of(d, &d.deployment.kv_cache_dtype);
+  doc.set(dtype.section, V::mapping(V::Style::kFlow)).set(dtype.name, V::plain(o.kv_cache_dtype));
+  d.parallel.tensor_parallel_size = o.tensor_parallel_size;
+  doc.set("parallel", keys_yaml(d, {&d.parallel.tensor_parallel_size}));
   doc.set("requests", probe_requests_yaml(o.num_speculative_tokens));
   return emit_yaml(doc, header);
 }
@@ -185,31 +193,10 @@ std::string deploy_report_text(const DeployReport& r) {
   return out;
 }
 
-std::string deploy_report_json(const DeployReport& r) {
-  const Scenario& s = r.scenario;
-  const ModelConfig& m = s.model;
-  const DeploymentConfig& d = s.deployment;
-  const BackendSelection& sel = d.selection;
-  const GpuInfo& gpu = gpu_info(d.gpu);
-  JsonWriter w;
-  w.begin_object();
-  w.key("format").value("mlasim-deploy");
-  w.key("version").value(1);
-  w.key("hf_config").value(m.hf_config);
-  w.key("architecture").value(m.architecture);
-  w.key("model_type").value(m.model_type);
-  w.key("use_mla").value(true);
-  w.key("sparse").value(m.index_topk.has_value());
-  w.key("gpu").value(gpu.name);
-  w.key("compute_capability").value(gpu.vendor == GpuVendor::kNvidia ? fmt::format("{}.{}", gpu.major, gpu.minor)
-                                                                     : std::string(gpu.gcn_arch));
-  w.key("kv_cache_dtype").value(to_string(d.effective_kv_cache_dtype));
-  w.key("kv_cache_dtype_given").value(to_string(d.kv_cache_dtype));
-  w.key("tensor_parallel_size").value(s.parallel.tensor_parallel_size);
-  w.key("num_heads_per_rank").value(m.num_attention_heads / s.parallel.tensor_parallel_size);
-  w.key("head_size").value(m.kv_lora_rank + m.qk_rope_head_dim);
-  w.key("num_speculative_tokens").value(s.scheduler.num_speculative_tokens);
-  w.key("max_model_len").value(s.scheduler.max_model_len);
+namespace {
+
+// vLLM's candidates and the chosen backend's card, block sizes and runner.
+void write_selection_json(JsonWriter& w, const Scenario& s, const BackendSelection& sel) {
   w.key("candidates").begin_array();
   for (const auto& c : sel.candidates) {
     w.begin_object();
@@ -223,16 +210,45 @@ std::string deploy_report_json(const DeployReport& r) {
   w.end_array();
   w.key("backend").value(vllm_backend_name(sel.backend));
   w.key("backend_scenario_name").value(to_string(sel.backend));
-  w.key("block_size").value(sel.block_size);
+  w.key(key_of(s, &s.scheduler.block_size).name).value(sel.block_size);
   w.key("block_size_auto").value(sel.block_size_auto);
   w.key("kernel_block_size").value(sel.kernel_block_size);
-  w.key("reorder_threshold").value(sel.builder.reorder_batch_threshold);
-  w.key("query_len_support").value(to_string(sel.builder.query_len_support));
-  w.key("require_uniform").value(sel.builder.require_uniform);
+  w.key("reorder_threshold").value(sel.card.reorder_batch_threshold);
+  w.key("query_len_support").value(to_string(sel.card.query_len_support));
+  w.key("require_uniform").value(sel.card.require_uniform);
   w.key("model_runner").value(to_string(sel.model_runner));
   w.key("warnings").begin_array();
   for (const auto& x : sel.warnings) w.value(x);
   w.end_array();
+}
+
+}  // namespace
+
+std::string deploy_report_json(const DeployReport& r) {
+  const Scenario& s = r.scenario;
+  const ModelConfig& m = s.model;
+  const DeploymentConfig& d = s.deployment;
+  const GpuInfo& gpu = gpu_info(d.gpu);
+  JsonWriter w;
+  w.begin_object();
+  w.key("format").value("mlasim-deploy");
+  w.key("version").value(1);
+  w.key("hf_config").value(m.hf_config);
+  w.key("architecture").value(m.architecture);
+  w.key("model_type").value(m.model_type);
+  w.key("use_mla").value(true);
+  w.key("sparse").value(m.index_topk.has_value());
+  w.key("gpu").value(gpu.name);
+  w.key("compute_capability").value(gpu.vendor == GpuVendor::kNvidia ? fmt::format("{}.{}", gpu.major, gpu.minor)
+                                                                     : std::string(gpu.gcn_arch));
+  w.key(key_of(s, &d.kv_cache_dtype).name).value(to_string(d.effective_kv_cache_dtype));
+  w.key("kv_cache_dtype_given").value(to_string(d.kv_cache_dtype));
+  w.key("tensor_parallel_size").value(s.parallel.tensor_parallel_size);
+  w.key("num_heads_per_rank").value(m.num_attention_heads / s.parallel.tensor_parallel_size);
+  w.key("head_size").value(m.kv_lora_rank + m.qk_rope_head_dim);
+  for (const void* member : {&s.scheduler.num_speculative_tokens, &s.scheduler.max_model_len})
+    w.key(key_of(s, member).name).value(*static_cast<const int*>(member));
+  write_selection_json(w, s, d.selection);
   w.key("probes").begin_array();
   for (const ProbeResult& p : r.probes) {
     w.begin_object();

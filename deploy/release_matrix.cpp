@@ -3,9 +3,9 @@
 
 #include <fmt/format.h>
 
-#include "attention/routing_config.h"
 #include "engine/replay.h"
 #include "base/formats/json_writer.h"
+#include "scenario/scenario_keys.h"
 #include "scenario/scenario_loader.h"
 #include "scenario/yaml_document.h"
 #include "sim/scheduler_rules.h"
@@ -36,17 +36,22 @@ std::string probe_scenario_yaml(EngineProfile profile, K backend, int k) {
   using V = YamlValue;
   V doc = V::mapping(V::Style::kBlock);
   doc.set("version", V::number(1));
-  V& scheduler = doc.set("scheduler", V::mapping(V::Style::kFlow));
-  scheduler.set("max_num_batched_tokens", V::number(2048));
-  scheduler.set("max_num_seqs", V::number(16));
-  scheduler.set("max_model_len", V::number(4096));
-  scheduler.set("num_gpu_blocks", V::number(512));
-  if (k > 0) scheduler.set("num_speculative_tokens", V::number(k));
+  Scenario s;  // written through the key table
+  SchedulerConfig& sc = s.scheduler;
+  sc.max_num_batched_tokens = 2048;
+  sc.max_num_seqs = 16;
+  sc.max_model_len = 4096;
+  sc.num_gpu_blocks = 512;
+  sc.num_speculative_tokens = k;
+  std::vector<const void*> given = {&sc.max_num_batched_tokens, &sc.max_num_seqs, &sc.max_model_len, &sc.num_gpu_blocks};
+  if (k > 0) given.push_back(&sc.num_speculative_tokens);
   // vLLM 0.8's V1 engine runs n-gram, not MTP (SchedulerRules::v1_runs_mtp).
-  if (k > 0 && !scheduler_rules_for(profile).v1_runs_mtp) scheduler.set("speculative_method", V::plain("ngram"));
-  V& engine = doc.set("engine", V::mapping(V::Style::kFlow));
-  engine.set("profile", V::plain(to_string(profile)));
-  engine.set("attention_backend", V::plain(to_string(backend)));
+  if (k > 0 && !scheduler_rules_for(profile).v1_runs_mtp)
+    sc.speculative_method = SpeculativeMethod::kNgram, given.push_back(&sc.speculative_method);
+  doc.set("scheduler", keys_yaml(s, given));
+  s.engine.profile = profile;
+  s.engine.attention_backend = backend;
+  doc.set("engine", keys_yaml(s, {&s.engine.profile, &s.engine.attention_backend}));
   doc.set("requests", probe_requests_yaml(k));
   return emit_yaml(doc);
 }
@@ -108,7 +113,7 @@ Result<std::vector<ReleaseCell>> release_matrix() {
         const Scenario& s = loaded.value();
         if (k == 0) {
           cell.model_runner = s.engine.model_runner;
-          cell.decode_threshold = make_routing_config(s).decode_threshold;
+          cell.decode_threshold = s.deployment.selection.card.reorder_batch_threshold;
         }
         ReplayOptions ro;
         ro.with_model = false;
@@ -184,7 +189,7 @@ std::string release_matrix_json(const std::vector<ReleaseCell>& cells) {
       const ProbeResult* p = probe_at(c, i);
       w.begin_object();
       w.key("column").value(kColumns[i].heading);
-      w.key("num_speculative_tokens").value(kColumns[i].k);
+      w.key(key_of(&Scenario::scheduler, &SchedulerConfig::num_speculative_tokens).name).value(kColumns[i].k);
       w.key("scheduled").value(p != nullptr);
       if (p) {
         w.key("step").value(p->step);

@@ -32,7 +32,7 @@ struct ReleaseCell {
   const ReleaseEntry* release = nullptr;
   AttentionBackendKind backend{};
   ModelRunner model_runner{};
-  int decode_threshold = 0;                 // with k = 0
+  int decode_threshold = 0;                 // the backend card's T with k = 0
   std::vector<ProbeResult> probes;          // the five columns, in order
 };
 

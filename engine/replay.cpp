@@ -13,6 +13,14 @@
 
 namespace mlasim {
 
+std::unique_ptr<Backend> make_replay_backend(const MlaWeights& weights, const Scenario& scenario,
+                                             const ReplayOptions& options) {
+  if (options.make_backend) return options.make_backend(weights, scenario, options.faults);
+  const CpuBackendOptions cpu =
+      cpu_backend_options(scenario, options.precision, options.faults, options.tensor_parallel_size);
+  return make_cpu_backend(weights, cpu, options.precision);
+}
+
 RunRecord replay(const Scenario& scenario, const ReplayOptions& options) {
   RecordCollector collector(scenario);
   const std::optional<PrecisionClass> precision = replay(scenario, options, {&collector});
@@ -36,14 +44,7 @@ std::optional<PrecisionClass> replay(const Scenario& scenario, const ReplayOptio
   std::optional<MlaWeights> seeded;
   const MlaWeights* weights = options.weights;
   if (!weights) weights = &seeded.emplace(seeded_weights(scenario.model));
-  std::unique_ptr<Backend> backend;
-  if (options.make_backend) {
-    backend = options.make_backend(*weights, scenario, options.faults);
-  } else {
-    const CpuBackendOptions cpu =
-        cpu_backend_options(scenario, options.precision, options.faults, options.tensor_parallel_size);
-    backend = make_cpu_backend(*weights, cpu, options.precision);
-  }
+  const std::unique_ptr<Backend> backend = make_replay_backend(*weights, scenario, options);
   if (options.on_backend) options.on_backend(backend->precision());
   EngineOptions engine_options;
   engine_options.backend = backend.get();

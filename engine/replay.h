@@ -35,6 +35,11 @@ struct ReplayOptions {
   std::function<void(PrecisionClass)> on_backend;
 };
 
+// The backend `options` asks for over `weights`: its factory's, else the CPU backend in its
+// precision and TP size, with its faults.
+std::unique_ptr<Backend> make_replay_backend(const MlaWeights& weights, const Scenario& scenario,
+                                             const ReplayOptions& options);
+
 RunRecord replay(const Scenario& scenario, const ReplayOptions& options);
 // The same run handing every step to `sinks` and keeping nothing itself. Returns the backend's
 // precision class (nullopt for a dry run).

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <iostream>
 #include <sstream>
 
 #include "base/check.h"
@@ -31,6 +32,8 @@
 #include "verify/logits_golden_gate.h"
 #include "verify/split_golden.h"
 #include "verify/split_golden_checker.h"
+#include "harness/command_rows.h"
+#include "harness/replay_session.h"
 #include "output/timeline.h"
 #include "output/timeline_svg.h"
 #include "output/xml_text.h"
@@ -64,22 +67,17 @@ Result<std::vector<std::string>> collect_scenarios(const std::vector<std::string
 
 namespace {
 
-// The split golden check: one more check that fails with the first differing step. The checker
-// streams; null when there is no golden (reported here).
-std::optional<SplitGoldenChecker> split_golden_checker(const Scenario& s, const CheckOptions& options,
-                                                       ScenarioCheck& c) {
-  const std::string path = split_golden_path(options.golden_dir, s.name);
-  c.num_checks += 1;
-  if (Status regular = check_regular_input(path, "the split golden"); !regular) {
-    c.messages.push_back(regular.error().format());
+// The split golden check, one of the scenario's checks: a missing golden says how to write it; one
+// that is no regular file is bad input.
+std::vector<std::string> split_golden_messages(const ReplaySession& session, const std::string& golden_dir,
+                                               ScenarioCheck& c) {
+  if (const Status& read = session.split_golden_read(); !read) {
     c.status = CheckStatus::kBadInput;
-    return std::nullopt;
+    return {read.error().format()};
   }
-  if (!std::ifstream(path, std::ios::binary)) {
-    c.messages.push_back(fmt::format("{}: no split golden; write it with `mlasim golden update {}`", path, c.path));
-    return std::nullopt;
-  }
-  return std::optional<SplitGoldenChecker>(std::in_place, path, s);
+  if (session.split_golden()) return {};
+  const std::string path = split_golden_path(golden_dir, c.name);
+  return {fmt::format("{}: no split golden; write it with `mlasim golden update {}`", path, c.path)};
 }
 
 // The logits golden check's verdict (the gate compared the rows as they came): the index
@@ -119,6 +117,71 @@ std::string failed_step_check(const Scenario& s, int step, const InvariantViolat
                      s.source, step, got);
 }
 
+// Why the scenario's model cannot be replayed here ("" when it can): it does not fit in memory,
+// or the backend under test cannot run it.
+std::string cannot_replay(const Scenario& s, const std::string& path, const CheckOptions& options) {
+  if (!options.replay.with_model) return "";
+  if (!options.replay.weights)
+    if (Status st = model_memory_check(s, options.replay.precision); !st) return st.error().format();
+  if (options.backend_support_error)
+    if (std::string why = options.backend_support_error(s, options.replay.faults); !why.empty())
+      return path + ": the backend under test cannot run this scenario: " + why;
+  return "";
+}
+
+// The verdicts of a replay that ran to its end: the expectations, the split golden (a malformed
+// one is bad input, reported first) and a model run's logits golden.
+void judge(const ReplaySession& session, std::vector<std::string> split_messages, ScenarioCheck& c) {
+  for (const ExpectationFailure& f : session.expectations().failures()) c.messages.push_back(f.format());
+  c.messages.insert(c.messages.end(), split_messages.begin(), split_messages.end());
+  const SplitGoldenChecker* split = session.split_golden();
+  if (split && split->result().malformed) {
+    c.status = CheckStatus::kBadInput;
+    c.messages.insert(c.messages.begin(), split->result().message);
+  } else if (split && !split->result().match) {
+    c.messages.push_back(split->result().message);
+  }
+  if (split) c.split = split->result();
+  if (session.precision()) report_logits_golden(session.logits_golden_read(), session.logits_golden(), c);
+  if (!c.messages.empty() && c.status == CheckStatus::kPass) c.status = CheckStatus::kFail;
+}
+
+// Replays the scenario through a session asking for the check's rows, streaming the expectations,
+// the split golden and a model run's logits golden step by step, and judges it.
+void replay_and_judge(const Scenario& s, const std::string& path, const CheckOptions& options, ScenarioCheck& c) {
+  c.num_checks = count_expectation_checks(s) + 1;  // and the split golden
+  ReplaySession session(s, check_rows(options.golden_dir, options.replay.with_model, options.timelines), std::cout);
+  const bool pinned = std::find(s.expect.invariants.begin(), s.expect.invariants.end(), kInvariantStepInvariants) !=
+                      s.expect.invariants.end();
+  ReplayOptions replay_options = options.replay;
+  replay_options.audit_every_step = replay_options.audit_every_step || pinned;
+  const MemoryLease memory(options.replay.with_model ? options.memory : nullptr,
+                           model_memory(s, options.replay.precision).total());
+  // A scenario that did not pass keeps its picture (the steps up to a failed per-step check).
+  auto keep_timeline = [&] {
+    if (options.timelines && c.status != CheckStatus::kPass) c.timeline_svg = session.timeline_svg();
+  };
+  try {
+    ThrowOnCheckFailure throw_on_failure;
+    MLASIM_CHECK(session.start(replay_options).ok(), "a check's rows open no file");
+    std::vector<std::string> split_messages = split_golden_messages(session, options.golden_dir, c);
+    session.run(/*finish_at_vllm_stop=*/false);
+    judge(session, std::move(split_messages), c);
+    keep_timeline();
+  } catch (const RequestStreamError& e) {
+    c.status = CheckStatus::kBadInput;
+    c.messages = {e.error.format()};
+  } catch (const VllmCannotRun& e) {  // a trace vLLM cannot run is no regression test
+    c.status = CheckStatus::kBadInput;
+    c.messages = {path + ": vLLM cannot run this trace: " + e.what()};
+  } catch (const InvariantViolation& e) {
+    // The run stops at a failed per-step check, so nothing after it can be judged.
+    c.status = CheckStatus::kFail;
+    c.messages = {failed_step_check(s, session.expectations().steps_seen(), e, pinned)};
+    keep_timeline();
+  }
+}
+
 }  // namespace
 
 ScenarioCheck check_scenario(const std::string& path, const CheckOptions& options) {
@@ -143,88 +206,12 @@ ScenarioCheck check_scenario(const Scenario& s, const std::string& path, const C
   c.path = path;
   c.name = s.name;
   if (options.explain) c.deployment_chain = explain_deployment(s);
-  if (options.replay.with_model && !options.replay.weights) {
-    if (Status st = model_memory_check(s, options.replay.precision); !st) {
-      c.status = CheckStatus::kBadInput;
-      c.messages.push_back(st.error().format());
-      c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      return c;
-    }
-  }
-  if (options.backend_support_error && options.replay.with_model) {
-    if (std::string why = options.backend_support_error(s, options.replay.faults); !why.empty()) {
-      c.status = CheckStatus::kBadInput;
-      c.messages.push_back(path + ": the backend under test cannot run this scenario: " + why);
-      c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      return c;
-    }
-  }
-  // Streamed: the expectations, the split golden and a model run's logits golden are checked
-  // step by step.
-  c.num_checks = count_expectation_checks(s);
-  ExpectationChecker expectations(s);
-  std::vector<std::string> split_messages;
-  std::optional<SplitGoldenChecker> split = split_golden_checker(s, options, c);
-  split_messages.swap(c.messages);
-  LogitsGoldenGate logits_golden;
-  Status logits_golden_opened = Status::Ok();
-  LogitsStreamSink logits(&logits_golden, nullptr);
-  std::vector<StepSink*> sinks{&expectations};
-  if (split) sinks.push_back(&*split);
-  if (options.replay.with_model) {
-    logits_golden_opened = logits_golden.open(options.golden_dir, s);
-    if (logits_golden_opened) sinks.push_back(&logits);
-  }
-  std::optional<Timeline> timeline;
-  if (options.timelines) {
-    timeline.emplace(s, s.name + " \u00b7 profile " + to_string(s.engine.profile));
-    sinks.push_back(&*timeline);
-  }
-  // A scenario that did not pass keeps its picture (the steps up to a failed per-step check).
-  auto keep_timeline = [&] {
-    if (timeline && c.status != CheckStatus::kPass) c.timeline_svg = render_timeline_svg({&*timeline});
-  };
-  std::optional<PrecisionClass> precision;
-  const bool pinned = std::find(s.expect.invariants.begin(), s.expect.invariants.end(), kInvariantStepInvariants) !=
-                      s.expect.invariants.end();
-  ReplayOptions replay_options = options.replay;
-  replay_options.audit_every_step = replay_options.audit_every_step || pinned;
-  const MemoryLease memory(options.replay.with_model ? options.memory : nullptr,
-                           model_memory(s, options.replay.precision).total());
-  replay_options.on_backend = [&](PrecisionClass p) { logits_golden.start(p); };
-  try {
-    ThrowOnCheckFailure throw_on_failure;
-    precision = replay(s, replay_options, sinks);
-  } catch (const RequestStreamError& e) {
+  if (std::string why = cannot_replay(s, path, options); !why.empty()) {
     c.status = CheckStatus::kBadInput;
-    c.messages = {e.error.format()};
-    c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return c;
-  } catch (const VllmCannotRun& e) {  // a trace vLLM cannot run is no regression test
-    c.status = CheckStatus::kBadInput;
-    c.messages = {path + ": vLLM cannot run this trace: " + e.what()};
-    c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return c;
-  } catch (const InvariantViolation& e) {
-    // The run stops at a failed per-step check, so nothing after it can be judged.
-    c.status = CheckStatus::kFail;
-    c.messages = {failed_step_check(s, expectations.steps_seen(), e, pinned)};
-    keep_timeline();
-    c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return c;
+    c.messages.push_back(why);
+  } else {
+    replay_and_judge(s, path, options, c);
   }
-  for (const ExpectationFailure& f : expectations.failures()) c.messages.push_back(f.format());
-  c.messages.insert(c.messages.end(), split_messages.begin(), split_messages.end());
-  if (split && split->result().malformed) {  // bad input, reported first (ERROR lines show the first message)
-    c.status = CheckStatus::kBadInput;
-    c.messages.insert(c.messages.begin(), split->result().message);
-  } else if (split && !split->result().match) {
-    c.messages.push_back(split->result().message);
-  }
-  if (split) c.split = split->result();
-  if (precision) report_logits_golden(logits_golden_opened, logits_golden, c);
-  if (!c.messages.empty() && c.status == CheckStatus::kPass) c.status = CheckStatus::kFail;
-  keep_timeline();
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return c;
 }

@@ -4,13 +4,13 @@
 #include "base/check.h"
 #include "config/request_tokens.h"
 #include "base/formats/json_writer.h"
+#include "scenario/scenario_keys.h"
 
 namespace mlasim {
 namespace {
 
 void write_header(JsonWriter& w, const Scenario& s, const RoutingConfig& rc) {
   const ModelConfig& m = s.model;
-  const SchedulerConfig& sc = s.scheduler;
   w.begin_object();
   w.key("type").value("header");
   w.key("format").value("mlasim-resolved-trace");
@@ -23,23 +23,10 @@ void write_header(JsonWriter& w, const Scenario& s, const RoutingConfig& rc) {
   w.key("sparse_mla").value(m.index_topk.has_value());
   w.end_object();
   w.key("scheduler").begin_object();
-  w.key("max_num_batched_tokens").value(sc.max_num_batched_tokens);
-  w.key("max_num_seqs").value(sc.max_num_seqs);
-  w.key("max_model_len").value(sc.max_model_len);
-  w.key("enable_chunked_prefill").value(sc.enable_chunked_prefill);
-  w.key("long_prefill_token_threshold").value(sc.long_prefill_token_threshold);
-  w.key("block_size").value(sc.block_size);
-  w.key("num_gpu_blocks").value(sc.num_gpu_blocks);
-  w.key("enable_prefix_caching").value(sc.enable_prefix_caching);
-  w.key("policy").value(to_string(sc.policy));
-  w.key("num_speculative_tokens").value(sc.num_speculative_tokens);
-  w.key("speculative_method").value(to_string(sc.speculative_method));
-  w.key("scheduler_reserve_full_isl").value(sc.rules.scheduler_reserve_full_isl);
+  write_section_json(w, s, "scheduler");  // scenario/scenario_keys.h: every scheduler key
   w.end_object();
   w.key("engine").begin_object();
-  w.key("profile").value(to_string(s.engine.profile));
-  w.key("attention_backend").value(to_string(s.engine.attention_backend));
-  w.key("model_runner").value(to_string(s.engine.model_runner));
+  write_section_json(w, s, "engine");  // profile, attention_backend, model_runner
   w.key("decode_threshold").value(rc.decode_threshold);
   w.key("query_len_support").value(to_string(rc.query_len_support));
   w.key("require_uniform").value(rc.require_uniform);
@@ -49,10 +36,7 @@ void write_header(JsonWriter& w, const Scenario& s, const RoutingConfig& rc) {
   w.key("query_len_support_given").value(s.engine.query_len_support.has_value());
   w.end_object();
   w.key("timing").begin_object();
-  w.key("fixed_us").value(s.timing.fixed_us);
-  w.key("per_scheduled_token_us").value(s.timing.per_scheduled_token_us);
-  w.key("per_context_token_us").value(s.timing.per_context_token_us);
-  w.key("per_request_us").value(s.timing.per_request_us);
+  write_section_json(w, s, "timing");
   w.end_object();
   w.key("timed_arrivals").value(s.timed_arrivals);
   w.key("num_requests").value(s.num_requests);

@@ -3,9 +3,9 @@
 
 #include <fmt/format.h>
 
-#include "attention/backend_profile.h"
 #include "attention/routing_config.h"
 #include "config/request_tokens.h"
+#include "scenario/scenario_keys.h"
 
 namespace mlasim {
 namespace {
@@ -38,15 +38,7 @@ std::string describe_scenario(const Scenario& s) {
       m.preset, m.vocab_size, m.hidden_size, m.num_hidden_layers, m.num_attention_heads, m.q_lora_rank,
       m.kv_lora_rank, m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim, m.intermediate_size, to_string(m.dtype),
       m.seed, m.eos_token_id, m.index_topk ? fmt::format(" index_topk={} (sparse MLA)", *m.index_topk) : "");
-  out += fmt::format(
-      "scheduler: max_num_batched_tokens={} max_num_seqs={} max_model_len={} chunked_prefill={} "
-      "long_prefill_token_threshold={} block_size={} num_gpu_blocks={} prefix_caching={} policy={} spec_tokens={}{} "
-      "reserve_full_isl={}\n",
-      sc.max_num_batched_tokens, sc.max_num_seqs, sc.max_model_len, sc.enable_chunked_prefill ? "on" : "off",
-      sc.long_prefill_token_threshold, sc.block_size, sc.num_gpu_blocks, sc.enable_prefix_caching ? "on" : "off",
-      to_string(sc.policy), sc.num_speculative_tokens,
-      sc.num_speculative_tokens > 0 ? fmt::format(" ({})", to_string(sc.speculative_method)) : "",
-      sc.rules.scheduler_reserve_full_isl ? "on" : "off");
+  out += "scheduler: " + printed_section(s, "scheduler") + "\n";  // scenario/scenario_keys.h
   // The threshold and support the replay routes with (make_routing_config: the deployment's
   // builder, speculation, overrides).
   const RoutingConfig rc = make_routing_config(s);

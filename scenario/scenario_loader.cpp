@@ -35,11 +35,12 @@ std::string golden_name_problem(const std::string& name) {
 
 namespace {
 
-// First defined node among `keys` under root (e.g. {"scheduler", "max_model_len"}), else the
-// closest defined ancestor; used to point cross-section errors at the key the user wrote.
-YamlNode locate(const YamlNode& root, const std::string& section, const std::string& key) {
-  const YamlNode sec = root[section];
-  if (sec && sec.IsMap() && sec[key]) return sec[key];
+// The node of a key path ("scheduler.max_model_len") under root, else of its closest defined
+// ancestor; used to point cross-section errors at the key the user wrote.
+YamlNode locate(const YamlNode& root, const std::string& path) {
+  const std::size_t dot = path.find('.');
+  const YamlNode sec = root[path.substr(0, dot)];
+  if (dot != std::string::npos && sec && sec.IsMap() && sec[path.substr(dot + 1)]) return sec[path.substr(dot + 1)];
   if (sec) return sec;
   return root;
 }
@@ -121,7 +122,7 @@ void resolve_max_model_len(const YamlReader& r, const YamlNode& root, Scenario& 
   if (sc.max_model_len == 0) {
     sc.max_model_len = m.max_position_embeddings;  // vLLM derives it from the model config
   } else if (sc.max_model_len > m.max_position_embeddings) {
-    r.fail(locate(root, "scheduler", "max_model_len"), "scheduler.max_model_len",
+    r.fail(locate(root, "scheduler.max_model_len"), "scheduler.max_model_len",
            "max_model_len " + std::to_string(sc.max_model_len) + " exceeds the model's max_position_embeddings " +
                std::to_string(m.max_position_embeddings),
            "lower max_model_len or raise model.max_position_embeddings");
@@ -135,7 +136,7 @@ void cross_checks(const YamlReader& r, const YamlNode& root, Scenario& s) {
   SchedulerConfig& sc = s.scheduler;
   const ModelConfig& m = s.model;
   if (!sc.enable_chunked_prefill && sc.max_num_batched_tokens < sc.max_model_len)
-    r.fail(locate(root, "scheduler", "max_num_batched_tokens"), "scheduler.max_num_batched_tokens",
+    r.fail(locate(root, "scheduler.max_num_batched_tokens"), "scheduler.max_num_batched_tokens",
            "max_num_batched_tokens (" + std::to_string(sc.max_num_batched_tokens) +
                ") is smaller than max_model_len (" + std::to_string(sc.max_model_len) +
                ") with chunked prefill disabled",
@@ -143,40 +144,40 @@ void cross_checks(const YamlReader& r, const YamlNode& root, Scenario& s) {
   // A KV slot is block_id * block_size + offset, a 32-bit index as in the engines' slot_mapping
   // and the attention kernels' page tables.
   if (static_cast<long long>(sc.num_gpu_blocks) * sc.block_size > std::numeric_limits<int>::max())
-    r.fail(locate(root, "scheduler", "block_size"), "scheduler.block_size",
+    r.fail(locate(root, "scheduler.block_size"), "scheduler.block_size",
            "num_gpu_blocks x block_size = " +
                std::to_string(static_cast<long long>(sc.num_gpu_blocks) * sc.block_size) +
                " KV slots, more than 2^31 - 1",
            "KV slots are 32-bit indices (slot_mapping, the kernels' page tables): lower block_size or num_gpu_blocks");
   if (sc.max_num_batched_tokens < sc.max_num_seqs)
-    r.fail(locate(root, "scheduler", "max_num_batched_tokens"), "scheduler.max_num_batched_tokens",
+    r.fail(locate(root, "scheduler.max_num_batched_tokens"), "scheduler.max_num_batched_tokens",
            "max_num_batched_tokens (" + std::to_string(sc.max_num_batched_tokens) + ") is smaller than max_num_seqs (" +
                std::to_string(sc.max_num_seqs) + ")",
            "vLLM requires max_num_batched_tokens >= max_num_seqs");
   const int tp = s.parallel.tensor_parallel_size;
   if (m.num_attention_heads % tp != 0)
-    r.fail(locate(root, "parallel", "tensor_parallel_size"), "parallel.tensor_parallel_size",
+    r.fail(locate(root, "parallel.tensor_parallel_size"), "parallel.tensor_parallel_size",
            "tensor_parallel_size " + std::to_string(tp) + " does not divide the " +
                std::to_string(m.num_attention_heads) + " attention heads",
            "heads are sharded evenly across ranks: pick a divisor of model.num_attention_heads");
   if (m.intermediate_size % tp != 0)  // the MLP is column/row-parallel over the ranks (vLLM)
-    r.fail(locate(root, "parallel", "tensor_parallel_size"), "parallel.tensor_parallel_size",
+    r.fail(locate(root, "parallel.tensor_parallel_size"), "parallel.tensor_parallel_size",
            "tensor_parallel_size " + std::to_string(tp) + " does not divide the MLP's intermediate_size " +
                std::to_string(m.intermediate_size),
            "the MLP is sharded evenly across ranks: pick a divisor of model.intermediate_size");
   if (std::string problem = check_long_prefill_token_threshold(sc, sc.max_model_len); !problem.empty())
-    r.fail(locate(root, "scheduler", "long_prefill_token_threshold"), "scheduler.long_prefill_token_threshold", problem,
+    r.fail(locate(root, "scheduler.long_prefill_token_threshold"), "scheduler.long_prefill_token_threshold", problem,
            "vLLM refuses it (config/scheduler.py): lower it to at most max_model_len, or 0 for no cap");
   if (!sc.rules.v1_runs_mtp && sc.speculative_method == SpeculativeMethod::kMtp && sc.num_speculative_tokens > 0)
-    r.fail(locate(root, "scheduler", "num_speculative_tokens"), "scheduler.speculative_method",
+    r.fail(locate(root, "scheduler.num_speculative_tokens"), "scheduler.speculative_method",
            "engine.profile " + std::string(to_string(s.engine.profile)) +
                ": vLLM 0.8 runs MTP speculation on its V0 engine, not V1 (engine/arg_utils.py:1423-1442 in 0.8.5: "
                "only n-gram and EAGLE stay on V1)",
            "set scheduler.speculative_method: ngram, or pick the profile of a later vLLM (vllm-0.11 or newer)");
   if (std::string problem = check_scheduler_config(sc, sc.max_model_len); !problem.empty())
-    r.fail(locate(root, "scheduler", ""), "scheduler", problem, "see scenarios/README.md for each key's range");
+    r.fail(locate(root, "scheduler"), "scheduler", problem, "see scenarios/README.md for each key's range");
   else if (std::string kv = check_kv_cache_startup(sc, sc.max_model_len); !kv.empty())
-    r.fail(locate(root, "scheduler", "num_gpu_blocks"), "scheduler.num_gpu_blocks", kv,
+    r.fail(locate(root, "scheduler.num_gpu_blocks"), "scheduler.num_gpu_blocks", kv,
            "raise scheduler.num_gpu_blocks to at least cdiv(max_model_len, block_size) + 1, or lower "
            "scheduler.max_model_len");
   const YamlNode reqs = root["requests"];
@@ -216,17 +217,17 @@ Scenario read_scenario(const YamlReader& r, const YamlNode& root, const std::str
     read_model_section(r, root["model"], s.model);
   else
     s.model = *model_preset("tiny");
-  if (root["engine"]) read_engine_section(r, root["engine"], s.engine);
+  if (root["engine"]) read_engine_section(r, root["engine"], s);
   // The profile picks its vLLM release's scheduler rules; scheduler keys may then override them.
   s.scheduler.rules = scheduler_rules_for(s.engine.profile);
-  if (root["scheduler"]) read_scheduler_section(r, root["scheduler"], s.scheduler);
-  if (root["parallel"]) read_parallel_section(r, root["parallel"], s.parallel);
-  if (root["timing"]) read_timing_section(r, root["timing"], s.timing);
-  read_deployment_keys(r, root["engine"], root["cache"], s.deployment);
+  if (root["scheduler"]) read_scheduler_section(r, root["scheduler"], s);
+  if (root["parallel"]) read_parallel_section(r, root["parallel"], s);
+  if (root["timing"]) read_timing_section(r, root["timing"], s);
+  read_deployment_keys(r, root["engine"], root["cache"], s);
   if (s.model.num_attention_heads % s.parallel.tensor_parallel_size == 0)
     if (std::string refused = resolve_deployment(s); !refused.empty()) {
-      const YamlNode at = s.engine.attention_backend_given ? locate(root, "engine", "attention_backend")
-                          : root["engine"] && root["engine"]["gpu"] ? locate(root, "engine", "gpu")
+      const YamlNode at = s.engine.attention_backend_given ? locate(root, "engine.attention_backend")
+                          : root["engine"] && root["engine"]["gpu"] ? locate(root, "engine.gpu")
                                                                     : root;
       r.fail(at, s.engine.attention_backend_given ? "engine.attention_backend" : "engine", "vLLM 0.33 refuses this deployment: " + refused,
              "choose another engine.attention_backend, engine.gpu, cache.kv_cache_dtype or scheduler.block_size "

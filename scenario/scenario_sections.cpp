@@ -10,6 +10,7 @@
 
 #include "scenario/hf_config.h"
 #include "scenario/request_reader.h"
+#include "scenario/scenario_keys.h"
 #include "config/request_tokens.h"
 #include "config/seeded_tokens.h"
 
@@ -20,12 +21,6 @@ std::string show_number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
   return buf;
-}
-
-std::string names_list(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : " | ") + n;
-  return out;
 }
 
 template <typename T, typename Parse>
@@ -136,112 +131,30 @@ void read_model_section(const YamlReader& r, const YamlNode& node, ModelConfig& 
   }
 }
 
-void read_scheduler_section(const YamlReader& r, const YamlNode& node, SchedulerConfig& out) {
-  const std::string p = "scheduler";
-  r.expect_map(node, p,
-               {"max_num_batched_tokens", "max_num_seqs", "max_model_len", "enable_chunked_prefill",
-                "long_prefill_token_threshold", "block_size", "num_gpu_blocks", "enable_prefix_caching", "policy",
-                "num_speculative_tokens", "speculative_method", "scheduler_reserve_full_isl"});
-  auto i = [&](const char* key, int& field, int min, long long max = 1LL << 31) {
-    if (node[key]) field = r.read_int(node[key], join_key(p, key), min, max);
-  };
-  auto b = [&](const char* key, bool& field) {
-    if (node[key]) field = r.read_bool(node[key], join_key(p, key));
-  };
-  // Upper bounds: a step of 2^24 tokens, 2^16 sequences and 2^24-token contexts are past any
-  // deployment (vLLM's defaults: 8,192 / 256), and keep token and slot arithmetic in range.
-  i("max_num_batched_tokens", out.max_num_batched_tokens, 1, 1LL << 24);
-  i("max_num_seqs", out.max_num_seqs, 1, 1LL << 16);
-  i("max_model_len", out.max_model_len, 2, 1LL << 24);
-  b("enable_chunked_prefill", out.enable_chunked_prefill);
-  i("long_prefill_token_threshold", out.long_prefill_token_threshold, 0, 1LL << 24);
-  i("block_size", out.block_size, 1, 1LL << 16);
-  out.block_size_given = static_cast<bool>(node["block_size"]);
-  // mlasim keeps per-block state for the whole pool; 2^24 blocks (2^28 tokens at B = 16) is far
-  // past any real GPU's KV cache and keeps a simulation within memory.
-  i("num_gpu_blocks", out.num_gpu_blocks, 2, 1LL << 24);
-  b("enable_prefix_caching", out.enable_prefix_caching);
-  if (node["policy"])
-    out.policy = read_enum<SchedulingPolicy>(r, node["policy"], p + ".policy", parse_policy, {"fcfs", "priority"},
-                                             "scheduling policy");
-  i("num_speculative_tokens", out.num_speculative_tokens, 0, 64);  // vLLM drafters propose a handful
-  if (node["speculative_method"])
-    out.speculative_method = read_enum<SpeculativeMethod>(r, node["speculative_method"], p + ".speculative_method",
-                                                          parse_speculative_method, {"mtp", "ngram"},
-                                                          "speculative method");
-  b("scheduler_reserve_full_isl", out.rules.scheduler_reserve_full_isl);  // default: the profile's release
+void read_scheduler_section(const YamlReader& r, const YamlNode& node, Scenario& s) {
+  // Upper bounds (scenario/scenario_keys.cpp): a step of 2^24 tokens, 2^16 sequences and 2^24-token
+  // contexts are past any deployment (vLLM's defaults: 8,192 / 256), and keep token and slot
+  // arithmetic in range.
+  r.expect_map(node, "scheduler", section_key_names("scheduler"));
+  read_section_keys(r, node, "scheduler", s);
 }
 
-void read_engine_section(const YamlReader& r, const YamlNode& node, EngineConfig& out) {
-  const std::string p = "engine";
-  r.expect_map(node, p,
-               {"profile", "gpu", "attention_backend", "reorder_batch_threshold", "query_len_support",
-                "sglang_chunked_prefix_cache_threshold", "model_runner"});
-  if (node["profile"])
-    out.profile = read_enum<EngineProfile>(
-        r, node["profile"], p + ".profile", parse_engine_profile,
-        {"vllm-2025-early", "vllm-0.11", "vllm-0.12", "vllm-3region", "vllm-0.33", "vllm-current", "strict", "sglang"},
-        "engine profile");
-  if (node["attention_backend"] && node["attention_backend"].Scalar() != "auto") {
-    std::vector<std::string> names = attention_backend_names();
-    names.insert(names.begin(), "auto");
-    out.attention_backend = read_enum<AttentionBackendKind>(r, node["attention_backend"], p + ".attention_backend",
-                                                            parse_attention_backend, names, "attention backend");
-    out.attention_backend_given = out.attention_backend;
-    const bool vllm033 = out.profile == EngineProfile::kVllm033 || out.profile == EngineProfile::kStrict;
-    if (!vllm033 && static_cast<int>(out.attention_backend) > static_cast<int>(AttentionBackendKind::kRocmAiterMla))
-      r.fail(node["attention_backend"], p + ".attention_backend",
-             std::string("backend ") + to_string(out.attention_backend) + " is vLLM 0.33's; profile " +
-                 to_string(out.profile) + " predates it",
-             "use profile vllm-0.33 (or strict), or one of flashmla | flashattn-mla | flashinfer-mla | cutlass-mla | "
-             "triton-mla | rocm-aiter-mla");
-  }
-  if (node["reorder_batch_threshold"])
-    out.reorder_batch_threshold =
-        r.read_int(node["reorder_batch_threshold"], p + ".reorder_batch_threshold", 1, 1LL << 24);
-  if (node["query_len_support"])
-    out.query_len_support = read_enum<QueryLenSupport>(r, node["query_len_support"], p + ".query_len_support",
-                                                       parse_query_len_support, {"single", "uniform", "varlen"},
-                                                       "query-length support");
-  if (node["model_runner"] && node["model_runner"].Scalar() != "auto") {
-    out.model_runner = read_enum<ModelRunner>(r, node["model_runner"], p + ".model_runner", parse_model_runner,
-                                              {"auto", "v1", "v2"}, "model runner");
-    out.model_runner_given = out.model_runner;
-    if (out.model_runner == ModelRunner::kV2 && out.profile != EngineProfile::kVllm033 &&
-        out.profile != EngineProfile::kStrict)
-      r.fail(node["model_runner"], p + ".model_runner",
-             std::string("model runner v2 is vLLM 0.33's; profile ") + to_string(out.profile) + " has only v1",
-             "use profile vllm-0.33 or strict with model_runner v2");
-  }
-  if (node["sglang_chunked_prefix_cache_threshold"])
-    out.sglang_chunked_prefix_cache_threshold =
-        r.read_int(node["sglang_chunked_prefix_cache_threshold"], p + ".sglang_chunked_prefix_cache_threshold", 1,
-                   1LL << 24);
+void read_engine_section(const YamlReader& r, const YamlNode& node, Scenario& s) {
+  r.expect_map(node, "engine", section_key_names("engine"));
+  read_section_keys(r, node, "engine", s, &s.deployment.gpu);  // engine.gpu: read_deployment_keys
 }
 
-void read_deployment_keys(const YamlReader& r, const YamlNode& engine, const YamlNode& cache, DeploymentConfig& out) {
-  if (engine && engine["gpu"]) {
-    out.gpu = read_enum<GpuKind>(r, engine["gpu"], "engine.gpu", parse_gpu, gpu_names(), "GPU");
-    out.gpu_given = true;
-  }
+void read_deployment_keys(const YamlReader& r, const YamlNode& engine, const YamlNode& cache, Scenario& s) {
+  if (engine) read_key(r, engine, key_of(s, &s.deployment.gpu), s);
   if (cache) {
-    r.expect_map(cache, "cache", {"kv_cache_dtype"});
-    if (cache["kv_cache_dtype"])
-      out.kv_cache_dtype = read_enum<KvCacheDtype>(r, cache["kv_cache_dtype"], "cache.kv_cache_dtype",
-                                                   parse_kv_cache_dtype, kv_cache_dtype_names(), "KV-cache dtype");
+    r.expect_map(cache, "cache", section_key_names("cache"));
+    read_section_keys(r, cache, "cache", s);
   }
 }
 
-void read_parallel_section(const YamlReader& r, const YamlNode& node, ParallelConfig& out) {
-  r.expect_map(node, "parallel", {"tensor_parallel_size"});
-  if (node["tensor_parallel_size"]) {
-    const YamlNode& n = node["tensor_parallel_size"];
-    long long tp = r.read_integer(n, "parallel.tensor_parallel_size", -(1LL << 40), 1LL << 40);
-    if (tp < 1 || tp > 8)
-      r.fail(n, "parallel.tensor_parallel_size", "must be between 1 and 8 (got " + std::to_string(tp) + ")",
-             "mlasim simulates 1 to 8 tensor-parallel ranks");
-    out.tensor_parallel_size = static_cast<int>(tp);
-  }
+void read_parallel_section(const YamlReader& r, const YamlNode& node, Scenario& s) {
+  r.expect_map(node, "parallel", section_key_names("parallel"));
+  read_section_keys(r, node, "parallel", s);
 }
 
 namespace {
@@ -308,18 +221,9 @@ void read_requests_section(const YamlReader& r, const YamlNode& node, Scenario& 
   s.timed_arrivals = !s.requests.empty() && s.requests[0].arrival_time_ns.has_value();
 }
 
-void read_timing_section(const YamlReader& r, const YamlNode& node, TimingConfig& out) {
-  r.expect_map(node, "timing", {"fixed_us", "per_scheduled_token_us", "per_context_token_us", "per_request_us"});
-  for (auto [key, field] : {std::pair{"fixed_us", &out.fixed_us},
-                            std::pair{"per_scheduled_token_us", &out.per_scheduled_token_us},
-                            std::pair{"per_context_token_us", &out.per_context_token_us},
-                            std::pair{"per_request_us", &out.per_request_us}}) {
-    if (!node[key]) continue;
-    *field = r.read_double(node[key], std::string("timing.") + key, 0);
-    if (*field > 1e9)
-      r.fail(node[key], std::string("timing.") + key, "more than 1e9 microseconds",
-             "timing terms are microseconds per step, per token or per request");
-  }
+void read_timing_section(const YamlReader& r, const YamlNode& node, Scenario& s) {
+  r.expect_map(node, "timing", section_key_names("timing"));
+  read_section_keys(r, node, "timing", s);
 }
 
 }  // namespace mlasim

@@ -2,13 +2,11 @@
 #include "scenario/scenario_writer.h"
 
 #include <filesystem>
-#include <tuple>
 #include <vector>
 
 #include "scenario/hf_config.h"
 #include "config/request_tokens.h"
-#include "sim/scheduler.h"
-#include "sim/scheduler_rules.h"
+#include "scenario/scenario_keys.h"
 
 namespace mlasim {
 namespace {
@@ -58,61 +56,6 @@ YamlValue model_section(const ModelConfig& m) {
   return out;
 }
 
-YamlValue scheduler_section(const Scenario& s) {
-  const SchedulerConfig& c = s.scheduler;
-  const SchedulerConfig d;
-  YamlValue out = flow_map();
-  auto i = [&](const char* key, long long a, long long b) {
-    if (a != b) out.set(key, YamlValue::number(a));
-  };
-  auto b = [&](const char* key, bool a, bool def) {
-    if (a != def) out.set(key, YamlValue::boolean(a));
-  };
-  i("max_num_batched_tokens", c.max_num_batched_tokens, d.max_num_batched_tokens);
-  i("max_num_seqs", c.max_num_seqs, d.max_num_seqs);
-  i("max_model_len", c.max_model_len, s.model.max_position_embeddings);
-  b("enable_chunked_prefill", c.enable_chunked_prefill, d.enable_chunked_prefill);
-  i("long_prefill_token_threshold", c.long_prefill_token_threshold, d.long_prefill_token_threshold);
-  // Always written: left out, vLLM 0.33's auto choice for the backend would replace it.
-  out.set("block_size", YamlValue::number(c.block_size));
-  i("num_gpu_blocks", c.num_gpu_blocks, default_num_gpu_blocks(c));
-  b("enable_prefix_caching", c.enable_prefix_caching, d.enable_prefix_caching);
-  if (c.policy != d.policy) out.set("policy", YamlValue::plain(to_string(c.policy)));
-  i("num_speculative_tokens", c.num_speculative_tokens, d.num_speculative_tokens);
-  if (c.speculative_method != d.speculative_method)
-    out.set("speculative_method", YamlValue::plain(to_string(c.speculative_method)));
-  b("scheduler_reserve_full_isl", c.rules.scheduler_reserve_full_isl,
-    scheduler_rules_for(s.engine.profile).scheduler_reserve_full_isl);
-  return out;
-}
-
-YamlValue engine_section(const Scenario& s) {
-  const EngineConfig& e = s.engine;
-  YamlValue out = flow_map();
-  out.set("profile", YamlValue::plain(to_string(e.profile)));
-  if (s.deployment.gpu_given) out.set("gpu", YamlValue::plain(gpu_info(s.deployment.gpu).name));
-  out.set("attention_backend", YamlValue::plain(to_string(e.attention_backend)));
-  if (e.reorder_batch_threshold) out.set("reorder_batch_threshold", YamlValue::number(*e.reorder_batch_threshold));
-  if (e.query_len_support) out.set("query_len_support", YamlValue::plain(to_string(*e.query_len_support)));
-  // Always written for vLLM 0.33's profiles: left out, it would be auto (V2).
-  if (e.profile == EngineProfile::kVllm033 || e.profile == EngineProfile::kStrict || e.model_runner != ModelRunner::kV1)
-    out.set("model_runner", YamlValue::plain(to_string(e.model_runner)));
-  if (e.sglang_chunked_prefix_cache_threshold != EngineConfig{}.sglang_chunked_prefix_cache_threshold)
-    out.set("sglang_chunked_prefix_cache_threshold", YamlValue::number(e.sglang_chunked_prefix_cache_threshold));
-  return out;
-}
-
-YamlValue timing_section(const TimingConfig& t) {
-  const TimingConfig d;
-  YamlValue out = flow_map();
-  for (auto [key, a, b] : {std::tuple{"fixed_us", t.fixed_us, d.fixed_us},
-                           std::tuple{"per_scheduled_token_us", t.per_scheduled_token_us, d.per_scheduled_token_us},
-                           std::tuple{"per_context_token_us", t.per_context_token_us, d.per_context_token_us},
-                           std::tuple{"per_request_us", t.per_request_us, d.per_request_us}})
-    if (a != b) out.set(key, YamlValue::number(a));
-  return out;
-}
-
 // The prompt as it was given: token ids, or a length (with its hash ids) for seeded ids.
 void prompt_keys(const RequestSpec& r, YamlValue& out) {
   if (!r.prompt.empty() || r.seeded_prompt_len == 0) {
@@ -153,13 +96,9 @@ YamlValue scenario_document(const Scenario& s) {
   doc.set("name", YamlValue::quoted(s.name));
   if (!s.description.empty()) doc.set("description", YamlValue::quoted(s.description));
   doc.set("model", model_section(s.model));
-  if (YamlValue sc = scheduler_section(s); !sc.empty()) doc.set("scheduler", std::move(sc));
-  doc.set("engine", engine_section(s));
-  if (s.deployment.kv_cache_dtype != KvCacheDtype::kAuto)
-    doc.set("cache", flow_map()).set("kv_cache_dtype", YamlValue::plain(to_string(s.deployment.kv_cache_dtype)));
-  if (s.parallel.tensor_parallel_size != 1)
-    doc.set("parallel", flow_map()).set("tensor_parallel_size", YamlValue::number(s.parallel.tensor_parallel_size));
-  if (YamlValue t = timing_section(s.timing); !t.empty()) doc.set("timing", std::move(t));
+  // The table's sections (scenario/scenario_keys.h), each when it holds a key to write.
+  for (const std::string& section : key_sections())
+    if (YamlValue keys = section_yaml(s, section); !keys.empty()) doc.set(section, std::move(keys));
   YamlValue& requests = doc.set("requests", YamlValue::sequence(Style::kBlock));
   for (const RequestSpec& r : s.requests) requests.push(request_entry(r, s));
   if (!s.expect.invariants.empty()) {

@@ -13,7 +13,6 @@
 #include "base/atomic_file.h"
 #include "base/leftover_file.h"
 #include "base/output_set.h"
-#include "engine/replay.h"
 #include "verify/logits_golden.h"
 #include "verify/split_golden.h"
 #include "scenario/scenario_loader.h"
@@ -124,12 +123,7 @@ GoldenUpdate::~GoldenUpdate() {
   for (const fs::path& p : staged_) fs::remove_all(p, ignored);
 }
 
-Status GoldenUpdate::stage(const std::string& scenario_path) {
-  Result<Scenario> loaded = load_scenario_file(scenario_path);
-  if (!loaded) return loaded.error();
-  const Scenario& s = loaded.value();
-  if (Status st = model_memory_check(s, CpuPrecision::kDouble); !st) return st;
-  const RunRecord record = replay(s, golden_replay_options());
+Status GoldenUpdate::stage(const Scenario& s, const RunRecord& record) {
   const fs::path dir = fs::path(split_golden_path(golden_dir_.string(), s.name)).parent_path();
   const fs::path staging = staging_path(dir.parent_path(), s.name, ::getpid());
   std::error_code ec;

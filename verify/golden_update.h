@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "base/status.h"
+#include "config/scenario.h"
+#include "engine/run_record.h"
 
 namespace mlasim {
 
@@ -25,9 +27,9 @@ class GoldenUpdate {
   GoldenUpdate& operator=(const GoldenUpdate&) = delete;
   ~GoldenUpdate();  // removes what was staged and not committed
 
-  // Replays the scenario file (fp64 reference, TP 1, every token on the prefill path) and writes
-  // its golden folder into staging. A scenario error is bad input; a write error an output error.
-  Status stage(const std::string& scenario_path);
+  // Writes the golden folder of the scenario's reference replay (`record`: fp64, TP 1, every token
+  // on the prefill path; harness/golden_stage.h) into staging. A write error is an output error.
+  Status stage(const Scenario& scenario, const RunRecord& record);
   // Swaps every staged folder into place; returns the folders, in staging order.
   Result<std::vector<std::string>> commit();
 

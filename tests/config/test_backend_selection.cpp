@@ -73,7 +73,7 @@ TEST_CASE("dense DeepSeek-V3: backend, block size and threshold per GPU and KV d
     CHECK(std::string(vllm_backend_name(s.backend)) == c.backend);
     CHECK(s.block_size == c.block);
     CHECK(s.kernel_block_size == c.block);
-    CHECK(s.builder.reorder_batch_threshold == c.threshold);
+    CHECK(s.card.reorder_batch_threshold == c.threshold);
     CHECK(s.model_runner == ModelRunner::kV2);
   }
 }
@@ -125,19 +125,19 @@ TEST_CASE("sparse models: the sparse backends, their heads-per-rank thresholds, 
   q.index_topk = 2048;
   const BackendSelection h = select(q);  // H200, 16 heads per rank
   CHECK(std::string(vllm_backend_name(h.backend)) == "FLASH_ATTN_MLA_SPARSE");
-  CHECK(h.builder.reorder_batch_threshold == 128);
+  CHECK(h.card.reorder_batch_threshold == 128);
   CHECK(h.block_size == 64);
   q.num_heads_per_rank = 128;
-  CHECK(select(q).builder.reorder_batch_threshold == 256);
+  CHECK(select(q).card.reorder_batch_threshold == 256);
   q.major = 10;  // B200, bf16, 128 heads: FLASHMLA_SPARSE leads the tail, T 1024
   const BackendSelection b = select(q);
   CHECK(std::string(vllm_backend_name(b.backend)) == "FLASHMLA_SPARSE");
-  CHECK(b.builder.reorder_batch_threshold == 1024);
-  CHECK(b.builder.require_uniform);
+  CHECK(b.card.reorder_batch_threshold == 1024);
+  CHECK(b.card.require_uniform);
   q.num_speculative_tokens = 3;  // spec-as-decode: max(T, 1 + k)
   q.num_heads_per_rank = 8;
   q.major = 9;
-  CHECK(select(q).builder.reorder_batch_threshold == 256);
+  CHECK(select(q).card.reorder_batch_threshold == 256);
 }
 
 TEST_CASE("an explicit backend vLLM refuses is refused with vLLM's message", "[selection]") {

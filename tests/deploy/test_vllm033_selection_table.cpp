@@ -64,8 +64,8 @@ TEST_CASE("every cell of vLLM 0.33's own selection table: backend, block sizes, 
     CHECK(vllm_backend_name(sel.backend) == text(c.find("backend")));
     CHECK(sel.block_size == integer(c.find("block_size")));
     CHECK(sel.kernel_block_size == integer(c.find("kernel_block_size")));
-    CHECK(sel.builder.reorder_batch_threshold == integer(c.find("reorder_threshold")));
-    CHECK(to_string(sel.builder.query_len_support) == text(c.find("query_len_support")));
+    CHECK(sel.card.reorder_batch_threshold == integer(c.find("reorder_threshold")));
+    CHECK(to_string(sel.card.query_len_support) == text(c.find("query_len_support")));
     CHECK(to_string(sel.model_runner) == text(c.find("model_runner")));
     CHECK(to_string(s.value().deployment.effective_kv_cache_dtype) == text(c.find("kv_cache_dtype")));
     const auto& expected = lists.array().at(static_cast<std::size_t>(integer(c.find("candidates")))).array();

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "base/leftover_file.h"
+#include "harness/golden_stage.h"
 #include "verify/golden_update.h"
 #include "tests/file_test_util.h"
 
@@ -81,8 +82,8 @@ TEST_CASE("GoldenUpdate stages two scenarios and swaps both in, leaving nothing 
   folder(g / "lone_one_token_prompt", "old");
   {
     GoldenUpdate update(g.string(), "test");
-    REQUIRE(update.stage(MLASIM_SOURCE_DIR "/scenarios/seed/lone_one_token_prompt.yaml").ok());
-    REQUIRE(update.stage(MLASIM_SOURCE_DIR "/scenarios/seed/lone_five_token_prompt.yaml").ok());
+    REQUIRE(stage_golden(update, MLASIM_SOURCE_DIR "/scenarios/seed/lone_one_token_prompt.yaml").ok());
+    REQUIRE(stage_golden(update, MLASIM_SOURCE_DIR "/scenarios/seed/lone_five_token_prompt.yaml").ok());
     CHECK(read_all(g / "lone_one_token_prompt/split.txt") == "old");  // nothing swapped before commit
     Result<std::vector<std::string>> written = update.commit();
     REQUIRE(written.ok());
@@ -95,7 +96,7 @@ TEST_CASE("GoldenUpdate stages two scenarios and swaps both in, leaving nothing 
   CHECK(read_all(g / "lone_one_token_prompt/split.txt").rfind("# mlasim split golden, format 1\n", 0) == 0);
   {
     GoldenUpdate dropped(g.string(), "test");  // staged, never committed: nothing changes
-    REQUIRE(dropped.stage(MLASIM_SOURCE_DIR "/scenarios/seed/lone_one_token_prompt.yaml").ok());
+    REQUIRE(stage_golden(dropped, MLASIM_SOURCE_DIR "/scenarios/seed/lone_one_token_prompt.yaml").ok());
   }
   CHECK(entries(g) == std::vector<std::string>{"lone_five_token_prompt", "lone_one_token_prompt"});
   fs::remove_all(g);

@@ -12,6 +12,7 @@
 #include "base/atomic_file.h"
 #include "base/leftover_file.h"
 #include "base/output_set.h"
+#include "harness/golden_stage.h"
 #include "verify/golden_update.h"
 #include "tests/file_test_util.h"
 
@@ -307,7 +308,7 @@ TEST_CASE("golden update stops when its own staging name is a link", "[hostile_j
   fs::create_symlink(w.victim, staging);
   {
     GoldenUpdate update(w.golden.string(), "test");
-    const Status st = update.stage(MLASIM_SOURCE_DIR "/scenarios/seed/lone_one_token_prompt.yaml");
+    const Status st = stage_golden(update, MLASIM_SOURCE_DIR "/scenarios/seed/lone_one_token_prompt.yaml");
     REQUIRE_FALSE(st.ok());
     CHECK(st.error().message.find("is in the way (a symbolic link); mlasim leaves it alone") != std::string::npos);
   }

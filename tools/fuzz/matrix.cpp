@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "harness/ordered_pool.h"
+#include "scenario/scenario_keys.h"
 #include "sim/scheduler_rules.h"
 #include "tools/fuzz/finding.h"
 #include "tools/fuzz/fuzzer.h"
@@ -124,10 +125,10 @@ std::string matrix_json(const std::vector<MatrixCell>& cells, const MatrixOption
   w.key("cells").begin_array();
   for (const MatrixCell& c : cells) {
     w.begin_object();
-    w.key("profile").value(to_string(c.profile));
-    w.key("attention_backend").value(to_string(c.backend));
-    w.key("num_speculative_tokens").value(c.num_speculative_tokens);
-    w.key("enable_chunked_prefill").value(c.chunked_prefill);
+    const Scenario base = cell_base(c);  // the cell's settings, named as their scenario keys
+    for (const void* member : std::initializer_list<const void*>{&base.engine.profile, &base.engine.attention_backend,
+                               &base.scheduler.num_speculative_tokens, &base.scheduler.enable_chunked_prefill})
+      write_key_json(w, key_of(base, member), base);
     w.key("runs").value(c.runs);
     w.key("found").value(c.smallest.has_value());
     if (c.smallest) {

@@ -6,18 +6,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
+#include <iostream>
 #include <map>
 #include <utility>
 
 #include "base/check.h"
 #include "engine/engine.h"
-#include "engine/run_collector.h"
 #include "verify/logits_compare.h"
 #include "verify/logits_golden.h"
 #include "engine/replay.h"
 #include "verify/split_golden.h"
 #include "verify/split_golden_checker.h"
+#include "harness/command_rows.h"
+#include "harness/replay_session.h"
 
 namespace mlasim {
 
@@ -57,35 +58,55 @@ std::optional<Property> parse_property(std::string_view name) {
 
 namespace {
 
-// Dry run: the first fresh prefill on the decode path (when asked), the first failed step check,
-// or (with `golden`, the split golden checker of matches_golden_split) the first split difference.
-std::optional<Violation> dry_run(const Scenario& s, bool want_fresh, SplitGoldenChecker* golden) {
-  EngineOptions options;
+// The first fresh prefill on the decode path in `step`, when there is one.
+std::optional<Violation> fresh_on_decode_path(const StepRecord& step, const RequestNames& names) {
+  for (const RowRecord& row : step.rows)
+    if (row.fresh_on_decode_path)
+      return Violation{Property::kNoFreshPrefillOnDecodePath, step.step,
+                       fmt::format("step {}: {}(q={},nct={},P={}) is a fresh prefill on the decode path (region {}, "
+                                   "num_mqa={} num_mha={})",
+                                   step.step, names[row.index], row.q, row.nct, row.prompt_len, to_string(row.region),
+                                   step.counts.num_mqa_tokens, step.counts.num_mha_tokens)};
+  return std::nullopt;
+}
+
+// Dry run of a session asking for fuzz's rows: the first fresh prefill on the decode path (when
+// asked), the first failed step check, or (with the split golden of matches_golden_split) the
+// first split difference.
+std::optional<Violation> dry_run(ReplaySession& session, bool want_fresh) {
+  ReplayOptions options;
+  options.with_model = false;
   options.audit_every_step = true;
+  std::optional<Violation> fresh;
   try {
     ThrowOnCheckFailure throw_on_failure;
-    Engine engine(s, options);
-    if (golden) engine.add_sink(golden);
-    while (!engine.done()) {
-      const StepRecord& step = engine.step();
-      if (!want_fresh) continue;
-      const RequestNames& names = engine.request_names();
-      for (const RowRecord& row : step.rows)
-        if (row.fresh_on_decode_path)
-          return Violation{Property::kNoFreshPrefillOnDecodePath, step.step,
-                           fmt::format("step {}: {}(q={},nct={},P={}) is a fresh prefill on the decode path (region {}, "
-                                       "num_mqa={} num_mha={})",
-                                       step.step, names[row.index], row.q, row.nct, row.prompt_len, to_string(row.region),
-                                       step.counts.num_mqa_tokens, step.counts.num_mha_tokens)};
-    }
-    engine.finish();
+    MLASIM_CHECK(session.start(options).ok(), "fuzz's rows open no file");
+    if (session.request().asks(OutputRow::kSplitGolden) && !session.split_golden())
+      return Violation{Property::kMatchesGoldenSplit, -1,
+                       fmt::format("{}: no split golden (record them with mlasim fuzz --record-golden and the same "
+                                   "seed and flags)",
+                                   split_golden_path(session.request().path(OutputRow::kSplitGolden), session.name()))};
+    session.run_until([&](const StepRecord& step) {
+      if (want_fresh) fresh = fresh_on_decode_path(step, session.request_names());
+      return fresh.has_value();
+    });
   } catch (const InvariantViolation& e) {
     return Violation{Property::kStepInvariants, -1, e.what()};
   } catch (const VllmCannotRun&) {
     return std::nullopt;  // the replay ends where vLLM's does: nothing after it to check
   }
+  if (fresh) return fresh;
+  const SplitGoldenChecker* golden = session.split_golden();
   if (golden && !golden->result().match) return Violation{Property::kMatchesGoldenSplit, -1, golden->result().message};
   return std::nullopt;
+}
+
+// One replay of `s` keeping its record.
+RunRecord recorded_replay(const Scenario& s, const ReplayOptions& options) {
+  ReplaySession session(s, record_rows(), std::cout);
+  MLASIM_CHECK(session.start(options).ok(), "the record row opens no file");
+  session.run(/*finish_at_vllm_stop=*/false);
+  return session.take_record();
 }
 
 // Rows keyed by (request, position): the same schedule gives the same rows under both profiles.
@@ -102,7 +123,7 @@ std::optional<Violation> logits_vs_strict(const Scenario& s, const FaultSet& fau
   ReplayOptions options;
   options.precision = CpuPrecision::kDouble;  // so only the routing, not float rounding, can differ
   options.faults = faults;
-  const RunRecord a = replay(s, options), b = replay(strict, options);
+  const RunRecord a = recorded_replay(s, options), b = recorded_replay(strict, options);
   const auto rows_b = rows_by_key(b.logits);
   const std::size_t vocab = static_cast<std::size_t>(a.logits.vocab_size);
   std::vector<double> va, vb;
@@ -131,15 +152,12 @@ std::optional<Violation> logits_vs_strict(const Scenario& s, const FaultSet& fau
 }  // namespace
 
 std::string split_golden_text(const Scenario& s, const std::string& generator) {
-  Engine engine(s, {});
-  RecordCollector collector(s);
-  engine.add_sink(&collector);
-  try {
-    engine.run_to_end();
-  } catch (const VllmCannotRun& e) {
-    engine.finish(e);  // the steps before vLLM's stop (matches_golden_split stops there too)
-  }
-  return format_split_golden(s, collector.take(), generator);
+  ReplaySession session(s, record_rows(), std::cout);
+  ReplayOptions options;
+  options.with_model = false;
+  MLASIM_CHECK(session.start(options).ok(), "the record row opens no file");
+  session.run(/*finish_at_vllm_stop=*/true);  // the steps before vLLM's stop (matches_golden_split stops there too)
+  return format_split_golden(s, session.take_record(), generator);
 }
 
 std::optional<Violation> check_properties(const Scenario& s, const PropertyOptions& options) {
@@ -148,18 +166,10 @@ std::optional<Violation> check_properties(const Scenario& s, const PropertyOptio
   };
   // One dry run serves the three dry properties. A failed step check ends the run, so the
   // properties after it cannot be judged: it counts only when step_invariants is asked for.
-  std::optional<SplitGoldenChecker> golden;
-  if (wanted(Property::kMatchesGoldenSplit)) {
-    MLASIM_CHECK(!options.golden_dir.empty(), "matches_golden_split needs a golden directory");
-    const std::string path = split_golden_path(options.golden_dir, s.name);
-    if (!check_regular_input(path, "the split golden") || !std::ifstream(path, std::ios::binary))
-      return Violation{Property::kMatchesGoldenSplit, -1,
-                       fmt::format("{}: no split golden (record them with mlasim fuzz --record-golden and the same "
-                                   "seed and flags)",
-                                   path)};
-    golden.emplace(path, s);
-  }
-  std::optional<Violation> dry = dry_run(s, wanted(Property::kNoFreshPrefillOnDecodePath), golden ? &*golden : nullptr);
+  const bool wants_golden = wanted(Property::kMatchesGoldenSplit);
+  MLASIM_CHECK(!wants_golden || !options.golden_dir.empty(), "matches_golden_split needs a golden directory");
+  ReplaySession session(s, fuzz_rows(wants_golden ? options.golden_dir : ""), std::cout);
+  std::optional<Violation> dry = dry_run(session, wanted(Property::kNoFreshPrefillOnDecodePath));
   if (dry) return dry->property == Property::kStepInvariants && !wanted(Property::kStepInvariants) ? std::nullopt : dry;
   if (!wanted(Property::kSameLogitsAsStrict)) return std::nullopt;
   try {

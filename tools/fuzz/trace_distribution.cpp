@@ -10,6 +10,7 @@
 #include "sim/scheduler.h"
 #include "sim/scheduler_rules.h"
 #include "base/rng.h"
+#include "scenario/scenario_keys.h"
 
 namespace mlasim {
 
@@ -41,26 +42,8 @@ std::optional<unsigned> parse_knobs(std::string_view name) {
 }
 
 unsigned knob_of_key(std::string_view key) {
-  static const std::vector<std::pair<std::string_view, Knob>> keys = {
-      {"engine.profile", Knob::kProfile},
-      {"engine.attention_backend", Knob::kBackend},
-      {"scheduler.num_speculative_tokens", Knob::kSpecTokens},
-      {"scheduler.enable_chunked_prefill", Knob::kChunkedPrefill},
-      {"scheduler.long_prefill_token_threshold", Knob::kThresholds},
-      {"engine.reorder_batch_threshold", Knob::kDecodeThreshold},
-      {"scheduler.max_num_batched_tokens", Knob::kBudgets},
-      {"scheduler.max_num_seqs", Knob::kBudgets},
-      {"scheduler.max_model_len", Knob::kBudgets},
-      {"scheduler.block_size", Knob::kBlocks},
-      {"scheduler.num_gpu_blocks", Knob::kBlocks},
-      {"scheduler.enable_prefix_caching", Knob::kPrefixCaching},
-      {"scheduler.policy", Knob::kPolicy},
-      {"scheduler.speculative_method", Knob::kSpecMethod},
-      {"scheduler.scheduler_reserve_full_isl", Knob::kReserve},
-  };
-  for (const auto& [k, knob] : keys)
-    if (key == k) return static_cast<unsigned>(knob);
-  return 0;
+  const ScenarioKey* k = find_key(std::string(key));  // the table names each key's knob
+  return k && k->fuzz_knob ? parse_knobs(k->fuzz_knob).value_or(0) : 0;
 }
 
 namespace {

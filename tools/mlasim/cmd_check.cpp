@@ -56,40 +56,46 @@ bool resolve_shard(const CheckOptions& o, std::optional<Shard>& shard) {
   return env.ok();
 }
 
-int run_check(const CheckOptions& o) {
+// The flags checked and the scenario files found (every file, sorted): kExitOk, or the exit code
+// after saying why.
+int resolve_inputs(const CheckOptions& o, int& num_jobs, std::optional<Shard>& shard, std::vector<std::string>& files) {
   Result<int> jobs = parse_jobs(o.jobs, std::thread::hardware_concurrency());
   if (!jobs) {
     std::cerr << jobs.error().format() << "\n";
     return kExitBadInput;
   }
-  std::optional<Shard> shard;
+  num_jobs = jobs.value();
   if (!resolve_shard(o, shard)) return kExitBadInput;
   if (int rc = check_device(o.device); rc != kExitOk) return rc;
   if (!output_path_ok("--junit", o.junit_path) || !output_path_ok("--json", o.json_path) ||
       !output_path_ok("--html", o.html_path))
     return kExitBadInput;
   std::vector<std::string> paths = o.paths.empty() ? std::vector<std::string>{"scenarios"} : o.paths;
-  Result<std::vector<std::string>> files = collect_scenarios(paths);
-  if (!files) {
-    std::cerr << files.error().format() << "\n";
+  Result<std::vector<std::string>> found = collect_scenarios(paths);
+  if (!found) {
+    std::cerr << found.error().format() << "\n";
     return kExitBadInput;
   }
+  files = found.value();
   NamedPaths inputs;
-  for (const std::string& f : files.value()) inputs.emplace_back("a scenario file", f);
+  for (const std::string& f : files) inputs.emplace_back("a scenario file", f);
   if (!outputs_distinct({{"--junit", o.junit_path}, {"--json", o.json_path}, {"--html", o.html_path}}, inputs))
     return kExitBadInput;
-  if (files.value().empty()) {
+  if (files.empty()) {
     std::cerr << "mlasim check: no scenario files under the given paths\n";
     return kExitBadInput;
   }
-  // A `golden update` killed while swapping its goldens in: completed before they are read.
-  for (const std::string& note : recover_golden_leftovers(o.golden_dir)) std::cerr << "note: " << note << "\n";
-  mlasim::CheckOptions options;
+  return kExitOk;
+}
+
+// What each scenario's check asks of its replay: the goldens, the backend under test and its
+// faults. False after saying why.
+bool scenario_options(const CheckOptions& o, mlasim::CheckOptions& options) {
   options.golden_dir = o.golden_dir;
   options.replay.with_model = !o.dry_run;
   options.explain = o.explain;
   options.timelines = !o.html_path.empty();
-  if (!parse_faults(o.injects, options.replay.faults)) return kExitBadInput;
+  if (!parse_faults(o.injects, options.replay.faults)) return false;
   if (o.device == "cuda" && !o.dry_run) {
     const std::string device = o.device;
     options.replay.make_backend = [device](const MlaWeights& w, const Scenario& s, const FaultSet& f) {
@@ -99,23 +105,20 @@ int run_check(const CheckOptions& o) {
       return backend_support_error(device, s, f);
     };
   }
-  int num_jobs = jobs.value();
-  if (o.device == "cuda" && num_jobs > 1) {
-    std::cerr << "mlasim check: --device cuda runs the scenarios one at a time (-j " << num_jobs << " ignored)\n";
-    num_jobs = 1;
-  }
-  // Workers' models together stay within the machine's memory: a large one waits for room.
-  MemoryBudget memory(physical_memory_bytes());
-  if (num_jobs > 1) options.memory = &memory;
-  const std::vector<std::string>& all = files.value();
-  std::vector<std::size_t> selected(all.size());
-  std::iota(selected.begin(), selected.end(), std::size_t{0});
-  if (shard) selected = shard_indices(all.size(), *shard);
-  // Workers fill checks[k]; the lines come out in scenario order, as a serial run prints them.
-  std::vector<ScenarioCheck> checks(selected.size());
+  return true;
+}
+
+struct CheckTally {
   int passed = 0, failed = 0, bad = 0;
+};
+
+// Checks `files[selected[k]]` on `num_jobs` workers; the lines come out in scenario order, as a
+// serial run prints them.
+std::vector<ScenarioCheck> check_all(const std::vector<std::string>& files, const std::vector<std::size_t>& selected,
+                                     int num_jobs, const mlasim::CheckOptions& options, CheckTally& tally) {
+  std::vector<ScenarioCheck> checks(selected.size());
   run_ordered(
-      selected.size(), num_jobs, [&](std::size_t k) { checks[k] = check_scenario(all[selected[k]], options); },
+      selected.size(), num_jobs, [&](std::size_t k) { checks[k] = check_scenario(files[selected[k]], options); },
       [&](std::size_t k) {
         const ScenarioCheck& c = checks[k];
         std::cout << format_check_line(c) << std::endl;
@@ -123,15 +126,23 @@ int run_check(const CheckOptions& o) {
           std::istringstream links(c.deployment_chain);
           for (std::string link; std::getline(links, link);) std::cout << "    " << link << "\n";
         }
-        (c.status == CheckStatus::kPass ? passed : failed)++;
-        bad += c.status == CheckStatus::kBadInput;
+        (c.status == CheckStatus::kPass ? tally.passed : tally.failed)++;
+        tally.bad += c.status == CheckStatus::kBadInput;
       });
-  std::string summary = std::to_string(passed) + " passed, " + std::to_string(failed) + " failed";
+  return checks;
+}
+
+// The closing line: "N passed, N failed", and the shard when one was checked.
+std::string summary_line(const CheckTally& tally, const std::optional<Shard>& shard, std::size_t num_files) {
+  std::string summary = std::to_string(tally.passed) + " passed, " + std::to_string(tally.failed) + " failed";
   if (shard)
     summary += " (shard " + std::to_string(shard->index) + "/" + std::to_string(shard->total) + " of " +
-               std::to_string(all.size()) + (all.size() == 1 ? " scenario)" : " scenarios)");
-  std::cout << summary << std::endl;
-  // The reports are one set: all written and synced, then published together (base/output_set.h).
+               std::to_string(num_files) + (num_files == 1 ? " scenario)" : " scenarios)");
+  return summary;
+}
+
+// The reports are one set: all written and synced, then published together (base/output_set.h).
+int publish_reports(const CheckOptions& o, const std::vector<ScenarioCheck>& checks, const std::string& summary) {
   std::vector<std::string> targets;
   for (const std::string* p : {&o.junit_path, &o.json_path, &o.html_path})
     if (!p->empty()) targets.push_back(*p);
@@ -152,8 +163,35 @@ int run_check(const CheckOptions& o) {
   }
   if (!finished.empty())
     if (Status st = publish_together(finished); !st) return report_error(st.error());
-  if (bad > 0) return kExitBadInput;
-  return failed > 0 ? kExitRegression : kExitOk;
+  return kExitOk;
+}
+
+int run_check(const CheckOptions& o) {
+  int num_jobs = 1;
+  std::optional<Shard> shard;
+  std::vector<std::string> files;
+  if (int rc = resolve_inputs(o, num_jobs, shard, files); rc != kExitOk) return rc;
+  // A `golden update` killed while swapping its goldens in: completed before they are read.
+  for (const std::string& note : recover_golden_leftovers(o.golden_dir)) std::cerr << "note: " << note << "\n";
+  mlasim::CheckOptions options;
+  if (!scenario_options(o, options)) return kExitBadInput;
+  if (o.device == "cuda" && num_jobs > 1) {
+    std::cerr << "mlasim check: --device cuda runs the scenarios one at a time (-j " << num_jobs << " ignored)\n";
+    num_jobs = 1;
+  }
+  // Workers' models together stay within the machine's memory: a large one waits for room.
+  MemoryBudget memory(physical_memory_bytes());
+  if (num_jobs > 1) options.memory = &memory;
+  std::vector<std::size_t> selected(files.size());
+  std::iota(selected.begin(), selected.end(), std::size_t{0});
+  if (shard) selected = shard_indices(files.size(), *shard);
+  CheckTally tally;
+  const std::vector<ScenarioCheck> checks = check_all(files, selected, num_jobs, options, tally);
+  const std::string summary = summary_line(tally, shard, files.size());
+  std::cout << summary << std::endl;
+  if (int rc = publish_reports(o, checks, summary); rc != kExitOk) return rc;
+  if (tally.bad > 0) return kExitBadInput;
+  return tally.failed > 0 ? kExitRegression : kExitOk;
 }
 
 }  // namespace

@@ -129,6 +129,30 @@ int run_campaign(const FuzzFlags& f, const FuzzOptions& options) {
                           origin, f.golden_dir);
 }
 
+// --inject, --property and --golden-dir into what each run checks; false after saying why.
+bool parse_property_flags(const FuzzFlags& f, PropertyOptions& properties) {
+  if (!parse_faults(f.injects, properties.faults)) return false;
+  if (!properties.faults.empty() && !f.model) {
+    std::cerr << "mlasim fuzz: --inject changes the model's math, so it needs --model\n";
+    return false;
+  }
+  std::vector<std::string> names = f.properties;
+  if (names.empty()) {
+    names = {kInvariantNoFreshPrefillOnDecodePath, kInvariantStepInvariants};
+    if (f.model) names.push_back("same_logits_as_strict");
+  }
+  if (!parse_properties(names, f.model, properties.properties)) return false;
+  const bool wants_golden = std::find(properties.properties.begin(), properties.properties.end(),
+                                      Property::kMatchesGoldenSplit) != properties.properties.end();
+  if (wants_golden != !f.golden_dir.empty()) {
+    std::cerr << "mlasim fuzz: --property " << to_string(Property::kMatchesGoldenSplit)
+              << (wants_golden ? " needs --golden-dir DIR" : " is the only use of --golden-dir") << "\n";
+    return false;
+  }
+  properties.golden_dir = f.golden_dir;
+  return true;
+}
+
 int run_fuzz(const FuzzFlags& f) {
   Result<Scenario> base = f.base.empty() ? load_scenario_text(kDefaultBase, "<fuzz base>", f.sets)
                                          : load_scenario_file(f.base, f.sets);
@@ -158,25 +182,7 @@ int run_fuzz(const FuzzFlags& f) {
   d.base = base.value();
   d.max_requests = f.max_requests;
   if (!parse_vary(f, d.vary)) return kExitBadInput;
-  if (!parse_faults(f.injects, options.properties.faults)) return kExitBadInput;
-  if (!options.properties.faults.empty() && !f.model) {
-    std::cerr << "mlasim fuzz: --inject changes the model's math, so it needs --model\n";
-    return kExitBadInput;
-  }
-  std::vector<std::string> names = f.properties;
-  if (names.empty()) {
-    names = {kInvariantNoFreshPrefillOnDecodePath, kInvariantStepInvariants};
-    if (f.model) names.push_back("same_logits_as_strict");
-  }
-  if (!parse_properties(names, f.model, options.properties.properties)) return kExitBadInput;
-  const bool wants_golden = std::find(options.properties.properties.begin(), options.properties.properties.end(),
-                                      Property::kMatchesGoldenSplit) != options.properties.properties.end();
-  if (wants_golden != !f.golden_dir.empty()) {
-    std::cerr << "mlasim fuzz: --property " << to_string(Property::kMatchesGoldenSplit)
-              << (wants_golden ? " needs --golden-dir DIR" : " is the only use of --golden-dir") << "\n";
-    return kExitBadInput;
-  }
-  options.properties.golden_dir = f.golden_dir;
+  if (!parse_property_flags(f, options.properties)) return kExitBadInput;
   if (!f.emit.empty()) {
     if (!f.properties.empty() || f.model || !f.record_golden.empty() || f.seconds > 0) {
       std::cerr << "mlasim fuzz: --emit writes --runs traces and checks nothing; drop --property, --model, --time and "

@@ -4,6 +4,7 @@
 
 #include "scenario/scenario_loader.h"
 #include "harness/check_runner.h"
+#include "harness/golden_stage.h"
 #include "verify/golden_update.h"
 #include "sim/vllm_cannot_run.h"
 #include "tools/mlasim/commands.h"
@@ -39,7 +40,7 @@ int update_goldens(const std::vector<std::string>& inputs, const std::string& go
   for (const std::string& f : files.value()) {
     Status st = Status::Ok();
     try {
-      st = update.stage(f);
+      st = stage_golden(update, f);
     } catch (const VllmCannotRun& e) {  // a trace vLLM cannot run has no golden: exit 4, as `run`
       std::cerr << f << ": vLLM cannot run this trace: " << e.what() << "\n";
       std::cerr << "mlasim golden update: no golden was updated\n";

@@ -7,7 +7,8 @@
 #include "engine/engine.h"
 #include "engine/replay.h"
 #include "verify/profile_diff.h"
-#include "harness/run_outputs.h"
+#include "harness/command_rows.h"
+#include "harness/replay_session.h"
 #include "output/scenario_printer.h"
 #include "output/timeline.h"
 #include "output/timeline_svg.h"
@@ -31,6 +32,19 @@ struct RunOptions {
   std::vector<std::string> injects;
   std::vector<std::string> sets;
 };
+
+// The flag combinations `mlasim run` refuses: "" or the message.
+std::string run_flag_conflict(const RunOutputOptions& o, bool dry_run, bool compare_profile, bool faults) {
+  if (dry_run && (!o.logits_dir.empty() || compare_profile || faults))
+    return "mlasim run: --dry-run skips the model, so --logits-dir, --compare-profile and --inject do not apply";
+  if (compare_profile && (!o.json_path.empty() || !o.jsonl_path.empty() || !o.logits_dir.empty() || !o.trace_path.empty()))
+    return "mlasim run: --compare-profile prints the differences of two fp64 replays (and draws them with\n"
+           "--svg); it writes no --json, --jsonl, --logits-dir or --trace-out: run those without it";
+  if (compare_profile && !o.resolved_path.empty())
+    return "mlasim run: --compare-profile replays the scenario under two profiles; --resolved writes the trace of\n"
+           "one replay: run it without --compare-profile";
+  return "";
+}
 
 // Replays under the scenario's profile and `other` in fp64 and prints the differences; with
 // `svg_path`, draws the two timelines one above the other.
@@ -123,6 +137,32 @@ std::optional<Scenario> load_for_run(const RunOptions& o, FaultSet& faults, int&
   return std::move(loaded.value());
 }
 
+// The replay of `run`: a session asking for run's rows, its verdicts printed, its files published.
+int replay_run(const RunOptions& o, const Scenario& scenario, const FaultSet& faults) {
+  ReplayOptions replay;
+  replay.with_model = !o.dry_run;
+  replay.faults = faults;
+  replay.make_backend = [device = o.device](const MlaWeights& w, const Scenario& s, const FaultSet& f) {
+    return make_backend(device, w, s, f);
+  };
+  ReplaySession session(scenario, run_rows(o.outputs), std::cout);
+  if (Status st = session.start(replay); !st) return report_error(st.error());
+  std::optional<VllmCannotRun> stopped;
+  try {
+    stopped = session.run(/*finish_at_vllm_stop=*/true);  // the replay ends where vLLM's does; the outputs say so
+  } catch (const RequestStreamError& e) {
+    std::cerr << e.error.format() << "\n";
+    return kExitBadInput;
+  }
+  const int rc = session.print_verdicts() ? kExitOk : kExitRegression;
+  if (Status st = session.publish(); !st) return report_error(st.error());
+  if (stopped) {
+    std::cerr << o.scenario << ": vLLM cannot run this trace: " << stopped->what() << "\n";
+    return kExitVllmCannotRun;
+  }
+  return rc;
+}
+
 int run(RunOptions& o) {
   o.outputs.table = *parse_table_mode(o.table);
   o.outputs.trace_clock = o.trace_clock == "step" ? TraceClock::kStep : TraceClock::kSimulated;
@@ -140,35 +180,7 @@ int run(RunOptions& o) {
   }
   if (o.outputs.table != TableMode::kNone) std::cout << describe_scenario(scenario) << "\n";
   if (o.outputs.explain) std::cout << "deployment chain (vLLM 0.33.0):\n" << explain_deployment(scenario) << "\n";
-  std::optional<MlaWeights> weights;
-  std::unique_ptr<Backend> backend;
-  EngineOptions engine_options;
-  if (!o.dry_run) {
-    weights.emplace(seeded_weights(scenario.model));
-    backend = make_backend(o.device, *weights, scenario, faults);
-    engine_options.backend = backend.get();
-  }
-  Engine engine(scenario, engine_options);
-  RunOutputs outputs(scenario, o.outputs, std::cout);
-  if (Status st = outputs.open(backend.get()); !st) return report_error(st.error());
-  outputs.attach(engine);
-  std::optional<VllmCannotRun> stopped;
-  try {
-    engine.run_to_end();
-  } catch (const RequestStreamError& e) {
-    std::cerr << e.error.format() << "\n";
-    return kExitBadInput;
-  } catch (const VllmCannotRun& e) {  // the replay ends where vLLM's does; the outputs say so
-    stopped = e;
-    engine.finish(e);
-  }
-  rc = outputs.report() ? kExitOk : kExitRegression;
-  if (Status st = outputs.publish(); !st) return report_error(st.error());
-  if (stopped) {
-    std::cerr << o.scenario << ": vLLM cannot run this trace: " << stopped->what() << "\n";
-    return kExitVllmCannotRun;
-  }
-  return rc;
+  return replay_run(o, scenario, faults);
 }
 
 }  // namespace

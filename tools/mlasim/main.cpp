@@ -55,6 +55,23 @@ bool known_command(const CLI::App& app, int argc, char** argv) {
   return false;
 }
 
+// Every command, in the order --help lists them; each sets `exit_code` when it ran.
+void add_commands(CLI::App& app, int& exit_code) {
+  mlasim::cli::add_run_command(app, exit_code);
+  mlasim::cli::add_check_command(app, exit_code);
+  mlasim::cli::add_route_command(app, exit_code);
+  mlasim::cli::add_deploy_command(app, exit_code);
+  mlasim::cli::add_golden_command(app, exit_code);
+  mlasim::cli::add_export_command(app, exit_code);
+  mlasim::cli::add_import_command(app, exit_code);
+  mlasim::cli::add_fuzz_command(app, exit_code);
+  mlasim::cli::add_shrink_command(app, exit_code);
+  mlasim::cli::add_matrix_command(app, exit_code);
+  mlasim::cli::add_releases_command(app, exit_code);
+  mlasim::cli::add_version_command(app, exit_code);
+  refuse_empty_values(app);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,19 +97,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough(false);
   int exit_code = mlasim::cli::kExitOk;
-  mlasim::cli::add_run_command(app, exit_code);
-  mlasim::cli::add_check_command(app, exit_code);
-  mlasim::cli::add_route_command(app, exit_code);
-  mlasim::cli::add_deploy_command(app, exit_code);
-  mlasim::cli::add_golden_command(app, exit_code);
-  mlasim::cli::add_export_command(app, exit_code);
-  mlasim::cli::add_import_command(app, exit_code);
-  mlasim::cli::add_fuzz_command(app, exit_code);
-  mlasim::cli::add_shrink_command(app, exit_code);
-  mlasim::cli::add_matrix_command(app, exit_code);
-  mlasim::cli::add_releases_command(app, exit_code);
-  mlasim::cli::add_version_command(app, exit_code);
-  refuse_empty_values(app);
+  add_commands(app, exit_code);
   if (!known_command(app, argc, argv)) return mlasim::cli::kExitBadInput;
   try {
     app.parse(argc, argv);
