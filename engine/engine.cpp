@@ -282,7 +282,8 @@ void Engine::record_context_chunks() {
   c.workspace_size = p.chunked_context.workspace_size;
   c.max_context_chunk = p.chunked_context.max_context_chunk;
   c.num_chunks = p.chunked_context.num_chunks;
-  for (int r = 0; r < p.num_rows; ++r) c.indices.push_back(batch_.rows()[static_cast<std::size_t>(p.row_start + r)].req_id);
+  for (int r = 0; r < p.num_rows; ++r)
+    c.indices.push_back(batch_.rows()[static_cast<std::size_t>(p.row_start + r)].req_id);
   c.chunk_lens = p.chunked_context.seq_lens;
 }
 

@@ -143,7 +143,8 @@ Status GoldenUpdate::stage(const Scenario& s, const RunRecord& record) {
   if (Status st = write_file_atomically((staging / "split.txt").string(), format_split_golden(s, record, generator_));
       !st)
     return failed(st.error());
-  if (Status st = write_logits_golden(staging.string(), s, record.logits, record.names, generator_); !st) return failed(st.error());
+  if (Status st = write_logits_golden(staging.string(), s, record.logits, record.names, generator_); !st)
+    return failed(st.error());
   if (Status st = write_own_file_atomically((staging / marker(::getpid())).string(), ""); !st) return failed(st.error());
   return Status::Ok();
 }

@@ -48,7 +48,8 @@ TEST_CASE("export round trip: safetensors weights drive the forward to the golde
 
   Result<LogitsFiles> golden = read_logits_files(root + "/golden/" + s.name);
   REQUIRE(golden.ok());
-  LogitsCheck c = check_logits_against(golden.value(), run.logits, run.names, logits_tolerance(PrecisionClass::kFp32), "golden");
+  LogitsCheck c =
+      check_logits_against(golden.value(), run.logits, run.names, logits_tolerance(PrecisionClass::kFp32), "golden");
   INFO(c.message);
   CHECK(c.pass);
 
