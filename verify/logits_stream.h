@@ -1,6 +1,6 @@
 // A model run's logits as the steps produce them, never all held: compared with a golden row by
 // row (LogitsGoldenCheck, through the LogitsGoldenGate), written to logits.npy + logits_index.json as they come
-// (LogitsFilesStream), and both fed by one sink. Memory: one step's rows, not the run's.
+// (LogitsFilesStream, output/logits_files.h), and both fed by one sink. Memory: one step's rows, not the run's.
 #pragma once
 
 #include <cstdint>
@@ -8,8 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "base/atomic_file.h"
-#include "base/formats/json_writer.h"
+#include "output/logits_files.h"
 #include "verify/logits_golden.h"
 #include "engine/step_sink.h"
 
@@ -35,28 +34,6 @@ class LogitsGoldenCheck {
   bool vocab_differs_ = false;
   std::optional<std::string> index_difference_;  // the first row whose (step, id, position) differs
   std::vector<double> row_;                      // one row widened to double
-};
-
-// logits.npy and logits_index.json written as rows come: open() writes both headers beside their
-// targets, add() appends each step's rows, finish() sets the npy's row count and the index's
-// `logits_npy_fnv1a64` (the npy read back) and syncs both, publish() renames both into place as one
-// set (publish_together). The
-// bytes are those of the whole record written at once.
-class LogitsFilesStream {
- public:
-  Status open(const std::string& dir, int vocab_size);  // `dir` must exist
-  void add(const LogitsRecord& rows, const RequestNames& names);
-  Status finish();
-  Status publish();
-  // The two files, the index last (its hash of the npy makes it the set's manifest).
-  std::vector<AtomicOutputFile*> outputs() { return {&npy_, &index_}; }
-
- private:
-  AtomicOutputFile npy_, index_;
-  JsonWriter index_json_;
-  int vocab_size_ = 0;
-  std::int64_t rows_ = 0;
-  std::uint64_t hash_offset_ = 0;  // where the index's fingerprint digits start
 };
 
 class LogitsGoldenGate;
