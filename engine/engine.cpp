@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "attention/backend.h"
 #include "attention/batch_order_v2.h"
@@ -267,10 +268,8 @@ void Engine::record_rows(const BatchRoute& route) {
     rec.q = row.num_scheduled_tokens;
     rec.nct = row.num_computed_tokens;
     rec.prompt_len = row.num_prompt_tokens;
-    rec.region = rr.region;
-    rec.path = rr.path;
-    rec.fresh_on_decode_path = rr.fresh_on_decode_path;
-    rec.reason = rr.reason;
+    std::tie(rec.region, rec.path, rec.fresh_on_decode_path) = std::tie(rr.region, rr.path, rr.fresh_on_decode_path);
+    rec.reason.assign(rr.reason);
   }
 }
 

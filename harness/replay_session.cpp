@@ -34,6 +34,18 @@ struct ReplaySession::Rows {
   static std::vector<RowOps> goldens();
   static std::vector<RowOps> files();
   static std::vector<RowOps> kept();
+  // --json and --jsonl: a RunFileSink of `format` in the session's `member`.
+  template <RunFileFormat format, std::optional<RunFileSink> ReplaySession::*member>
+  static RowOps run_file(OutputRow row, const char* name, const char* flag, const char* sink) {
+    using S = ReplaySession;
+    return {{row, name, flag, sink, "FILE", Publication::kSet},
+            [](S& s, const std::string& path) { return (s.*member).emplace(format).open(path, s.scenario_.name); },
+            [](S& s, Engine& e) { e.add_sink(&*(s.*member)); },
+            [](S& s, const std::string&, std::vector<AtomicOutputFile*>& files) {
+              files.push_back(&(s.*member)->output());
+              return (s.*member)->finish();
+            }};
+  }
 };
 
 // What the session prints or judges: the table, the expectations, the progress line.
@@ -119,20 +131,8 @@ std::vector<RowOps> ReplaySession::Rows::files() {
          for (AtomicOutputFile* f : s.logits_files_.outputs()) files.push_back(f);
          return s.logits_files_.finish();
        }},
-      {{OutputRow::kJson, "json", "--json", "RunFileSink (json)", "FILE", Publication::kSet},
-       [](S& s, const std::string& path) { return s.json_.emplace(RunFileFormat::kJson).open(path, s.scenario_.name); },
-       [](S& s, Engine& e) { e.add_sink(&*s.json_); },
-       [](S& s, const std::string&, Files& files) {
-         files.push_back(&s.json_->output());
-         return s.json_->finish();
-       }},
-      {{OutputRow::kJsonl, "jsonl", "--jsonl", "RunFileSink (jsonl)", "FILE", Publication::kSet},
-       [](S& s, const std::string& path) { return s.jsonl_.emplace(RunFileFormat::kJsonl).open(path, s.scenario_.name); },
-       [](S& s, Engine& e) { e.add_sink(&*s.jsonl_); },
-       [](S& s, const std::string&, Files& files) {
-         files.push_back(&s.jsonl_->output());
-         return s.jsonl_->finish();
-       }},
+      run_file<RunFileFormat::kJson, &S::json_>(OutputRow::kJson, "json", "--json", "RunFileSink (json)"),
+      run_file<RunFileFormat::kJsonl, &S::jsonl_>(OutputRow::kJsonl, "jsonl", "--jsonl", "RunFileSink (jsonl)"),
       {{OutputRow::kTraceOut, "trace_out", "--trace-out", "TraceEventSink", "FILE", Publication::kSet},
        [](S& s, const std::string& path) { return s.trace_.emplace(s.request_.trace_clock).open(path, s.scenario_.name); },
        [](S& s, Engine& e) { e.add_sink(&*s.trace_); },

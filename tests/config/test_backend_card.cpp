@@ -16,13 +16,11 @@ namespace {
 
 // DeepSeek-V3 (128 heads per rank) on an H200 (9.0) or a B200 (10.0), k speculative tokens.
 BackendQuery deployment(int major, int k, bool sparse = false, bool parallel_drafting = false) {
-  BackendQuery q;
-  q.major = major;
-  q.use_sparse = sparse;
-  if (sparse) q.index_topk = 2048;
-  q.num_speculative_tokens = k;
-  q.parallel_drafting = parallel_drafting;
-  return q;
+  return BackendQuery{.major = major,
+                      .use_sparse = sparse,
+                      .index_topk = sparse ? std::optional<int>(2048) : std::nullopt,
+                      .num_speculative_tokens = k,
+                      .parallel_drafting = parallel_drafting};
 }
 
 struct Expected {
