@@ -44,32 +44,4 @@ std::string format_step_explanation(const StepRecord& s, const RequestNames& nam
   return out;
 }
 
-std::string format_request_summary(const RunRecord& run) {
-  std::string out = fmt::format("{} steps; requests:\n", run.steps.size());
-  for (const RequestRecord& r : run.requests) {
-    out += fmt::format("  {:<12} {:<22} prompt={} outputs={} preemptions={}", r.id, r.status, r.num_prompt_tokens,
-                       r.num_output_tokens(), r.num_preemptions);
-    if (r.stop_reason) out += fmt::format(" stop_token={}", *r.stop_reason);
-    out += "\n";
-  }
-  return out;
-}
-
-}  // namespace mlasim
-
-namespace mlasim {
-
-std::string format_misrouting_summary(const RunRecord& run) {
-  std::string where;
-  int count = 0;
-  for (const StepRecord& st : run.steps)
-    for (const RowRecord& r : st.rows)
-      if (r.fresh_on_decode_path) {
-        if (count++ < 8) where += fmt::format("{}step {} {} (q={})", where.empty() ? "" : ", ", st.step, run.names[r.index], r.q);
-      }
-  if (count == 0) return "fresh prefills on the decode path: none\n";
-  if (count > 8) where += ", ...";
-  return fmt::format("fresh prefills on the decode path: {} ({})\n", count, where);
-}
-
 }  // namespace mlasim

@@ -12,8 +12,5 @@ namespace mlasim {
 std::string format_step_line(const StepRecord& s, const RequestNames& names);
 // `--explain`: the split rule and, per row, why it took its path.
 std::string format_step_explanation(const StepRecord& s, const RequestNames& names);
-std::string format_request_summary(const RunRecord& run);
-// One line: how many rows with nct == 0 took MLA's decode path, and where (the misrouting).
-std::string format_misrouting_summary(const RunRecord& run);
 
 }  // namespace mlasim
