@@ -8,6 +8,7 @@
 #include "base/check.h"
 #include "base/file_read.h"
 #include "base/output_set.h"
+#include "output/logits_files.h"
 #include "output/timeline_svg.h"
 #include "verify/split_golden.h"
 
@@ -235,7 +236,7 @@ std::vector<std::string> SessionRequest::files() const {
       if (info.publication != kind || !asks(info.row)) continue;
       if (kind == Publication::kSet) out.push_back(path(info.row));
       else
-        for (const char* leaf : {"/logits.npy", "/logits_index.json"}) out.push_back(path(info.row) + leaf);
+        for (std::string& file : logits_file_paths(path(info.row))) out.push_back(std::move(file));
     }
   return out;
 }

@@ -12,10 +12,15 @@
 
 namespace mlasim {
 
+std::vector<std::string> logits_file_paths(const std::string& dir) {
+  return {dir + "/logits.npy", dir + "/logits_index.json"};
+}
+
 Status LogitsFilesStream::open(const std::string& dir, int vocab_size) {
   vocab_size_ = vocab_size;
-  if (Status st = npy_.open(dir + "/logits.npy"); !st) return st;
-  if (Status st = index_.open(dir + "/logits_index.json"); !st) return st;
+  const std::vector<std::string> paths = logits_file_paths(dir);
+  if (Status st = npy_.open(paths[0]); !st) return st;
+  if (Status st = index_.open(paths[1]); !st) return st;
   npy_.write(npy_float32_header(0, vocab_size));  // finish() writes the row count over it
   // The fingerprint's 16 hex digits are written last, over a placeholder.
   const std::string placeholder(16, '0');

@@ -14,6 +14,9 @@
 
 namespace mlasim {
 
+// The two files of a logits folder: DIR/logits.npy, then DIR/logits_index.json (the set's manifest).
+std::vector<std::string> logits_file_paths(const std::string& dir);
+
 // logits.npy and logits_index.json written as rows come: open() writes both headers beside their
 // targets, add() appends each step's rows, finish() sets the npy's row count and the index's
 // `logits_npy_fnv1a64` (the npy read back) and syncs both, publish() renames both into place as one

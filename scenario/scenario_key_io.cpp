@@ -2,10 +2,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <iostream>
 
+#include "base/check.h"
 #include "scenario/scenario_keys.h"
 
 namespace mlasim {
@@ -87,10 +86,14 @@ std::string names_list(const std::vector<std::string>& names) {
 }
 
 const ScenarioKey& key_of(const Scenario& s, const void* member) {
+  const ScenarioKey* found = nullptr;
   for (const ScenarioKey& k : scenario_keys())
-    if (k.field(const_cast<Scenario&>(s)) == member) return k;
-  std::cerr << "mlasim: internal error: no scenario key sets this member\n";
-  std::abort();
+    if (k.field(const_cast<Scenario&>(s)) == member) {
+      found = &k;
+      break;
+    }
+  MLASIM_CHECK(found != nullptr, "no scenario key sets this member");
+  return *found;
 }
 
 const ScenarioKey* find_key(const std::string& path) {
