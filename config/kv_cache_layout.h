@@ -1,0 +1,43 @@
+// The KV cache as vLLM 0.33 lays it out for a model: its KV cache groups (layers sharing one block
+// table, v1/kv_cache_interface.py KVCacheGroupSpec), each with the spec its manager reads, and the
+// pool they share (KVCacheConfig.num_blocks, v1/core/kv_cache_utils.py resolve_kv_cache_block_sizes
+// for the scheduler and hash block sizes). A model with one kind of attention layer has one group,
+// the case the scheduler handled before hybrid models.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace mlasim {
+
+// The KVCacheSpec class of a group (v1/kv_cache_interface.py), which picks its manager
+// (v1/core/single_type_kv_cache_manager.py get_manager_for_kv_cache_spec).
+enum class KvCacheSpecKind {
+  kMlaAttention,      // MLAAttentionSpec: FullAttentionManager (tokens_per_state > 1: compressed, V4)
+  kSlidingWindowMla,  // SlidingWindowMLASpec: SlidingWindowManager
+  kMamba,             // MambaSpec (linear attention state, KDA): MambaManager
+};
+
+struct KvCacheGroup {
+  KvCacheSpecKind kind = KvCacheSpecKind::kMlaAttention;
+  std::vector<std::string> layer_names;  // as vLLM names them ("model.layers.3.self_attn.attn")
+  int block_size = 0;                    // tokens per block of this group
+  long long page_size_bytes = 0;         // bytes of one block of one layer (page_size_bytes)
+  int tokens_per_state = 1;              // AttentionSpec.tokens_per_state (V4 compress ratio)
+  int sliding_window = 0;                // SlidingWindowSpec.sliding_window; 0 for none
+  int extra_retained_tokens = 0;         // SlidingWindowSpec.extra_retained_tokens
+  std::string mamba_cache_mode;          // MambaSpec.mamba_cache_mode ("none", "align", "all")
+  int num_speculative_blocks = 0;        // MambaSpec.num_speculative_blocks
+  bool is_eagle_group = false;           // KVCacheGroupSpec.is_eagle_group
+};
+
+struct KvCacheLayout {
+  std::vector<KvCacheGroup> groups;  // empty: one MLA group of cache.block_size (the default)
+  int num_blocks = 0;                // KVCacheConfig.num_blocks, shared by every group
+  int scheduler_block_size = 0;      // lcm of the groups' block sizes
+  int hash_block_size = 0;           // tokens per prefix-cache block hash
+
+  bool hybrid() const { return groups.size() > 1; }
+};
+
+}  // namespace mlasim
