@@ -49,6 +49,11 @@ struct ModelConfig {
   // kv_cache_scheme), as vLLM resolves `--kv-cache-dtype auto` from it; "" when none.
   std::string quant_kv_cache_dtype;
   int config_num_hidden_layers = 0;   // the config's layer count when model.num_layers ran fewer
+  // Family facts a config.json gives (scenario/hf_config.h, scenario/hf_families.h).
+  std::string text_model_type = "deepseek_v3";  // hf_text_config.model_type (Kimi-K2.5: its text_config's)
+  int num_attn_modules = 1;           // MLA modules per decoder layer: LongCat-Flash's 2 (gpu_model_runner.py ~6948)
+  int num_nextn_predict_layers = 0;   // the config's MTP layers (the MTP drafter's n_predict, config/speculative.py)
+  double hf_derived_max_model_len = 0;  // vLLM's max_model_len derived from the config; 0 without one
   // What reading the config.json noticed and let through (a key written twice: the last value
   // read, as vLLM's json.loads does), one "FILE:LINE:COL: KEY: ..." line each, for a note on stderr.
   std::vector<std::string> hf_config_notes;

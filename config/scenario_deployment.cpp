@@ -1,6 +1,8 @@
 // Scenario → vLLM 0.33.0's backend, block size and runner.
 #include "config/scenario_deployment.h"
 
+#include "config/mtp_drafter.h"
+
 namespace mlasim {
 namespace {
 
@@ -116,6 +118,22 @@ std::string explain_backend(const Scenario& s) {
   return out;
 }
 
+// The MTP drafter vLLM makes of the target, when the scenario drafts with MTP from a config.json
+// that has MTP layers.
+template <typename Line>
+void line_mtp_drafter(const Scenario& s, Line& line) {
+  const ModelConfig& m = s.model;
+  const SchedulerConfig& sc = s.scheduler;
+  if (m.hf_config.empty() || m.num_nextn_predict_layers == 0 || sc.num_speculative_tokens == 0 ||
+      sc.speculative_method != SpeculativeMethod::kMtp)
+    return;
+  if (const auto d = mtp_drafter(m.model_type, m.architecture))
+    line("speculative: MTP, k = " + std::to_string(sc.num_speculative_tokens) + ", drafted by " + d->architecture +
+         " (model_type " + d->model_type + ", n_predict = num_nextn_predict_layers " +
+         std::to_string(m.num_nextn_predict_layers) + "; SpeculativeConfig.hf_config_override, config/speculative.py "
+         "~720-1100)");
+}
+
 }  // namespace
 
 std::string explain_deployment(const Scenario& s) {
@@ -127,8 +145,11 @@ std::string explain_deployment(const Scenario& s) {
   auto line = [&](const std::string& t) { out += t + "\n"; };
   line("model: " + (m.hf_config.empty() ? "preset " + m.preset + " (as " + m.architecture + ")"
                                         : m.hf_config + ": " + m.architecture + ", model_type " + m.model_type) +
+       (m.hf_config.empty() || m.text_model_type == m.model_type ? "" : " (text_config: " + m.text_model_type + ")") +
        "; MLA (head_size " + std::to_string(m.kv_lora_rank + m.qk_rope_head_dim) + " = kv_lora_rank " +
-       std::to_string(m.kv_lora_rank) + " + qk_rope_head_dim " + std::to_string(m.qk_rope_head_dim) + ")");
+       std::to_string(m.kv_lora_rank) + " + qk_rope_head_dim " + std::to_string(m.qk_rope_head_dim) + ")" +
+       (m.num_attn_modules > 1 ? ", " + std::to_string(m.num_attn_modules) + " MLA modules per decoder layer" : ""));
+  line_mtp_drafter(s, line);
   line(std::string("sparse: ") +
        (m.index_topk ? "yes: index_topk = " + std::to_string(*m.index_topk) +
                            " (is_v32 = hasattr(config, \"index_topk\"), deepseek_v2.py ~1138)"

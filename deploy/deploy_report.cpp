@@ -95,18 +95,24 @@ Result<int> deploy_max_model_len(const HfDerivedMaxLen& d, std::optional<int> us
   if (!user) return static_cast<int>(d.derived);
   if (d.key.empty() || *user <= d.derived) return *user;  // no length in the config: vLLM takes the user's
   if (d.model_max_length && *user <= *d.model_max_length) return *user;
+  // vllm/config/model.py ~2655-2685: the ValueError, or with the env var its warning.
   const std::string msg = fmt::format(
       "User-specified max_model_len ({}) is greater than the derived max_model_len ({}={} or model_max_length={} in "
-      "model's config.json). This may lead to incorrect model outputs or CUDA errors.",
+      "model's config.json).",
       *user, d.key, d.shown, show_optional(d.model_max_length, d.model_max_length_shown));
+  const std::string caution =
+      "VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution. If the model uses relative position encoding "
+      "(RoPE), positions exceeding derived_max_model_len lead to nan. If the model uses absolute position encoding, "
+      "positions exceeding derived_max_model_len will cause a CUDA array out-of-bounds error.";
   if (allow_long) {
-    warning = msg + " Make sure the value is correct and within the model context size.";
+    warning = msg + " " + caution;
     return *user;
   }
   Error e;
   e.file = "mlasim deploy";
   e.key_path = "--max-model-len";
-  e.message = "vLLM 0.33 refuses it: " + msg + " To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1";
+  e.message = "vLLM 0.33 refuses it: " + msg + " To allow overriding this maximum, set the env var "
+              "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. " + caution;
   e.hint = fmt::format("give --max-model-len {} or less ({} in the config, as vLLM derives it), or leave it out", static_cast<long long>(d.derived), d.key);
   return e;
 }

@@ -25,7 +25,7 @@ struct DeployOptions {
   int num_speculative_tokens = 0;
   std::string attention_backend = "auto";
   // --max-model-len as resolved by deploy_max_model_len (vLLM's derived length when not given), and
-  // the model's max_position_embeddings raised to it when the derived length is longer (YaRN).
+  // the model's max_position_embeddings raised to it when it is longer (a model_max_length, a RoPE factor).
   int max_model_len = 0;
   std::optional<int> max_position_embeddings;
   std::string max_model_len_source;  // for the report: "--max-model-len" or the config key it came from

@@ -10,14 +10,11 @@
 
 #include "base/file_read.h"
 #include "base/json_document.h"
+#include "scenario/hf_text_model.h"
 #include "scenario/json_field_reader.h"
 
 namespace mlasim {
 namespace {
-
-// ModelArchConfigConvertor.is_deepseek_mla's model types that mlasim reads
-// (transformers_utils/model_arch_config_convertor.py ~294-320).
-const std::vector<std::string> kMlaModelTypes{"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa"};
 
 // Known non-MLA architectures get a plain answer rather than "unknown".
 const std::vector<std::string> kDenseArchitectures{"LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
@@ -59,18 +56,19 @@ struct Rope {
   std::string type;
 };
 
-Rope read_rope(const Reader& r, const JsonNode& root, ModelConfig& out) {
+Rope read_rope(const Reader& r, const JsonNode& root, const std::string& prefix, ModelConfig& out) {
   const JsonNode* params = present(root, "rope_parameters");
   const JsonNode* legacy = present(root, "rope_scaling");
-  if (params) r.expect_object(*params, "rope_parameters");
-  if (legacy) r.expect_object(*legacy, "rope_scaling");
-  if (const JsonNode* theta = present(root, "rope_theta")) out.rope_theta = r.read_double(*theta, "rope_theta", 1.0);
+  if (params) r.expect_object(*params, prefix + "rope_parameters");
+  if (legacy) r.expect_object(*legacy, prefix + "rope_scaling");
+  if (const JsonNode* theta = present(root, "rope_theta"))
+    out.rope_theta = r.read_double(*theta, prefix + "rope_theta", 1.0);
   if (params)
     if (const JsonNode* theta = present(*params, "rope_theta"))
-      out.rope_theta = r.read_double(*theta, "rope_parameters.rope_theta", 1.0);
+      out.rope_theta = r.read_double(*theta, prefix + "rope_parameters.rope_theta", 1.0);
   Rope rope;
   rope.scaling = legacy ? legacy : params;
-  rope.key = legacy ? "rope_scaling" : "rope_parameters";
+  rope.key = prefix + (legacy ? "rope_scaling" : "rope_parameters");
   if (!rope.scaling) return rope;
   const JsonNode& s = *rope.scaling;
   if (const JsonNode* t = present(s, "type")) rope.type = r.read_string(*t, rope.key + ".type");
@@ -103,57 +101,61 @@ Rope read_rope(const Reader& r, const JsonNode& root, ModelConfig& out) {
   return rope;
 }
 
-// _get_and_verify_max_len (vllm/config/model.py) without a user value.
-HfDerivedMaxLen derive_max_len(const Reader& r, const JsonNode& root, const Rope& rope) {
+// _get_and_verify_max_len (vllm/config/model.py ~2545-2640) without a user value, on the text
+// model (its hf_config argument is hf_text_config, ~2160): the smallest of kMaxLenKeys
+// (derive_max_model_len_and_key, model_arch_config_convertor.py ~374-407), an absent
+// max_position_embeddings read as its config class's default (getattr on the config object); a
+// truthy model_max_length replaces it. Then the factor of every RoPE type but su, longrope, llama3
+// and the YaRN variants, whose max_position_embeddings is already scaled (~2610-2623); a missing
+// factor is 1.0. Every family's config class standardises its RoPE into rope_parameters, so vLLM
+// always multiplies, and prints a float.
+HfDerivedMaxLen derive_max_len(const Reader& r, const HfTextModel& text, const Rope& rope) {
+  const JsonNode& root = *text.node;
   HfDerivedMaxLen d;
   double derived = std::numeric_limits<double>::infinity();
-  bool is_float = false;
   for (const char* key : kMaxLenKeys) {
-    const JsonNode* n = present(root, key);
-    if (!n) continue;
-    const double v = r.read_double(*n, key, 1.0);
+    double v = 0;
+    if (const JsonNode* n = present(root, key))
+      v = r.read_double(*n, text.prefix + key, 1.0);
+    else if (key == std::string_view("max_position_embeddings"))
+      v = text.family->max_position_embeddings;  // every family's class has one
+    else
+      continue;
     if (v < derived) {
       derived = v;
       d.key = key;
-      is_float = !n->is_integer();
     }
   }
   if (const JsonNode* n = present(root, "model_max_length")) {
-    d.model_max_length = r.read_double(*n, "model_max_length", 1.0);
+    d.model_max_length = r.read_double(*n, text.prefix + "model_max_length", 1.0);
     d.model_max_length_shown = python_repr(*d.model_max_length, !n->is_integer());
     derived = *d.model_max_length;  // a truthy model_max_length replaces the others
     d.key = "model_max_length";
-    is_float = !n->is_integer();
   }
-  if (std::isinf(derived)) {
-    derived = 2048;  // vLLM's default, with a warning
-    d.key.clear();
-  }
-  // Every RoPE type but su, longrope and llama3 scales it (a missing factor is 1.0).
-  if (rope.scaling && rope.type != "su" && rope.type != "longrope" && rope.type != "llama3") {
-    const JsonNode* factor = present(*rope.scaling, "factor");
-    if (rope.type == "yarn")
-      if (const JsonNode* orig = present(*rope.scaling, "original_max_position_embeddings")) {
-        derived = r.read_double(*orig, rope.key + ".original_max_position_embeddings", 1.0);
-        is_float = !orig->is_integer();
-      }
-    derived *= factor ? r.read_double(*factor, rope.key + ".factor", 0.0) : 1.0;
-    is_float = is_float || !factor || !factor->is_integer();
-  }
+  static const char* const kAlreadyScaled[] = {"su", "longrope", "llama3", "yarn", "deepseek_yarn",
+                                               "deepseek_llama_scaling"};
+  const bool scaled = std::find(std::begin(kAlreadyScaled), std::end(kAlreadyScaled), rope.type) != std::end(kAlreadyScaled);
+  if (rope.scaling && !scaled)
+    if (const JsonNode* factor = present(*rope.scaling, "factor"))
+      derived *= r.read_double(*factor, rope.key + ".factor", 0.0);
   d.derived = derived;
-  d.shown = python_repr(derived, is_float);
+  d.shown = python_repr(derived, true);
   return d;
 }
 
-void read_quantization(const Reader& r, const JsonNode& root, ModelConfig& out) {
+// `root`'s quantization_config, or else the text model's (get_quantization_config,
+// model_arch_config_convertor.py ~285-292).
+void read_quantization(const Reader& r, const JsonNode& root, const HfTextModel& text, ModelConfig& out) {
   out.quant_method.clear();
   out.quant_kv_cache_dtype.clear();
-  const JsonNode* q = present(root, "quantization_config");
+  const bool top = present(root, "quantization_config");
+  const JsonNode* q = present(top ? root : *text.node, "quantization_config");
+  const std::string key = (top ? "" : text.prefix) + "quantization_config";
   if (!q) return;
-  r.expect_object(*q, "quantization_config");  // vLLM calls quantization_config.get(...)
+  r.expect_object(*q, key);  // vLLM calls quantization_config.get(...)
   const JsonNode* method = present(*q, "quant_method");
   if (!method) return;
-  out.quant_method = r.read_string(*method, "quantization_config.quant_method");
+  out.quant_method = r.read_string(*method, key + ".quant_method");
   // resolve_kv_cache_dtype_string / get_kv_cache_quant_algo_string (utils/torch_utils.py
   // ~443-516): only modelopt checkpoints name their KV cache's dtype.
   if (out.quant_method.rfind("modelopt", 0) != 0) return;
@@ -182,9 +184,9 @@ void read_quantization(const Reader& r, const JsonNode& root, ModelConfig& out) 
   out.quant_kv_cache_dtype = name;
 }
 
-HfDerivedMaxLen read_config(const Reader& r, const JsonNode& root, ModelConfig& out) {
-  if (!root.is_object())
-    r.fail(root, "", "a config.json holds one JSON object, got " + json_kind_name(root), "is this a Hugging Face config.json?");
+// architectures[0], one vLLM 0.33 serves with one MLA KV cache group (registry.py). Another
+// architecture of a family mlasim does not read is refused for its family (hybrid, drafter).
+std::string read_architecture(const Reader& r, const JsonNode& root) {
   const JsonNode* archs = present(root, "architectures");
   if (!archs || (archs->is_array() && archs->items.empty()))
     r.fail(archs ? *archs : root, "architectures", "missing `architectures`",
@@ -192,35 +194,36 @@ HfDerivedMaxLen read_config(const Reader& r, const JsonNode& root, ModelConfig& 
   r.expect_list(*archs, "architectures");
   for (std::size_t i = 0; i < archs->items.size(); ++i) r.read_string(archs->items[i], json_index_key("architectures", i));
   const std::string arch = archs->items[0].text;
-  if (!contains(hf_mla_architectures(), arch)) {
-    const bool dense = contains(kDenseArchitectures, arch);
-    std::string known;
-    for (const auto& a : hf_mla_architectures()) known += (known.empty() ? "" : ", ") + a;
-    r.fail(archs->items[0], "architectures[0]",
-           dense ? "architecture " + arch + " does not use MLA (vLLM serves it with standard attention)"
-                 : "architecture " + arch + " is not an MLA architecture mlasim knows",
-           "mlasim reads MLA models: " + known);
+  if (contains(hf_mla_architectures(), arch)) return arch;
+  const std::string model_type = hf_config_model_type(r, root, arch);
+  if (const HfFamily* f = find_hf_family(model_type); f && f->kind != HfFamilyKind::kOneGroup) {
+    const JsonNode* at = present(root, "model_type");
+    require_readable_family(r, at ? *at : root, "model_type", model_type);
   }
-  out.architecture = arch;
-  const JsonNode* model_type = present(root, "model_type");
-  out.model_type = model_type ? r.read_string(*model_type, "model_type") : "";
-  if (!contains(kMlaModelTypes, out.model_type))
-    r.fail(model_type ? *model_type : root, "model_type",
-           "model_type \"" + out.model_type + "\" is not one vLLM 0.33 serves with MLA",
-           "vLLM's use_mla needs a DeepSeek-MLA model_type (model_arch_config_convertor.py ~294): deepseek_v2, "
-           "deepseek_v3, deepseek_v32, kimi_k2, glm_moe_dsa");
+  const bool dense = contains(kDenseArchitectures, arch);
+  std::string known;
+  for (const auto& a : hf_mla_architectures()) known += (known.empty() ? "" : ", ") + a;
+  r.fail(archs->items[0], "architectures[0]",
+         dense ? "architecture " + arch + " does not use MLA (vLLM serves it with standard attention)"
+               : "architecture " + arch + " is not an MLA architecture mlasim knows",
+         "mlasim reads MLA models: " + known);
+}
 
+// The text model's dimensions and RoPE (its family's key names; class defaults where the config
+// leaves a key out).
+void read_dims(const Reader& r, const HfTextModel& text, ModelConfig& out) {
+  const JsonNode& n = *text.node;
   auto need_int = [&](const char* key, int& field, int min, long long max) {
-    const JsonNode* n = root.find(key);
-    if (!n) r.fail(root, key, std::string("missing `") + key + "`", "an MLA config.json has this key");
-    field = r.read_int(*n, key, min, max);
+    const JsonNode* v = n.find(key);
+    if (!v) r.fail(n, text.prefix + key, std::string("missing `") + key + "`", "an MLA config.json has this key");
+    field = r.read_int(*v, text.prefix + key, min, max);
   };
   auto opt_int = [&](const char* key, int& field, int min, long long max) {
-    if (const JsonNode* n = present(root, key)) field = r.read_int(*n, key, min, max);
+    if (const JsonNode* v = present(n, key)) field = r.read_int(*v, text.prefix + key, min, max);
   };
   need_int("vocab_size", out.vocab_size, 3, 1LL << 21);
   need_int("hidden_size", out.hidden_size, 1, 1LL << 16);
-  need_int("num_hidden_layers", out.num_hidden_layers, 1, 1LL << 10);
+  read_layer_shape(r, text, out);
   need_int("num_attention_heads", out.num_attention_heads, 1, 1LL << 10);
   need_int("kv_lora_rank", out.kv_lora_rank, 1, 1LL << 16);
   need_int("qk_nope_head_dim", out.qk_nope_head_dim, 1, 1LL << 12);
@@ -228,46 +231,88 @@ HfDerivedMaxLen read_config(const Reader& r, const JsonNode& root, ModelConfig& 
   need_int("v_head_dim", out.v_head_dim, 1, 1LL << 12);
   out.q_lora_rank = 0;  // null (DeepSeek-V2-Lite): q_proj, no q compression
   opt_int("q_lora_rank", out.q_lora_rank, 0, 1LL << 16);
-  need_int("intermediate_size", out.intermediate_size, 1, 1LL << 20);
+  out.max_position_embeddings = text.family->max_position_embeddings;
   opt_int("max_position_embeddings", out.max_position_embeddings, 2, 1LL << 24);
-  if (const JsonNode* n = present(root, "rms_norm_eps")) out.rms_norm_eps = r.read_double(*n, "rms_norm_eps", 0.0);
-  const Rope rope = read_rope(r, root, out);
-  const HfDerivedMaxLen max_len = derive_max_len(r, root, rope);
-  // eos_token_id: an id or a list of them (GLM-5); the first stops a request.
-  const JsonNode* eos = present(root, "eos_token_id");
+  if (const JsonNode* v = present(n, "rms_norm_eps")) out.rms_norm_eps = r.read_double(*v, text.prefix + "rms_norm_eps", 0.0);
+}
+
+// eos_token_id: an id or a list of them (GLM-5); the first stops a request.
+const JsonNode* read_eos(const Reader& r, const HfTextModel& text, ModelConfig& out) {
+  const JsonNode* eos = present(*text.node, "eos_token_id");
+  const std::string key = text.prefix + "eos_token_id";
   if (eos && eos->is_array()) {
-    if (eos->items.empty()) r.fail(*eos, "eos_token_id", "an empty list", "give the end-of-sequence id, or a list of them");
-    for (std::size_t i = 0; i < eos->items.size(); ++i) r.read_int(eos->items[i], json_index_key("eos_token_id", i), 0);
-    out.eos_token_id = r.read_int(eos->items[0], "eos_token_id[0]", 0);
+    if (eos->items.empty()) r.fail(*eos, key, "an empty list", "give the end-of-sequence id, or a list of them");
+    for (std::size_t i = 0; i < eos->items.size(); ++i) r.read_int(eos->items[i], json_index_key(key, i), 0);
+    out.eos_token_id = r.read_int(eos->items[0], key + "[0]", 0);
   } else if (eos) {
-    out.eos_token_id = r.read_int(*eos, "eos_token_id", 0);
+    out.eos_token_id = r.read_int(*eos, key, 0);
   }
-  const char* dtype_key = root.find("torch_dtype") ? "torch_dtype" : "dtype";
-  if (const JsonNode* dt = present(root, dtype_key)) out.torch_dtype = r.read_string(*dt, dtype_key);
-  read_quantization(r, root, out);
-  // The sparse flag: hasattr(config, "index_topk") (deepseek_v2.py ~1138, ~1439).
-  out.index_topk.reset();
-  if (const JsonNode* n = present(root, "index_topk")) out.index_topk = r.read_int(*n, "index_topk", 1, 1LL << 24);
-  if (!out.index_topk && arch == "DeepseekV32ForCausalLM")
-    r.fail(archs->items[0], "index_topk",
+  return eos;
+}
+
+// The serving dtype: the config's dtype, else its text model's (get_torch_dtype,
+// model_arch_config_convertor.py ~210-215); torch_dtype is its older name.
+void read_torch_dtype(const Reader& r, const JsonNode& root, const HfTextModel& text, ModelConfig& out) {
+  for (const auto& [node, prefix] : {std::pair{&root, std::string()}, std::pair{text.node, text.prefix}}) {
+    const char* key = node->find("torch_dtype") ? "torch_dtype" : "dtype";
+    if (const JsonNode* dt = present(*node, key)) {
+      out.torch_dtype = r.read_string(*dt, prefix + key);
+      return;
+    }
+  }
+}
+
+// The sparse flag, hasattr(config, "index_topk") (deepseek_v2.py ~1138, ~1439), with its class
+// default (GlmMoeDsaConfig), and what vLLM 0.33 refuses without it.
+void read_index_topk(const Reader& r, const JsonNode& arch_at, const HfTextModel& text, ModelConfig& out) {
+  out.index_topk = text.family->index_topk;
+  if (const JsonNode* n = present(*text.node, "index_topk"))
+    out.index_topk = r.read_int(*n, text.prefix + "index_topk", 1, 1LL << 24);
+  if (!out.index_topk && out.architecture == "DeepseekV32ForCausalLM")
+    r.fail(arch_at, "index_topk",
            "DeepseekV32ForCausalLM without index_topk: vLLM 0.33 refuses it (`assert is_v32`, is_v32 = "
            "hasattr(hf_config, \"index_topk\"), vllm/model_executor/models/config.py ~78-81)",
            "restore index_topk (a GGUF conversion can drop it), or declare the dense architecture "
            "DeepseekV3ForCausalLM to serve the weights as dense MLA");
-  if (!out.index_topk && arch == "GlmMoeDsaForCausalLM")
-    r.fail(archs->items[0], "index_topk",
+  if (!out.index_topk && out.architecture == "GlmMoeDsaForCausalLM")
+    r.fail(arch_at, "index_topk",
            "GlmMoeDsaForCausalLM without index_topk: vLLM 0.33 cannot build it (the DSA model reads "
            "config.index_topk, vllm/models/deepseek_v32/nvidia/model.py ~188-196)",
            "restore index_topk, or declare the dense architecture DeepseekV3ForCausalLM");
+}
+
+HfDerivedMaxLen read_config(const Reader& r, const JsonNode& root, ModelConfig& out) {
+  if (!root.is_object())
+    r.fail(root, "", "a config.json holds one JSON object, got " + json_kind_name(root), "is this a Hugging Face config.json?");
+  out.architecture = read_architecture(r, root);
+  out.model_type = hf_config_model_type(r, root, out.architecture);
+  const JsonNode* model_type = present(root, "model_type");
+  require_readable_family(r, model_type ? *model_type : root, "model_type", out.model_type);
+  const HfTextModel text = find_text_model(r, root, out.model_type);
+  out.text_model_type = text.model_type;
+  read_dims(r, text, out);
+  const Rope rope = read_rope(r, *text.node, text.prefix, out);
+  const HfDerivedMaxLen max_len = derive_max_len(r, text, rope);
+  const JsonNode* eos = read_eos(r, text, out);
+  read_torch_dtype(r, root, text, out);
+  read_quantization(r, root, text, out);
+  read_index_topk(r, present(root, "architectures")->items[0], text, out);
+  // The MTP layers SpeculativeConfig.hf_config_override reads (n_predict, config/speculative.py).
+  out.num_nextn_predict_layers = 0;
+  if (const JsonNode* n = present(root, "num_nextn_predict_layers"))
+    out.num_nextn_predict_layers = r.read_int(*n, "num_nextn_predict_layers", 0, 64);
   if (out.eos_token_id >= out.vocab_size)
-    r.fail(eos ? *eos : root, "eos_token_id", "eos_token_id is outside the vocabulary");
+    r.fail(eos ? *eos : *text.node, text.prefix + "eos_token_id", "eos_token_id is outside the vocabulary");
+  out.hf_derived_max_model_len = max_len.derived;
   return max_len;
 }
 
 }  // namespace
 
 std::vector<std::string> hf_mla_architectures() {
-  return {"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"};
+  return {"DeepseekV2ForCausalLM",   "DeepseekV3ForCausalLM",   "DeepseekV32ForCausalLM",
+          "GlmMoeDsaForCausalLM",    "AXK1ForCausalLM",         "Glm4MoeLiteForCausalLM",
+          "LongcatFlashForCausalLM", "LongcatFlashNgramForCausalLM", "KimiK25ForConditionalGeneration"};
 }
 
 Status read_hf_config(const std::string& path, ModelConfig& out, HfConfigInfo* info) {

@@ -23,20 +23,23 @@
 
 namespace mlasim {
 
-// Architectures vLLM 0.33 serves with MLA that mlasim reads (model_executor/models/registry.py
-// ~92-126): DeepseekV2ForCausalLM, DeepseekV3ForCausalLM (DeepSeek-V3/R1, Kimi-K2),
-// DeepseekV32ForCausalLM, GlmMoeDsaForCausalLM.
+// Architectures vLLM 0.33 serves with one MLA KV cache group that mlasim reads
+// (model_executor/models/registry.py ~78-162, ~487): DeepseekV2ForCausalLM, DeepseekV3ForCausalLM
+// (DeepSeek-V3/R1, Kimi-K2), DeepseekV32ForCausalLM, GlmMoeDsaForCausalLM, AXK1ForCausalLM,
+// Glm4MoeLiteForCausalLM (GLM-4.7-Flash), LongcatFlashForCausalLM and LongcatFlashNgramForCausalLM,
+// KimiK25ForConditionalGeneration (Kimi-K2.5: its text_config). scenario/hf_families.h lists the
+// model_types, with the families mlasim does not read and why.
 std::vector<std::string> hf_mla_architectures();
 
-// vLLM's max_model_len as it derives it from the config when --max-model-len is not given
-// (vllm/config/model.py, _get_and_verify_max_len): the smallest of max_position_embeddings,
-// n_positions, max_seq_len, seq_length, model_max_length, max_target_positions,
-// max_sequence_length, max_seq_length, seq_len (model_max_length, when set, replaces it); 2048
-// when none is there; then RoPE scaling other than su/longrope/llama3 multiplies it by its factor
-// (YaRN from original_max_position_embeddings).
+// vLLM's max_model_len as it derives it from the text model's config when --max-model-len is not
+// given (vllm/config/model.py ~2545-2640, _get_and_verify_max_len on hf_text_config): the smallest
+// of max_position_embeddings (its config class's default when absent), n_positions, max_seq_len,
+// seq_length, model_max_length, max_target_positions, max_sequence_length, max_seq_length, seq_len
+// (model_max_length, when set, replaces it); then the RoPE factor of every type but su, longrope,
+// llama3 and the YaRN variants (their max_position_embeddings is already scaled).
 struct HfDerivedMaxLen {
   double derived = 2048;
-  std::string key;                            // the key it came from; "" for the 2048 default
+  std::string key;                            // the key it came from
   std::string shown;                          // `derived` as vLLM's message prints it ("163840.0")
   std::optional<double> model_max_length;     // the config's model_max_length
   std::string model_max_length_shown = "None";
@@ -50,10 +53,14 @@ struct HfConfigInfo {
 };
 
 // Fills `out` (every dimension, RoPE/YaRN, vocab, layers, index_topk, eos, torch_dtype,
-// quantization) from the config at `path`, and `info` when given (its notes even when the config
-// is refused); on success the duplicate-key notes also go to out.hf_config_notes. Errors: not a regular file, unreadable, not UTF-8 or not JSON, a missing
-// MLA key or one of the wrong type, an architecture that is not MLA or not known, and what vLLM
-// 0.33 refuses when it loads the model (a DeepseekV32 or GlmMoeDsa config without index_topk).
+// quantization, the text model's model_type, MLA modules per layer, MTP layers, the derived
+// max_model_len) from the config at `path` (its text_config for Kimi-K2.5), and `info` when given
+// (its notes even when the config is refused); on success the duplicate-key notes also go to
+// out.hf_config_notes. Errors: not a regular file, unreadable, not UTF-8 or not JSON, a missing MLA
+// key or one of the wrong type, an architecture that is not MLA or not known, a model_type mlasim
+// does not read (scenario/hf_families.h: a drafter's or one without a config class, refused with
+// transformers' message as vLLM refuses it; a hybrid; not MLA), and what vLLM 0.33 refuses when it
+// loads the model (a DeepseekV32 config without index_topk).
 Status read_hf_config(const std::string& path, ModelConfig& out, HfConfigInfo* info = nullptr);
 
 }  // namespace mlasim

@@ -3,6 +3,7 @@
 #include "scenario/scenario_loader.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -10,6 +11,7 @@
 
 #include "base/file_read.h"
 #include "scenario/request_file.h"
+#include "config/mtp_drafter.h"
 #include "config/scenario_deployment.h"
 #include "scenario/scenario_sections.h"
 #include "scenario/set_override.h"
@@ -118,9 +120,20 @@ YamlNode apply_override(YamlTree& tree, YamlNode root, YamlReader& reader, const
 // Before the requests are read: their seeded prompts and outputs are bounded by max_model_len.
 void resolve_max_model_len(const YamlReader& r, const YamlNode& root, Scenario& s) {
   SchedulerConfig& sc = s.scheduler;
-  const ModelConfig& m = s.model;
+  ModelConfig& m = s.model;
   if (sc.max_model_len == 0) {
     sc.max_model_len = m.max_position_embeddings;  // vLLM derives it from the model config
+    if (m.hf_derived_max_model_len > 0) {
+      // ... from a config.json as vLLM does (scenario/hf_config.h, _get_and_verify_max_len);
+      // the model's positions reach it.
+      if (m.hf_derived_max_model_len > (1 << 24))
+        r.fail(locate(root, "model.hf_config"), "scheduler.max_model_len",
+               "the max_model_len vLLM derives from the config (" + std::to_string(std::llround(m.hf_derived_max_model_len)) +
+                   ") is more than mlasim simulates (16777216)",
+               "give scheduler.max_model_len");
+      sc.max_model_len = static_cast<int>(m.hf_derived_max_model_len);
+      m.max_position_embeddings = std::max(m.max_position_embeddings, sc.max_model_len);
+    }
   } else if (sc.max_model_len > m.max_position_embeddings) {
     r.fail(locate(root, "scheduler.max_model_len"), "scheduler.max_model_len",
            "max_model_len " + std::to_string(sc.max_model_len) + " exceeds the model's max_position_embeddings " +
@@ -155,6 +168,11 @@ void cross_checks(const YamlReader& r, const YamlNode& root, Scenario& s) {
                std::to_string(sc.max_num_seqs) + ")",
            "vLLM requires max_num_batched_tokens >= max_num_seqs");
   const int tp = s.parallel.tensor_parallel_size;
+  if (m.num_attention_heads % tp != 0 && !m.hf_config.empty())  // ModelConfig.verify_with_parallel_config
+    r.fail(locate(root, "parallel.tensor_parallel_size"), "parallel.tensor_parallel_size",
+           "vLLM 0.33 refuses it: Total number of attention heads (" + std::to_string(m.num_attention_heads) +
+               ") must be divisible by tensor parallel size (" + std::to_string(tp) + "). (vllm/config/model.py ~1557-1563)",
+           "heads are sharded evenly across ranks: pick a divisor of model.num_attention_heads");
   if (m.num_attention_heads % tp != 0)
     r.fail(locate(root, "parallel.tensor_parallel_size"), "parallel.tensor_parallel_size",
            "tensor_parallel_size " + std::to_string(tp) + " does not divide the " +
@@ -174,6 +192,15 @@ void cross_checks(const YamlReader& r, const YamlNode& root, Scenario& s) {
                ": vLLM 0.8 runs MTP speculation on its V0 engine, not V1 (engine/arg_utils.py:1423-1442 in 0.8.5: "
                "only n-gram and EAGLE stay on V1)",
            "set scheduler.speculative_method: ngram, or pick the profile of a later vLLM (vllm-0.11 or newer)");
+  // SpeculativeConfig (config/speculative.py ~1467-1499): MTP drafts with the drafter vLLM makes of
+  // the target's config (config/mtp_drafter.h), and refuses `mtp` when it makes none.
+  if (!m.hf_config.empty() && m.num_nextn_predict_layers > 0 && s.deployment.selection_applies &&
+      sc.speculative_method == SpeculativeMethod::kMtp && sc.num_speculative_tokens > 0 &&
+      !mtp_drafter(m.model_type, m.architecture))
+    r.fail(locate(root, "scheduler.num_speculative_tokens"), "scheduler.num_speculative_tokens",
+           "vLLM 0.33 refuses it: Unsupported speculative method: 'mtp' (config/speculative.py ~1499: "
+           "SpeculativeConfig.hf_config_override makes no MTP drafter of model_type " + m.model_type + ")",
+           "draft with n-gram (scheduler.speculative_method: ngram), or serve without speculative tokens");
   if (std::string problem = check_scheduler_config(sc, sc.max_model_len); !problem.empty())
     r.fail(locate(root, "scheduler"), "scheduler", problem, "see scenarios/README.md for each key's range");
   else if (std::string kv = check_kv_cache_startup(sc, sc.max_model_len); !kv.empty())

@@ -96,6 +96,7 @@ void read_model_section(const YamlReader& r, const YamlNode& node, ModelConfig& 
   i("v_head_dim", out.v_head_dim, 1, 1LL << 12);
   i("intermediate_size", out.intermediate_size, 1, 1LL << 20);
   i("max_position_embeddings", out.max_position_embeddings, 2, 1LL << 24);
+  if (node["max_position_embeddings"]) out.hf_derived_max_model_len = 0;  // the key, not the config, bounds it
   i("original_max_position_embeddings", out.original_max_position_embeddings, 1, 1LL << 24);
   d("rms_norm_eps", out.rms_norm_eps, 0.0, 1.0);
   d("rope_theta", out.rope_theta, 1.0, 1e12);

@@ -37,8 +37,19 @@ contains "gguf dense on h200" "num_mqa=5 num_mha=0"
 check "v3.2 without index_topk" 2 "$mlasim" deploy --hf-config "$root/tests/data/hf_configs/deepseek-v3.2-no-index-topk.json" \
   --gpu h200 --json "$scratch/refused.json" -o "$scratch/refused.yaml"
 contains "v3.2 without index_topk" "\`assert is_v32\`"
-check "glm-5 without index_topk" 2 "$mlasim" deploy --hf-config "$root/tests/data/hf_configs/glm-5-no-index-topk.json" --gpu b200
-contains "glm-5 without index_topk" "GlmMoeDsaForCausalLM without index_topk"
+check "glm-5 without index_topk" 0 "$mlasim" deploy --hf-config "$root/tests/data/hf_configs/glm-5-no-index-topk.json" --gpu b200
+contains "glm-5 without index_topk" "sparse: yes: index_topk = 2048"  # GlmMoeDsaConfig's default
+check "glm-4.7-flash on tp 8" 2 "$mlasim" deploy --hf-config "$configs/glm4-moe-lite-defaults.json" --gpu h200 --tp 8
+contains "glm-4.7-flash on tp 8" "mlasim deploy: error: --tp: vLLM 0.33 refuses it: Total number of attention heads (20) must be divisible by tensor parallel size (8)."
+check "kimi-k2.5 mtp" 2 "$mlasim" deploy --hf-config "$root/tests/data/hf_configs/kimi-k25-mtp.json" --spec-tokens 1
+contains "kimi-k2.5 mtp" "mlasim deploy: error: --spec-tokens: vLLM 0.33 refuses it: Unsupported speculative method: 'mtp'"
+check "glm-4.7-flash mtp" 0 "$mlasim" deploy --hf-config "$root/tests/data/hf_configs/glm4-moe-lite-mtp.json" --spec-tokens 1
+contains "glm-4.7-flash mtp" "speculative: MTP, k = 1, drafted by Glm4MoeLiteMTPModel (model_type glm4_moe_lite_mtp"
+check "longcat-flash" 0 "$mlasim" deploy --hf-config "$configs/longcat-flash-defaults.json" --gpu b200 --tp 8
+contains "longcat-flash" "LongcatFlashForCausalLM, model_type longcat_flash; MLA (head_size 576 = kv_lora_rank 512 + qk_rope_head_dim 64), 2 MLA modules per decoder layer"
+check "kimi-k2.5" 0 "$mlasim" deploy --hf-config "$configs/kimi-k25-defaults.json" --gpu h200 --tp 8
+contains "kimi-k2.5" "KimiK25ForConditionalGeneration, model_type kimi_k25 (text_config: deepseek_v3)"
+contains "kimi-k2.5" "max_model_len: 4096 (derived as vLLM does from the config: max_position_embeddings=4096)"
 check "sparse on a100" 2 "$mlasim" deploy --hf-config "$configs/glm-5.json" --gpu a100 --tp 8 --json "$scratch/refused.json"
 contains "sparse on a100" "No valid attention backend found for cuda with AttentionSelectorConfig(head_size=576"
 check "explicit backend refused" 2 "$mlasim" deploy --hf-config "$configs/deepseek-v3.json" --gpu h200 --attention-backend cutlass-mla
@@ -152,7 +163,7 @@ grep -q 'num_mqa_tokens' "$scratch/d.yaml" || { echo "FAIL -o not written"; fail
 
 # Messages name flags, never the scenario deploy evaluates in memory.
 check "tp 3" 2 "$mlasim" deploy --hf-config "$configs/deepseek-v3.json" --tp 3
-contains "tp 3" "mlasim deploy: error: --tp: tensor_parallel_size 3 does not divide the 128 attention heads"
+contains "tp 3" "mlasim deploy: error: --tp: vLLM 0.33 refuses it: Total number of attention heads (128) must be divisible by tensor parallel size (3)."
 contains "tp 3" "pick a divisor of the config's num_attention_heads"
 not_contains "tp 3" "<mlasim deploy>"
 check "block size 7" 2 "$mlasim" deploy --hf-config "$configs/deepseek-v3.json" --block-size 7

@@ -38,7 +38,7 @@ contains "--max-model-len shorter" "max_model_len: 1024 (--max-model-len)"
 grep -q '"max_model_len": 1024' "$scratch/len.json" || { echo "FAIL --json lacks max_model_len 1024"; fail=1; }
 rm -f "$scratch/len.json"
 check "--max-model-len longer" 2 "$mlasim" deploy --hf-config "$cfg" --max-model-len 4096 --json "$scratch/len.json"
-contains "--max-model-len longer" "mlasim deploy: error: --max-model-len: vLLM 0.33 refuses it: User-specified max_model_len (4096) is greater than the derived max_model_len (max_position_embeddings=2048 or model_max_length=None in model's config.json). This may lead to incorrect model outputs or CUDA errors. To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+contains "--max-model-len longer" "mlasim deploy: error: --max-model-len: vLLM 0.33 refuses it: User-specified max_model_len (4096) is greater than the derived max_model_len (max_position_embeddings=2048.0 or model_max_length=None in model's config.json). To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution. If the model uses relative position encoding (RoPE), positions exceeding derived_max_model_len lead to nan. If the model uses absolute position encoding, positions exceeding derived_max_model_len will cause a CUDA array out-of-bounds error."
 contains "--max-model-len longer" "hint: give --max-model-len 2048 or less"
 [[ -e $scratch/len.json ]] && { echo "FAIL --max-model-len longer wrote --json"; fail=1; }
 check "VLLM_ALLOW_LONG_MAX_MODEL_LEN" 0 env VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 "$mlasim" deploy --hf-config "$cfg" --max-model-len 4096
@@ -104,8 +104,11 @@ deploy_refused "beta_fast 0" "$cfg:2:61: error: rope_scaling.beta_fast: must be 
 small ' "rope_scaling": {"type": "yarn", "factor": 4, "beta_fast": 32, "beta_slow": -1},'
 deploy_refused "beta_slow -1" "$cfg:2:78: error: rope_scaling.beta_slow: must be >= 0 (got -1)"
 sed 's/"factor": 40,/"factor": 2147483647,/' "$v3" >"$cfg"
-deploy_refused "a derived max_model_len past 2^24" "mlasim deploy: error: --max-model-len: the max_model_len vLLM derives from the config (8796093018112, from max_position_embeddings and its RoPE scaling factor) is more than mlasim simulates (16777216)"
-check "the same with --max-model-len" 0 "$mlasim" deploy --hf-config "$cfg" --max-model-len 4096
+check "a YaRN factor leaves the length" 0 "$mlasim" deploy --hf-config "$cfg"
+contains "a YaRN factor leaves the length" "max_model_len: 163840 (derived as vLLM does from the config: max_position_embeddings=163840)"
+small ' "rope_parameters": {"rope_type": "default", "rope_theta": 10000, "factor": 2147483647},'
+deploy_refused "a derived max_model_len past 2^24" "mlasim deploy: error: --max-model-len: the max_model_len vLLM derives from the config (4398046509056.0, from max_position_embeddings and its RoPE scaling factor) is more than mlasim simulates (16777216)"
+check "the same with --max-model-len" 0 "$mlasim" deploy --hf-config "$cfg" --max-model-len 2048
 small ' "unread": NaN, "also_unread": -Infinity,'
 check "NaN where vLLM does not read" 0 "$mlasim" deploy --hf-config "$cfg"
 

@@ -48,25 +48,24 @@ TEST_CASE("config.json: a valid config reads, with vLLM's derived max_model_len"
   CHECK(r.model.max_position_embeddings == 2048);
   CHECK(r.info.max_len.derived == 2048);
   CHECK(r.info.max_len.key == "max_position_embeddings");
-  CHECK(r.info.max_len.shown == "2048");
+  CHECK(r.info.max_len.shown == "2048.0");  // DeepseekV3Config standardises its RoPE: vLLM multiplies by 1.0
   CHECK(r.info.notes.empty());
+  CHECK(r.model.hf_derived_max_model_len == 2048);
 }
 
 TEST_CASE("config.json: vLLM's derived max_model_len follows RoPE scaling and model_max_length", "[hf_config]") {
-  // YaRN: original_max_position_embeddings x factor (DeepSeek-V3: 4096 x 40), an int times an int.
+  // YaRN leaves max_position_embeddings as it is: it is already scaled (vllm/config/model.py
+  // ~2610-2623), whatever original_max_position_embeddings x factor makes.
   Read r = read_text(config_text(
       " \"rope_scaling\": {\"type\": \"yarn\", \"factor\": 40, \"original_max_position_embeddings\": 4096},\n"));
   REQUIRE(r.status.ok());
-  CHECK(r.info.max_len.derived == 163840);
-  CHECK(r.info.max_len.shown == "163840");
-  // A float factor makes a float, as Python prints it.
-  r = read_text(config_text(" \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 2.0, \"original_max_position_embeddings\": 1024},\n"));
-  REQUIRE(r.status.ok());
+  CHECK(r.info.max_len.derived == 2048);
   CHECK(r.info.max_len.shown == "2048.0");
-  // Plain RoPE parameters multiply by 1.0.
-  r = read_text(config_text(" \"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 10000},\n"));
+  // Another RoPE type's factor multiplies it, as a float.
+  r = read_text(config_text(" \"rope_parameters\": {\"rope_type\": \"default\", \"factor\": 2, \"rope_theta\": 10000},\n"));
   REQUIRE(r.status.ok());
-  CHECK(r.info.max_len.shown == "2048.0");
+  CHECK(r.info.max_len.derived == 4096);
+  CHECK(r.info.max_len.shown == "4096.0");
   // The smallest of the keys; model_max_length replaces it.
   r = read_text(config_text(" \"seq_length\": 1024,\n"));
   REQUIRE(r.status.ok());

@@ -44,7 +44,8 @@ int run_deploy(DeployCliOptions& o) {
       o.max_model_len ? "--max-model-len"
       : info.max_len.key.empty()
           ? "vLLM's default: the config names no length"
-          : "derived as vLLM does from the config: " + info.max_len.key + "=" + info.max_len.shown;
+          : "derived as vLLM does from the config: " + info.max_len.key + "=" +
+                std::to_string(static_cast<long long>(info.max_len.derived));
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path config = fs::absolute(o.deploy.hf_config, ec);
