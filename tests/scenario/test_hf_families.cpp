@@ -218,7 +218,7 @@ TEST_CASE("hf families: keys as each family's config class names them", "[hf_con
   CHECK(r.model.num_nextn_predict_layers == 0);  // hf_config_override reads the top level's
 }
 
-TEST_CASE("hf families: what vLLM refuses, with its message; bad keys name file, line, column", "[hf_config][families]") {
+TEST_CASE("hf families: what vLLM refuses, with its message, and bad keys naming file, line and column", "[hf_config][families]") {
   struct Case {
     std::string text;
     const char* key_path;

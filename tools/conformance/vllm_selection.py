@@ -24,6 +24,10 @@ when `import vllm` fails). vLLM is imported once; every cell then goes through v
              backend, and for sparse models (index_topk) also DeepseekV32IndexerBackend
              (v1/attention/backends/mla/indexer.py), whose cache layer the DSA indexer builds
              before its MLA layer (models/deepseek_v32/attention.py ~189).
+  families   the configs of scenarios/hf_configs: DeepSeek-V2/V3/V3.2, Kimi-K2, GLM-5 (and as DeepSeek-V3),
+             and the class defaults of AXK1, DeepSeek-V2, GLM-4.7-Flash (glm4_moe_lite), LongCat-Flash
+             (two MLA modules per decoder layer) and Kimi-K2.5 (its text_config is hf_text_config):
+             every family vLLM 0.33 serves with one MLA KV cache group (scenario/hf_families.h).
   kernel     the worker's KV-cache specs (MLAAttention.get_kv_cache_spec ~1371 with the layer's
              canonicalised cache dtype, _canonicalize_sparse_mla_kv_cache_dtype ~359;
              DeepseekV32IndexerCache.get_kv_cache_spec; customize_attention_spec, v1/worker/utils.py
@@ -414,6 +418,15 @@ def speculative_config(config: Path, k: int) -> dict[str, Any] | None:
     return {"method": "ngram", "num_speculative_tokens": k, "prompt_lookup_max": 5, "prompt_lookup_min": 1}
 
 
+def mla_layer_names(mc, i: int) -> list[str]:
+    """The MLA layers of decoder layer i as the model names them: LongCat-Flash's FlashDecoderLayer
+    holds two (models/longcat_flash.py ~267-284; num_attn_module, v1/worker/gpu_model_runner.py ~6948),
+    every other family one."""
+    if mc.hf_config.model_type == "longcat_flash":
+        return [f"model.layers.{i}.self_attn.{j}.attn" for j in range(2)]
+    return [f"model.layers.{i}.self_attn.attn"]
+
+
 def backend_enum_name(cls) -> str:
     path = f"{cls.__module__}.{cls.__qualname__}"
     for e in V.AttentionBackendEnum:
@@ -585,13 +598,13 @@ def _vllm_cell(cell: Cell, workdir: Path, out: dict[str, Any]) -> None:
                 V.DeepseekV32IndexerBackend, V.indexer_cache_spec(idx_layer, vc)
             )
         mla_names = []
-        for i in range(int(hf.num_hidden_layers)):
+        for i in range(mc.get_num_layers(pc)):
             if sparse:
                 n = f"model.layers.{i}.self_attn.indexer.k_cache"
                 specs[n], layer_backend[n] = idx_spec, V.DeepseekV32IndexerBackend
-            n = f"model.layers.{i}.self_attn.attn"
-            specs[n], layer_backend[n] = mla_spec, backend
-            mla_names.append(n)
+            for n in mla_layer_names(mc, i):
+                specs[n], layer_backend[n] = mla_spec, backend
+                mla_names.append(n)
         try:
             layouts = [layout.name for layout in V.get_supported_kv_cache_layouts(list(dict.fromkeys(layer_backend.values())))]
             V.resolve_kv_cache_layout(vc, [layouts], list(specs.values()))
