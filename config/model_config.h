@@ -51,7 +51,13 @@ struct ModelConfig {
   int config_num_hidden_layers = 0;   // the config's layer count when model.num_layers ran fewer
   // Family facts a config.json gives (scenario/hf_config.h, scenario/hf_families.h).
   std::string text_model_type = "deepseek_v3";  // hf_text_config.model_type (Kimi-K2.5: its text_config's)
-  int num_attn_modules = 1;           // MLA modules per decoder layer: LongCat-Flash's 2 (gpu_model_runner.py ~6948)
+  // MLA modules per decoder layer: LongCat-Flash's 2, each with its dense MLP, and one shortcut MoE
+  // (gpu_model_runner.py ~6948 num_attn_module; transformers modeling_longcat_flash.py ~445-524).
+  int num_attn_modules = 1;
+  // LongCat-Flash's MLA LoRA scaling: q and c_kv times sqrt(hidden_size / rank) after their LoRA
+  // norms (modeling_longcat_flash.py ~364-408; vLLM folds it into the norms' weights,
+  // models/longcat_flash.py ~91-101).
+  bool mla_lora_scaling = false;
   int num_nextn_predict_layers = 0;   // the config's MTP layers (the MTP drafter's n_predict, config/speculative.py)
   double hf_derived_max_model_len = 0;  // vLLM's max_model_len derived from the config; 0 without one
   // What reading the config.json noticed and let through (a key written twice: the last value

@@ -79,7 +79,7 @@ ModelMemory model_memory(const Scenario& scenario, CpuPrecision precision) {
   ModelMemory mem;
   mem.weights = numel * 4 + (precision == CpuPrecision::kDouble ? numel * 8 : 0);
   mem.cache = static_cast<double>(sc.num_gpu_blocks) * sc.block_size * (m.kv_lora_rank + m.qk_rope_head_dim) *
-              m.num_hidden_layers * value_bytes * std::max(1, scenario.parallel.tensor_parallel_size);
+              m.num_hidden_layers * m.num_attn_modules * value_bytes * std::max(1, scenario.parallel.tensor_parallel_size);
   return mem;
 }
 

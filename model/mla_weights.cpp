@@ -16,38 +16,63 @@
 namespace mlasim {
 namespace {
 
+// The tensors of one MLA module with its dense MLP, under prefix `p` ("model.layers.3.") and the
+// module's names (`attn` "self_attn.", `norm` "" or ".0" after the norm's name, `mlp` "mlp.").
+struct ModuleNames {
+  std::string p, attn, norm, mlp;
+};
+
+template <typename L, typename Emit>
+void module_tensors(const ModelConfig& c, L* l, const ModuleNames& n, const Emit& emit) {
+  const int d = c.hidden_size, h = c.num_attention_heads, dqk = c.qk_nope_head_dim + c.qk_rope_head_dim;
+  auto f = [l](auto member) { return l ? &(l->*member) : nullptr; };
+  using M = MlaLayerWeights;
+  const std::string a = n.p + n.attn;
+  emit(n.p + "input_layernorm" + n.norm + ".weight", {d}, WeightKind::kNorm, f(&M::input_layernorm));
+  if (c.q_lora_rank == 0) {
+    emit(a + "q_proj.weight", {h * dqk, d}, WeightKind::kLinear, f(&M::q_proj));
+  } else {
+    emit(a + "q_a_proj.weight", {c.q_lora_rank, d}, WeightKind::kLinear, f(&M::q_a_proj));
+    emit(a + "q_a_layernorm.weight", {c.q_lora_rank}, WeightKind::kNorm, f(&M::q_a_layernorm));
+    emit(a + "q_b_proj.weight", {h * dqk, c.q_lora_rank}, WeightKind::kLinear, f(&M::q_b_proj));
+  }
+  emit(a + "kv_a_proj_with_mqa.weight", {c.kv_lora_rank + c.qk_rope_head_dim, d}, WeightKind::kLinear,
+       f(&M::kv_a_proj_with_mqa));
+  emit(a + "kv_a_layernorm.weight", {c.kv_lora_rank}, WeightKind::kNorm, f(&M::kv_a_layernorm));
+  emit(a + "kv_b_proj.weight", {h * (c.qk_nope_head_dim + c.v_head_dim), c.kv_lora_rank}, WeightKind::kLinear,
+       f(&M::kv_b_proj));
+  emit(a + "o_proj.weight", {d, h * c.v_head_dim}, WeightKind::kLinear, f(&M::o_proj));
+  emit(n.p + "post_attention_layernorm" + n.norm + ".weight", {d}, WeightKind::kNorm, f(&M::post_attention_layernorm));
+  emit(n.p + n.mlp + "gate_proj.weight", {c.intermediate_size, d}, WeightKind::kLinear, f(&M::gate_proj));
+  emit(n.p + n.mlp + "up_proj.weight", {c.intermediate_size, d}, WeightKind::kLinear, f(&M::up_proj));
+  emit(n.p + n.mlp + "down_proj.weight", {d, c.intermediate_size}, WeightKind::kLinear, f(&M::down_proj));
+}
+
 // Enumerates every tensor in listing order; `w` may be null (specs only, the visitor gets null).
 template <typename W, typename Visit>
 void for_each_tensor(const ModelConfig& c, W* w, const Visit& visit) {
   using L = std::conditional_t<std::is_const_v<W>, const MlaLayerWeights, MlaLayerWeights>;
-  const int d = c.hidden_size, h = c.num_attention_heads, dqk = c.qk_nope_head_dim + c.qk_rope_head_dim;
+  const int d = c.hidden_size, modules = c.num_attn_modules;
   auto emit = [&](std::string name, std::vector<int> shape, WeightKind kind, auto* t) {
     visit(WeightSpec{std::move(name), std::move(shape), kind}, t);
   };
   emit("model.embed_tokens.weight", {c.vocab_size, d}, WeightKind::kEmbedding, w ? &w->embed_tokens : nullptr);
   for (int i = 0; i < c.num_hidden_layers; ++i) {
-    L* l = w ? &w->layers[static_cast<size_t>(i)] : nullptr;
-    auto f = [l](auto member) { return l ? &(l->*member) : nullptr; };
     const std::string p = "model.layers." + std::to_string(i) + ".";
-    using M = MlaLayerWeights;
-    emit(p + "input_layernorm.weight", {d}, WeightKind::kNorm, f(&M::input_layernorm));
-    if (c.q_lora_rank == 0) {
-      emit(p + "self_attn.q_proj.weight", {h * dqk, d}, WeightKind::kLinear, f(&M::q_proj));
-    } else {
-      emit(p + "self_attn.q_a_proj.weight", {c.q_lora_rank, d}, WeightKind::kLinear, f(&M::q_a_proj));
-      emit(p + "self_attn.q_a_layernorm.weight", {c.q_lora_rank}, WeightKind::kNorm, f(&M::q_a_layernorm));
-      emit(p + "self_attn.q_b_proj.weight", {h * dqk, c.q_lora_rank}, WeightKind::kLinear, f(&M::q_b_proj));
+    auto layer = [&](int j) { return w ? &w->layers[static_cast<size_t>(i * modules + j)] : nullptr; };
+    if (modules == 1) {
+      module_tensors(c, layer(0), ModuleNames{p, "self_attn.", "", "mlp."}, emit);
+      continue;
     }
-    emit(p + "self_attn.kv_a_proj_with_mqa.weight", {c.kv_lora_rank + c.qk_rope_head_dim, d}, WeightKind::kLinear,
-         f(&M::kv_a_proj_with_mqa));
-    emit(p + "self_attn.kv_a_layernorm.weight", {c.kv_lora_rank}, WeightKind::kNorm, f(&M::kv_a_layernorm));
-    emit(p + "self_attn.kv_b_proj.weight", {h * (c.qk_nope_head_dim + c.v_head_dim), c.kv_lora_rank},
-         WeightKind::kLinear, f(&M::kv_b_proj));
-    emit(p + "self_attn.o_proj.weight", {d, h * c.v_head_dim}, WeightKind::kLinear, f(&M::o_proj));
-    emit(p + "post_attention_layernorm.weight", {d}, WeightKind::kNorm, f(&M::post_attention_layernorm));
-    emit(p + "mlp.gate_proj.weight", {c.intermediate_size, d}, WeightKind::kLinear, f(&M::gate_proj));
-    emit(p + "mlp.up_proj.weight", {c.intermediate_size, d}, WeightKind::kLinear, f(&M::up_proj));
-    emit(p + "mlp.down_proj.weight", {d, c.intermediate_size}, WeightKind::kLinear, f(&M::down_proj));
+    for (int j = 0; j < modules; ++j) {
+      const std::string k = std::to_string(j);
+      module_tensors(c, layer(j), ModuleNames{p, "self_attn." + k + ".", "." + k, "mlps." + k + "."}, emit);
+    }
+    L* first = layer(0);
+    emit(p + "mlp.router.classifier.weight", {kLongcatZeroExperts, d}, WeightKind::kZeros,
+         first ? &first->router_classifier : nullptr);
+    emit(p + "mlp.router.e_score_correction_bias", {kLongcatZeroExperts}, WeightKind::kZeros,
+         first ? &first->router_bias : nullptr);
   }
   emit("model.norm.weight", {d}, WeightKind::kNorm, w ? &w->norm : nullptr);
   emit("lm_head.weight", {c.vocab_size, d}, WeightKind::kLinear, w ? &w->lm_head : nullptr);
@@ -68,6 +93,10 @@ WeightTensor draw_new(const WeightSpec& spec, std::uint64_t seed) {
   double mean = 0.0, std_dev = 1.0;
   if (spec.kind == WeightKind::kLinear) std_dev = 1.0 / std::sqrt(static_cast<double>(spec.shape[1]));
   if (spec.kind == WeightKind::kNorm) mean = 1.0, std_dev = 0.2;
+  if (spec.kind == WeightKind::kZeros) {
+    t.values.assign(static_cast<size_t>(n), 0.0f);
+    return t;
+  }
   // Each value depends only on (stream, index): pairs are drawn in fixed chunks on the thread pool.
   constexpr long long kChunkPairs = 1 << 16;
   const long long pairs = (n + 1) / 2;
@@ -135,7 +164,7 @@ std::vector<NamedWeight> MlaWeights::tensors() const {
 MlaWeights seeded_weights(const ModelConfig& config) {
   MlaWeights w;
   w.config = config;
-  w.layers.resize(static_cast<size_t>(config.num_hidden_layers));
+  w.layers.resize(static_cast<size_t>(config.num_hidden_layers) * static_cast<size_t>(config.num_attn_modules));
   for_each_tensor(config, &w, [&](const WeightSpec& s, WeightTensor* t) { *t = draw(s, config.seed); });
   return w;
 }
@@ -143,7 +172,7 @@ MlaWeights seeded_weights(const ModelConfig& config) {
 Result<MlaWeights> weights_from_tensors(const ModelConfig& config, std::map<std::string, WeightTensor> tensors) {
   MlaWeights w;
   w.config = config;
-  w.layers.resize(static_cast<size_t>(config.num_hidden_layers));
+  w.layers.resize(static_cast<size_t>(config.num_hidden_layers) * static_cast<size_t>(config.num_attn_modules));
   std::string problem, where;
   for_each_tensor(config, &w, [&](const WeightSpec& s, WeightTensor* t) {
     if (!problem.empty()) return;

@@ -32,9 +32,18 @@ struct MlaLayerWeights {
   WeightTensor gate_proj;                 // [I, d]
   WeightTensor up_proj;                   // [I, d]
   WeightTensor down_proj;                 // [d, I]
+  // LongCat-Flash's shortcut MoE router, on the first MLA module of a decoder layer only (else
+  // empty). The dense stand-in's MoE is kLongcatZeroExperts zero-computation (identity) experts, all
+  // chosen, with equal scores (a zero classifier): weights 1/2 each, so its output is its input.
+  WeightTensor router_classifier;         // [kLongcatZeroExperts, d], zeros
+  WeightTensor router_bias;               // [kLongcatZeroExperts]: e_score_correction_bias, zeros
 };
 
-enum class WeightKind { kEmbedding, kLinear, kNorm };
+// Two, not one: transformers 5.20's LongcatFlashExperts.forward cannot route top-1
+// (modeling_longcat_flash.py ~190 squeezes the top-k axis away).
+constexpr int kLongcatZeroExperts = 2;
+
+enum class WeightKind { kEmbedding, kLinear, kNorm, kZeros };
 
 // One tensor of the model: its Hugging Face name, shape and initialisation kind.
 struct WeightSpec {
@@ -46,7 +55,10 @@ struct WeightSpec {
 // Every tensor of the model in a fixed order: model.embed_tokens, then per layer
 // input_layernorm, q_proj (r_q == 0) or q_a_proj/q_a_layernorm/q_b_proj, kv_a_proj_with_mqa,
 // kv_a_layernorm, kv_b_proj, o_proj, post_attention_layernorm, mlp.gate_proj/up_proj/down_proj,
-// then model.norm and lm_head.
+// then model.norm and lm_head. A LongCat-Flash decoder layer (config.num_attn_modules 2) has the
+// same per MLA module j, under transformers' names (self_attn.j.*, input_layernorm.j,
+// post_attention_layernorm.j, mlps.j.*), then its shortcut MoE's router (mlp.router.classifier,
+// mlp.router.e_score_correction_bias).
 std::vector<WeightSpec> weight_specs(const ModelConfig& config);
 
 struct NamedWeight {
@@ -57,7 +69,7 @@ struct NamedWeight {
 struct MlaWeights {
   ModelConfig config;
   WeightTensor embed_tokens;  // [V, d]
-  std::vector<MlaLayerWeights> layers;
+  std::vector<MlaLayerWeights> layers;  // one per MLA module: num_hidden_layers x num_attn_modules
   WeightTensor norm;          // [d]  model.norm
   WeightTensor lm_head;       // [V, d]
 
@@ -69,7 +81,8 @@ struct MlaWeights {
 // value k uses z_k = splitmix64(s + k * 0x9e3779b97f4a7c15), u_k = ((z_k >> 11) + 0.5) * 2^-53,
 // and pairs (2p, 2p+1) are a Box-Muller pair of N(0,1) from (u_2p, u_2p+1). Then, in double:
 // Linear weights N(0, 1/fan_in) (fan_in = shape[1]), norm weights 1 + 0.2 N(0,1), embeddings
-// N(0,1); each value is rounded to float and then to the nearest bf16 (ties to even).
+// N(0,1), kZeros 0 (LongCat-Flash's stand-in router); each value is rounded to float and then to
+// the nearest bf16 (ties to even).
 MlaWeights seeded_weights(const ModelConfig& config);
 
 // Weights from tensors keyed by Hugging Face name: every name of weight_specs(config) must be

@@ -20,22 +20,69 @@ const std::vector<std::pair<std::string, std::string>> kSafetensorsMetadata = {{
 
 }  // namespace
 
-std::string hf_config_json(const ModelConfig& m) {
-  JsonWriter w;
-  w.begin_object();
-  w.key("architectures").begin_array().value("DeepseekV3ForCausalLM").end_array();
-  w.key("model_type").value("deepseek_v3");
-  w.key("vocab_size").value(m.vocab_size);
-  w.key("hidden_size").value(m.hidden_size);
+namespace {
+
+// The transformers class the checkpoint is written for: the model's family where transformers 5.20
+// has its own dense-layer modeling for it, else DeepSeek-V3 (Kimi-K2.5's text model is one).
+struct ExportClass {
+  const char* architecture;
+  const char* model_type;
+};
+
+ExportClass export_class(const ModelConfig& m) {
+  if (m.model_type == "glm4_moe_lite") return {"Glm4MoeLiteForCausalLM", "glm4_moe_lite"};
+  if (m.model_type == "axk1") return {"AXK1ForCausalLM", "axk1"};
+  if (m.model_type == "longcat_flash") return {"LongcatFlashForCausalLM", "longcat_flash"};
+  return {"DeepseekV3ForCausalLM", "deepseek_v3"};
+}
+
+// The layers and MLPs: every layer dense. DeepSeek-V3 by first_k_dense_replace, GLM-4.7-Flash and
+// A.X-K1 by mlp_layer_types; LongCat-Flash's two dense MLPs per layer, and its shortcut MoE the
+// zero-computation (identity) experts of model/mla_weights.h, all chosen at equal weight
+// (n_routed_experts 0, zero_expert_num = moe_topk = kLongcatZeroExperts, routed_scaling_factor 1),
+// with its MLA LoRA scaling on.
+void layer_keys(JsonWriter& w, const ModelConfig& m, const std::string& model_type) {
+  if (model_type == "longcat_flash") {
+    w.key("ffn_hidden_size").value(m.intermediate_size);
+    w.key("expert_ffn_hidden_size").value(m.intermediate_size);
+    w.key("num_layers").value(m.num_hidden_layers);
+    w.key("n_routed_experts").value(0);
+    w.key("zero_expert_num").value(kLongcatZeroExperts);
+    w.key("moe_topk").value(kLongcatZeroExperts);
+    w.key("routed_scaling_factor").value(1.0);
+    w.key("mla_scale_q_lora").value(true);
+    w.key("mla_scale_kv_lora").value(true);
+    return;
+  }
   w.key("intermediate_size").value(m.intermediate_size);
   w.key("moe_intermediate_size").value(m.intermediate_size);
   w.key("num_hidden_layers").value(m.num_hidden_layers);
-  w.key("first_k_dense_replace").value(m.num_hidden_layers);  // every layer has a dense MLP
+  if (model_type == "deepseek_v3") {
+    w.key("first_k_dense_replace").value(m.num_hidden_layers);  // every layer has a dense MLP
+  } else {
+    w.key("mlp_layer_types").begin_array();
+    for (int i = 0; i < m.num_hidden_layers; ++i) w.value("dense");
+    w.end_array();
+  }
   w.key("n_routed_experts").value(1);
   w.key("n_shared_experts").value(1);
   w.key("num_experts_per_tok").value(1);
   w.key("n_group").value(1);
   w.key("topk_group").value(1);
+}
+
+}  // namespace
+
+std::string hf_config_json(const ModelConfig& m) {
+  const ExportClass cls = export_class(m);
+  const std::string model_type = cls.model_type;
+  JsonWriter w;
+  w.begin_object();
+  w.key("architectures").begin_array().value(cls.architecture).end_array();
+  w.key("model_type").value(model_type);
+  w.key("vocab_size").value(m.vocab_size);
+  w.key("hidden_size").value(m.hidden_size);
+  layer_keys(w, m, model_type);
   w.key("num_attention_heads").value(m.num_attention_heads);
   w.key("num_key_value_heads").value(m.num_attention_heads);
   if (m.q_lora_rank > 0) w.key("q_lora_rank").value(m.q_lora_rank);
@@ -68,7 +115,7 @@ std::string hf_config_json(const ModelConfig& m) {
   } else {
     w.key("rope_scaling").null();
   }
-  w.key("rope_interleave").value(true);
+  if (model_type != "longcat_flash") w.key("rope_interleave").value(true);  // LongCat's is always interleaved
   w.key("attention_bias").value(false);
   w.key("tie_word_embeddings").value(false);
   w.key("bos_token_id").value(0);

@@ -101,6 +101,7 @@ void read_layer_shape(const Reader& r, const HfTextModel& text, ModelConfig& out
     return std::pair{r.read_int(*v, text.prefix + k, min, max), std::string(k)};
   };
   out.num_attn_modules = 1;
+  out.mla_lora_scaling = false;
   if (text.family->model_type != "longcat_flash") {
     out.num_hidden_layers = need("num_hidden_layers", nullptr, 1, 1LL << 10).first;
     out.intermediate_size = need("intermediate_size", nullptr, 1, 1LL << 20).first;
@@ -119,6 +120,7 @@ void read_layer_shape(const Reader& r, const HfTextModel& text, ModelConfig& out
   }
   out.num_hidden_layers = layers;
   out.num_attn_modules = 2;  // gpu_model_runner.py ~6948 num_attn_module
+  out.mla_lora_scaling = true;
   // attribute_map intermediate_size -> ffn_hidden_size: a given intermediate_size wins.
   out.intermediate_size = need("intermediate_size", "ffn_hidden_size", 1, 1LL << 20).first;
 }

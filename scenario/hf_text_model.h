@@ -35,7 +35,7 @@ HfTextModel find_text_model(const JsonFieldReader& r, const JsonNode& root, cons
 // The layer count and MLP width under their family's names: LongcatFlashConfig's num_layers (each
 // decoder layer holds two MLA modules; num_hidden_layers, when given instead, counts the modules)
 // and ffn_hidden_size (its attribute_map's intermediate_size), everyone else's num_hidden_layers
-// and intermediate_size. Also sets out.num_attn_modules.
+// and intermediate_size. Also sets out.num_attn_modules and out.mla_lora_scaling.
 void read_layer_shape(const JsonFieldReader& r, const HfTextModel& text, ModelConfig& out);
 
 }  // namespace mlasim

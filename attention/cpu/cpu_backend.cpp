@@ -30,7 +30,7 @@ CpuBackend<T>::CpuBackend(const MlaWeights& weights, const CpuBackendOptions& op
   MLASIM_CHECK(err.empty(), err);
   MLASIM_CHECK(options.num_blocks > 0 && options.block_size > 0, "the CPU backend needs a cache size");
   const int row = weights.config.kv_lora_rank + weights.config.qk_rope_head_dim;
-  for (int l = 0; l < weights.config.num_hidden_layers; ++l)
+  for (int l = 0; l < weights.config.num_hidden_layers * weights.config.num_attn_modules; ++l)
     caches_.emplace_back(options.num_blocks, options.block_size, row, static_cast<T>(options.cache_fill));
 }
 
@@ -58,8 +58,7 @@ StepOutputs CpuBackend<T>::run_step(const StepInputs& in) {
     const int id = in.token_ids[static_cast<size_t>(t)];
     std::copy_n(&model_.embed_tokens[static_cast<size_t>(id) * d], d, &h[static_cast<size_t>(t) * d]);
   }
-  for (int l = 0; l < c.num_hidden_layers; ++l)
-    layer_forward(model_, l, plan, h, caches_[static_cast<size_t>(l)]);
+  for (int l = 0; l < c.num_hidden_layers; ++l) decoder_layer_forward(model_, l, plan, h, std::span(caches_));
 
   std::vector<T> logits(plan.logits_indices.size() * static_cast<size_t>(V));
   final_logits(model_, h.data(), plan.logits_indices, logits.data());

@@ -3,6 +3,7 @@
 #include "attention/cpu/model_forward_cpu.h"
 
 #include <algorithm>
+#include <cmath>
 #include <type_traits>
 
 #include "attention/attention_metadata.h"
@@ -49,6 +50,16 @@ void accumulate(std::vector<T>& sum, const std::vector<T>& partial) {
   for (size_t i = 0; i < sum.size(); ++i) sum[i] += partial[i];
 }
 
+// LongCat-Flash's MLA LoRA scaling (ModelConfig::mla_lora_scaling): the first `width` values of
+// each of n rows of `row_stride` times sqrt(hidden_size / rank); nothing without it.
+template <typename T>
+void lora_scale_rows(const ModelConfig& c, int rank, T* x, int n, int width, int row_stride) {
+  if (!c.mla_lora_scaling) return;
+  const T s = static_cast<T>(std::sqrt(static_cast<double>(c.hidden_size) / rank));
+  for (int t = 0; t < n; ++t)
+    for (int i = 0; i < width; ++i) x[static_cast<ll>(t) * row_stride + i] *= s;
+}
+
 }  // namespace
 
 template <typename T>
@@ -72,7 +83,8 @@ CpuModel<T> to_cpu_model(const MlaWeights& w) {
 }
 
 template <typename T>
-void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan, std::vector<T>& h, LatentCache<T>& cache) {
+void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan, std::vector<T>& h, LatentCache<T>& cache,
+                   std::vector<T>* mlp_input) {
   const ModelConfig& c = model.config;
   const CpuLayerWeights<T>& w = model.layers[static_cast<size_t>(layer)];
   const AttentionMetadata& md = *plan.md;
@@ -87,11 +99,13 @@ void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan,
   if (r_q > 0) {
     parallel_gemm_nt(n, r_q, d, x.data(), d, w.q_a_proj.data(), d, cq.data(), r_q);
     rms_norm_rows(cq.data(), w.q_a_layernorm.data(), n, r_q, c.rms_norm_eps, cq.data());
+    lora_scale_rows(c, r_q, cq.data(), n, r_q, r_q);  // q = q_b_proj(s c_q) = s q_b_proj(c_q)
   }
   parallel_gemm_nt(n, L, d, x.data(), d, w.kv_a_proj_with_mqa.data(), d, latent.data(), L);
   for (int t = 0; t < n; ++t) {
     T* lat = &latent[at(t, L)];
     if (!plan.faults.has(Fault::kKvNormDropped)) rms_norm(lat, w.kv_a_layernorm.data(), dims.r_kv, c.rms_norm_eps, lat);
+    lora_scale_rows(c, dims.r_kv, lat, 1, dims.r_kv, L);  // c_kv only; k_pe is not scaled
     rope(plan, lat + dims.r_kv, t);
   }
   // The cache write comes first, for every token (docs/spec/routing.md §4).
@@ -127,6 +141,7 @@ void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan,
 
   // MLP: column-parallel gate/up, row-parallel down, summed in rank order.
   rms_norm_rows(h.data(), w.post_attention_layernorm.data(), n, d, c.rms_norm_eps, x.data());
+  if (mlp_input) *mlp_input = x;
   std::vector<T> mlp_sum(at(n, d), T(0)), g, u;
   for (int rank = 0; rank < plan.tp; ++rank) {
     const TpShard s = tp_shard(c, plan.tp, rank);
@@ -142,6 +157,26 @@ void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan,
 }
 
 template <typename T>
+void decoder_layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan, std::vector<T>& h,
+                           std::span<LatentCache<T>> caches) {
+  const int modules = model.config.num_attn_modules;
+  if (modules == 1) {
+    layer_forward<T>(model, layer, plan, h, caches[static_cast<size_t>(layer)], nullptr);
+    return;
+  }
+  // LongCat-Flash (modeling_longcat_flash.py ~471-524): module 0's MLP input also feeds the
+  // shortcut MoE, whose output is added after module 1's MLP. The dense stand-in's MoE is two
+  // zero-computation (identity) experts, both chosen, with equal scores (model/mla_weights.h):
+  // x/2 + x/2, times routed_scaling_factor 1, is that input itself.
+  std::vector<T> shortcut;
+  const int first = layer * modules;
+  layer_forward(model, first, plan, h, caches[static_cast<size_t>(first)], &shortcut);
+  for (int j = 1; j < modules; ++j)
+    layer_forward<T>(model, first + j, plan, h, caches[static_cast<size_t>(first + j)], nullptr);
+  accumulate(h, shortcut);
+}
+
+template <typename T>
 void final_logits(const CpuModel<T>& model, const T* h, std::span<const int> tokens, T* logits) {
   const int d = model.config.hidden_size, n = static_cast<int>(tokens.size());
   std::vector<T> x(static_cast<size_t>(n) * static_cast<size_t>(d));
@@ -153,9 +188,14 @@ void final_logits(const CpuModel<T>& model, const T* h, std::span<const int> tok
 
 template CpuModel<float> to_cpu_model<float>(const MlaWeights&);
 template CpuModel<double> to_cpu_model<double>(const MlaWeights&);
-template void layer_forward<float>(const CpuModel<float>&, int, const CpuStepPlan&, std::vector<float>&, LatentCache<float>&);
+template void layer_forward<float>(const CpuModel<float>&, int, const CpuStepPlan&, std::vector<float>&, LatentCache<float>&,
+                                   std::vector<float>*);
 template void layer_forward<double>(const CpuModel<double>&, int, const CpuStepPlan&, std::vector<double>&,
-                                    LatentCache<double>&);
+                                    LatentCache<double>&, std::vector<double>*);
+template void decoder_layer_forward<float>(const CpuModel<float>&, int, const CpuStepPlan&, std::vector<float>&,
+                                           std::span<LatentCache<float>>);
+template void decoder_layer_forward<double>(const CpuModel<double>&, int, const CpuStepPlan&, std::vector<double>&,
+                                            std::span<LatentCache<double>>);
 template void final_logits<float>(const CpuModel<float>&, const float*, std::span<const int>, float*);
 template void final_logits<double>(const CpuModel<double>&, const double*, std::span<const int>, double*);
 

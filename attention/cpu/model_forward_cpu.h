@@ -51,9 +51,18 @@ struct CpuStepPlan : StepPlan {
   bool bf16_cache = false;         // cache entries rounded to bf16 (bf16 storage emulation)
 };
 
-// h [N, d] in place: h += MLA(RMSNorm(h)); h += MLP(RMSNorm(h)). Writes the layer's cache first.
+// One MLA module with its MLP, h [N, d] in place: h += MLA(RMSNorm(h)); h += MLP(RMSNorm(h)).
+// `layer` indexes model.layers (num_hidden_layers x num_attn_modules). Writes the module's cache
+// first. `mlp_input`, when given, receives the MLP's input RMSNorm(h).
 template <typename T>
-void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan, std::vector<T>& h, LatentCache<T>& cache);
+void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan, std::vector<T>& h, LatentCache<T>& cache,
+                   std::vector<T>* mlp_input = nullptr);
+
+// Decoder layer `layer`: its one MLA module (layer_forward), or LongCat-Flash's two and the
+// shortcut MoE. `caches` holds one cache per MLA module of the model.
+template <typename T>
+void decoder_layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan, std::vector<T>& h,
+                           std::span<LatentCache<T>> caches);
 
 // logits[i, V] = lm_head(RMSNorm(h[tokens[i]], model.norm)) for the sampled tokens (h [N, d]).
 template <typename T>

@@ -39,6 +39,9 @@ std::string cuda_backend_support_error(const ModelConfig& c, const CudaBackendOp
   if (cuda_usable_device_count(&why) == 0) return "no usable CUDA device (" + why + ")";
   if (c.kv_lora_rank != kRkv || c.qk_rope_head_dim != kDr || c.qk_nope_head_dim != kDn || c.v_head_dim != kDv)
     return "the CUDA kernels need kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim 128 and v_head_dim 128";
+  if (c.num_attn_modules != 1 || c.mla_lora_scaling)
+    return "LongCat-Flash's decoder layer (two MLA modules, the shortcut MoE, the MLA LoRA scaling) runs on the CPU "
+           "backend only";
   if (std::string err = tp_support_error(c, o.tensor_parallel_size); !err.empty()) return err;
   if (o.num_blocks <= 0 || o.block_size <= 0) return "the CUDA backend needs num_blocks > 0 and block_size > 0";
   for (Fault f : o.faults.list())

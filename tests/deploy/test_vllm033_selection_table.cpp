@@ -1,10 +1,12 @@
 // mlasim's backend selection against a table vLLM 0.33.0 itself computed (the independent oracle):
-// tests/data/vllm033_selection.json holds, per cell of shipped config x GPU (A100, H200, B200,
-// RTX PRO 6000) x KV dtype (auto, fp8) x TP (1, 8) x --block-size (unset, 64, 128, 16) x k (0, 1,
-// 3), what vLLM's _get_backend_priorities, validate_configuration, block-size resolution,
-// select_common_block_size, metadata builders and use_v2_model_runner gave (written by
-// tools/conformance/vllm_selection.py --vllm-only --expect-table, then compacted). Each cell is
-// evaluated here the way `mlasim deploy` does: the deployment's scenario, loaded.
+// tests/data/vllm033_selection.json holds, per cell of shipped config (the 11 of
+// scenarios/hf_configs: every single-group MLA family) x GPU (A100, H200, B200, RTX PRO 6000) x KV
+// dtype (auto, fp8) x TP (1, 8) x --block-size (unset, 64, 128, 16) x k (0, 1, 3), what vLLM's
+// ModelConfig (its refusals), _get_backend_priorities, validate_configuration, block-size
+// resolution, select_common_block_size, metadata builders and use_v2_model_runner gave (written by
+// tools/conformance/vllm_selection.py --vllm-only --expect-table, then compacted: the cells of the
+// five class-default configs appended). Each cell is evaluated here the way `mlasim deploy` does:
+// the deployment's scenario, loaded.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -37,7 +39,7 @@ TEST_CASE("every cell of vLLM 0.33's own selection table: backend, block sizes, 
   REQUIRE(doc.ok());
   const JsonValue& lists = *doc.value().find("candidate_lists");
   const auto& cells = doc.value().find("cells")->array();
-  REQUIRE(cells.size() == 1152);
+  REQUIRE(cells.size() == 2112);
   int accepted = 0, refused = 0;
   for (const JsonValue& c : cells) {
     DeployOptions o;
@@ -78,6 +80,6 @@ TEST_CASE("every cell of vLLM 0.33's own selection table: backend, block sizes, 
       CHECK(sel.candidates[i].reasons == reasons);
     }
   }
-  CHECK(accepted == 984);
-  CHECK(refused == 168);
+  CHECK(accepted == 1848);
+  CHECK(refused == 264);
 }

@@ -101,3 +101,46 @@ TEST_CASE("export writes every YaRN parameter, attention_factor 1 included", "[e
   CHECK(zero.error().key_path == "model.beta_fast");
   CHECK(zero.error().message == "beta_fast must be > 0");
 }
+
+TEST_CASE("export writes each family's transformers class, every layer dense", "[export][families]") {
+  const std::string configs = std::string(MLASIM_SOURCE_DIR) + "/scenarios/hf_configs/";
+  struct Row {
+    const char* file;
+    const char* architecture;
+    const char* model_type;
+  };
+  const Row rows[] = {
+      {"axk1-defaults.json", "AXK1ForCausalLM", "axk1"},
+      {"glm4-moe-lite-defaults.json", "Glm4MoeLiteForCausalLM", "glm4_moe_lite"},
+      {"longcat-flash-defaults.json", "LongcatFlashForCausalLM", "longcat_flash"},
+      {"kimi-k25-defaults.json", "DeepseekV3ForCausalLM", "deepseek_v3"},  // its text model
+      {"deepseek-v3.json", "DeepseekV3ForCausalLM", "deepseek_v3"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.file);
+    Result<Scenario> loaded = load_scenario_text(std::string("version: 1\nmodel: {hf_config: ") + row.file +
+                                                     ", num_layers: 1, vocab_size: 512}\nrequests:\n  - {id: a, prompt: [5]}\n",
+                                                 configs + "t.yaml");
+    REQUIRE(loaded.ok());
+    Result<JsonValue> config = parse_json(hf_config_json(loaded.value().model), "config.json");
+    REQUIRE(config.ok());
+    const JsonValue& c = config.value();
+    CHECK(c.find("architectures")->array().at(0).string() == row.architecture);
+    CHECK(c.find("model_type")->string() == row.model_type);
+    const std::string type = row.model_type;
+    if (type == "longcat_flash") {
+      CHECK(c.find("num_layers")->number() == 1);
+      CHECK(c.find("n_routed_experts")->number() == 0);
+      CHECK(c.find("zero_expert_num")->number() == kLongcatZeroExperts);
+      CHECK(c.find("moe_topk")->number() == kLongcatZeroExperts);
+      CHECK(c.find("routed_scaling_factor")->number() == 1);
+      CHECK(c.find("num_hidden_layers") == nullptr);  // a property: 2 x num_layers
+    } else if (type == "deepseek_v3") {
+      CHECK(c.find("first_k_dense_replace")->number() == 1);
+    } else {
+      REQUIRE(c.find("mlp_layer_types") != nullptr);
+      CHECK(c.find("mlp_layer_types")->array().size() == 1);
+      CHECK(c.find("mlp_layer_types")->array().at(0).string() == "dense");
+    }
+  }
+}

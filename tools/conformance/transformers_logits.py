@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""mlasim's model against Hugging Face transformers' DeepSeek-V3, logit for logit.
+"""mlasim's model against Hugging Face transformers' modeling of its family, logit for logit.
 
 Optional tool, not run in CI (see tools/conformance/README.md). For each scenario it writes the
-model with `mlasim export` (config.json + model.safetensors, DeepSeek-V3 layout and names), loads
-it into transformers' DeepseekV3ForCausalLM in float64 on the CPU, runs every request's final
+model with `mlasim export` (config.json + model.safetensors, the family's layout and names:
+DeepSeek-V3's, or A.X-K1's, GLM-4.7-Flash's and LongCat-Flash's own; output/model_export.h), loads
+it with transformers' AutoModelForCausalLM (DeepseekV3ForCausalLM, AXK1ForCausalLM,
+Glm4MoeLiteForCausalLM, LongcatFlashForCausalLM) in float64 on the CPU, runs every request's final
 token ids (prompt + outputs) through it (`--chunk` tokens per forward pass, transformers' KV cache
 in between), and compares the logits at the positions of the scenario's logits golden
 (golden/<name>/logits.npy + logits_index.json: mlasim's fp64 CPU reference). Attention is causal
@@ -52,7 +54,7 @@ def float64_throughout(model) -> None:
         return self.weight * (hidden_states * torch.rsqrt(variance + self.variance_epsilon))
 
     for module in model.modules():
-        if type(module).__name__ == "DeepseekV3RMSNorm":
+        if type(module).__name__.endswith("RMSNorm"):  # DeepseekV3RMSNorm, LongcatFlashRMSNorm, ...
             module.forward = rms_forward.__get__(module)
 
 
@@ -143,18 +145,24 @@ def check(mlasim: Path, scenario: Path, golden_dir: Path, fp64: bool, chunk: int
         name = record["scenario"]
         index = json.loads((golden_dir / name / "logits_index.json").read_text())
         golden = np.load(golden_dir / name / "logits.npy").astype(np.float64)
-        model = AutoModelForCausalLM.from_pretrained(f"{tmp}/model", dtype=torch.float64,
-                                                     attn_implementation="sdpa" if fp64 else "eager")
+        model, loading = AutoModelForCausalLM.from_pretrained(f"{tmp}/model", dtype=torch.float64,
+                                                              attn_implementation="sdpa" if fp64 else "eager",
+                                                              output_loading_info=True)
         model.eval()
+        # The checkpoint holds exactly the tensors the family's modeling has (no missing, unexpected or
+        # mismatched key: a missing one would be left at its random initialisation).
+        bad = {k: sorted(map(str, v)) for k, v in loading.items() if k != "error_msgs" and v}
+        if bad or loading.get("error_msgs"):
+            return "DIFFER", f"{model.config.architectures[0]} loads with {bad or loading['error_msgs']}"
         # transformers' DeepseekV3Attention builds q_a_layernorm and kv_a_layernorm with the default
         # eps 1e-6 (modeling_deepseek_v3.py ~381, ~393); vLLM uses config.rms_norm_eps for them
         # (model_executor/models/deepseek_v2.py ~501, ~525), and so does mlasim. Configs with another
         # eps (GLM-5: 1e-5) take vLLM's.
+        # LongCat-Flash's two MLA modules per layer too (self_attn.0, self_attn.1).
         eps = model.config.rms_norm_eps
-        for layer in model.model.layers:
-            for norm in (getattr(layer.self_attn, "q_a_layernorm", None), layer.self_attn.kv_a_layernorm):
-                if norm is not None:
-                    norm.variance_epsilon = eps
+        for name, norm in model.named_modules():
+            if name.rsplit(".", 1)[-1] in ("q_a_layernorm", "kv_a_layernorm"):
+                norm.variance_epsilon = eps
         if fp64:
             float64_throughout(model)
         rows = index["rows"] if isinstance(index, dict) else index
@@ -170,18 +178,20 @@ def check(mlasim: Path, scenario: Path, golden_dir: Path, fp64: bool, chunk: int
         # float64 logits match when each differs from its golden value by at most half a float32
         # ulp of that value (plus the float64 noise of both sides).
         half_ulp = np.spacing(np.abs(golden).astype(np.float32)).astype(np.float64) / 2
-        worst, worst_ulps, where = 0.0, 0.0, ""
+        worst, worst_ulps, where, top1 = 0.0, 0.0, "", 0
         for i, row in enumerate(rows):
             hf = logits_of[row["id"]][row["position"]]
+            top1 += int(np.argmax(hf) == np.argmax(golden[i]))
             diff = np.abs(hf - golden[i])
             ulps = float(np.max(diff / half_ulp[i]))
             if ulps > worst_ulps:
                 worst_ulps, worst, where = ulps, float(np.max(diff)), f"step {row['step']} {row['id']} position {row['position']}"
         scale = float(np.max(np.abs(golden))) if golden.size else 0.0
         ok = worst_ulps <= 1.0 + 1e-6 if fp64 else worst <= TOLERANCE_AS_SHIPPED * max(1.0, scale)
+        ok = ok and top1 == len(rows)
         return ("match" if ok else "DIFFER"), (
-            f"{len(rows)} rows x {golden.shape[1]}: max abs difference {worst:.3e} = {worst_ulps:.3f} half-ulps of the "
-            f"float32 golden ({where}), max |logit| {scale:.3f}")
+            f"{model.config.architectures[0]}, {len(rows)} rows x {golden.shape[1]}: top-1 {top1}/{len(rows)}, max abs "
+            f"difference {worst:.3e} = {worst_ulps:.3f} half-ulps of the float32 golden ({where}), max |logit| {scale:.3f}")
 
 
 def main(argv: list[str]) -> int:
