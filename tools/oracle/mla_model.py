@@ -47,6 +47,10 @@ class Config:
     rope_theta: float
     yarn: Yarn | None     # None: plain RoPE (no rope_scaling, or factor 1)
     index_topk: int | None
+    modules: int = 1      # MLA modules per decoder layer: LongCat-Flash's 2 (§3)
+    lora_scaling: bool = False  # LongCat-Flash: c_q and c_kv times sqrt(d / rank) after their norms
+    zero_experts: int = 0       # LongCat-Flash's shortcut MoE: its identity experts, all routed
+    routed_scaling_factor: float = 1.0
 
     @property
     def softmax_scale(self) -> float:
@@ -56,7 +60,9 @@ class Config:
 
 
 def config_from_hf(doc: dict) -> Config:
-    """The Config of an exported config.json (DeepSeek-V3 keys)."""
+    """The Config of an exported config.json (DeepSeek-V3 keys; LongCat-Flash's own, §3)."""
+    if doc.get("model_type") == "longcat_flash":
+        return longcat_config(doc)
     try:
         scaling = doc.get("rope_scaling")
         yarn = None
@@ -73,6 +79,40 @@ def config_from_hf(doc: dict) -> Config:
     if cfg.rope_dim % 2:
         raise ModelError(f"config.json: qk_rope_head_dim {cfg.rope_dim} is odd; RoPE rotates pairs")
     return cfg
+
+
+def longcat_config(doc: dict) -> Config:
+    """LongCat-Flash's keys: num_layers decoder layers of two MLA modules, ffn_hidden_size, a shortcut
+    MoE of zero_expert_num identity experts (no routed ones), the MLA LoRA scaling (§3)."""
+    try:
+        base = config_from_hf(doc | {"model_type": "deepseek_v3", "num_hidden_layers": doc["num_layers"],
+                                     "intermediate_size": doc["ffn_hidden_size"]})
+        if int(doc["n_routed_experts"]) != 0 or int(doc["moe_topk"]) != int(doc["zero_expert_num"]):
+            raise ModelError("config.json: the shortcut MoE is not identity experts only, all routed")
+        if doc.get("mla_scale_q_lora") is not True or doc.get("mla_scale_kv_lora") is not True:
+            raise ModelError("config.json: LongCat-Flash's MLA LoRA scaling is off")
+        return Config(**(base.__dict__ | {"modules": 2, "lora_scaling": True, "zero_experts": int(doc["zero_expert_num"]),
+                                          "routed_scaling_factor": float(doc["routed_scaling_factor"])}))
+    except (KeyError, TypeError, ValueError) as e:
+        if isinstance(e, ModelError):
+            raise
+        raise ModelError(f"config.json: missing or malformed key {e}") from e
+
+
+def module_prefixes(cfg: Config, j: int) -> dict[str, str]:
+    """How module j's tensors are named under model.layers.<i>.: DeepSeek's one module, or
+    LongCat-Flash's self_attn.<j>., input_layernorm.<j>, post_attention_layernorm.<j>, mlps.<j>. (§3)."""
+    if cfg.modules == 1:
+        return {}
+    return {"self_attn.": f"self_attn.{j}.", "input_layernorm": f"input_layernorm.{j}",
+            "post_attention_layernorm": f"post_attention_layernorm.{j}", "mlp.": f"mlps.{j}."}
+
+
+def checkpoint_name(cfg: Config, j: int, name: str) -> str:
+    for canonical, actual in module_prefixes(cfg, j).items():
+        if name.startswith(canonical):
+            return actual + name[len(canonical):]
+    return name
 
 
 def layer_shapes(cfg: Config) -> dict[str, tuple[int, ...]]:
@@ -103,7 +143,12 @@ def weight_shapes(cfg: Config) -> dict[str, tuple[int, ...]]:
     shapes = {"model.embed_tokens.weight": (cfg.vocab_size, d), "model.norm.weight": (d,),
               "lm_head.weight": (cfg.vocab_size, d)}
     for i in range(cfg.num_layers):
-        shapes |= {f"model.layers.{i}.{name}.weight": shape for name, shape in layer_shapes(cfg).items()}
+        for j in range(cfg.modules):
+            shapes |= {f"model.layers.{i}.{checkpoint_name(cfg, j, name)}.weight": shape
+                       for name, shape in layer_shapes(cfg).items()}
+        if cfg.zero_experts:
+            shapes |= {f"model.layers.{i}.mlp.router.classifier.weight": (cfg.zero_experts, d),
+                       f"model.layers.{i}.mlp.router.e_score_correction_bias": (cfg.zero_experts,)}
     return shapes
 
 
@@ -121,8 +166,13 @@ class Model:
         self.embed_tokens = tensors["model.embed_tokens.weight"]  # float32; rows gathered per pass
         self.lm_head = tensors["lm_head.weight"]                  # float32; widened in chunks
         self.norm = tensors["model.norm.weight"].astype(np.float64)
-        self.layers = [{name: tensors[f"model.layers.{i}.{name}.weight"].astype(np.float64)
-                        for name in layer_shapes(cfg)} for i in range(cfg.num_layers)]
+        # Per decoder layer its modules' weights under the canonical names, and its router.
+        self.layers = [[{name: tensors[f"model.layers.{i}.{checkpoint_name(cfg, j, name)}.weight"].astype(np.float64)
+                         for name in layer_shapes(cfg)} for j in range(cfg.modules)]
+                       for i in range(cfg.num_layers)]
+        self.routers = [(tensors[f"model.layers.{i}.mlp.router.classifier.weight"].astype(np.float64),
+                         tensors[f"model.layers.{i}.mlp.router.e_score_correction_bias"].astype(np.float64))
+                        if cfg.zero_experts else None for i in range(cfg.num_layers)]
         self.inv_freq = rope_inv_freq(cfg)
 
 
@@ -190,6 +240,8 @@ def kv_latents(cfg: Config, w: dict, x: np.ndarray) -> tuple[np.ndarray, np.ndar
     """§2 step 2: [c̃_kv ; k̃_pe] = W_A x; c_kv = RMSNorm(c̃_kv); k_pe = RoPE_p(k̃_pe), one per token."""
     a = x @ w["self_attn.kv_a_proj_with_mqa"].T
     c_kv = rms_norm(a[:, :cfg.kv_lora_rank], w["self_attn.kv_a_layernorm"], cfg.rms_norm_eps)
+    if cfg.lora_scaling:
+        c_kv = c_kv * math.sqrt(cfg.hidden_size / cfg.kv_lora_rank)
     return c_kv, a[:, cfg.kv_lora_rank:]
 
 
@@ -198,6 +250,8 @@ def queries(cfg: Config, w: dict, x: np.ndarray) -> tuple[np.ndarray, np.ndarray
     if cfg.q_lora_rank:
         c_q = rms_norm(x @ w["self_attn.q_a_proj"].T, w["self_attn.q_a_layernorm"], cfg.rms_norm_eps)
         q = c_q @ w["self_attn.q_b_proj"].T
+        if cfg.lora_scaling:
+            q = q * math.sqrt(cfg.hidden_size / cfg.q_lora_rank)
     else:
         q = x @ w["self_attn.q_proj"].T
     q = q.reshape(len(x), cfg.num_heads, cfg.nope_dim + cfg.rope_dim)
@@ -244,13 +298,38 @@ def mla(model: Model, w: dict, x: np.ndarray, q_pos: np.ndarray, form: str) -> n
     return o @ w["self_attn.o_proj"].T  # §2 step 5
 
 
-def decoder_layer(model: Model, w: dict, h: np.ndarray, q_pos: np.ndarray, form: str) -> np.ndarray:
-    """§9: h += MLA(RMSNorm(h)); h += W_down(silu(W_gate x) ⊙ W_up x), x = RMSNorm(h); rows q_pos only."""
+def module(model: Model, w: dict, h: np.ndarray, q_pos: np.ndarray, form: str) -> tuple[np.ndarray, np.ndarray]:
+    """§9: h += MLA(RMSNorm(h)); h += W_down(silu(W_gate x) ⊙ W_up x), x = RMSNorm(h); rows q_pos only.
+    Also returns x, the MLP's input."""
     eps = model.cfg.rms_norm_eps
     h = h[q_pos] + mla(model, w, rms_norm(h, w["input_layernorm"], eps), q_pos, form)
     x = rms_norm(h, w["post_attention_layernorm"], eps)
     gate = x @ w["mlp.gate_proj"].T
-    return h + ((gate / (1.0 + np.exp(-gate))) * (x @ w["mlp.up_proj"].T)) @ w["mlp.down_proj"].T
+    return h + ((gate / (1.0 + np.exp(-gate))) * (x @ w["mlp.up_proj"].T)) @ w["mlp.down_proj"].T, x
+
+
+def shortcut_moe(model: Model, router: tuple[np.ndarray, np.ndarray], x: np.ndarray) -> np.ndarray:
+    """LongCat-Flash's shortcut MoE with identity experts only: softmax over the router's logits, the
+    top moe_topk (= every expert) by score + correction bias, each weight times routed_scaling_factor,
+    times the input (§3)."""
+    classifier, bias = router
+    logits = x @ classifier.T
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    del bias  # every expert is chosen: the correction bias only orders them
+    return (p.sum(axis=1, keepdims=True) * model.cfg.routed_scaling_factor) * x
+
+
+def decoder_layer(model: Model, layer: int, h: np.ndarray, q_pos: np.ndarray, form: str) -> np.ndarray:
+    """Decoder layer `layer` at rows q_pos: its one module, or LongCat-Flash's two (module 0 on every
+    row, since module 1 attends to them all) and the shortcut MoE of module 0's MLP input, added
+    after module 1's MLP (§3)."""
+    modules = model.layers[layer]
+    if len(modules) == 1:
+        return module(model, modules[0], h, q_pos, form)[0]
+    h, x0 = module(model, modules[0], h, np.arange(len(h)), form)
+    h, _ = module(model, modules[1], h, q_pos, form)
+    return h + shortcut_moe(model, model.routers[layer], x0[q_pos])
 
 
 def embed(model: Model, tokens: np.ndarray) -> np.ndarray:
@@ -261,14 +340,14 @@ def hidden_before_last_layer(model: Model, tokens: np.ndarray, form: str) -> np.
     """The residual stream of every token entering the last layer (all earlier layers in `form`)."""
     h = embed(model, tokens)
     every = np.arange(len(tokens))
-    for w in model.layers[:-1]:
-        h = decoder_layer(model, w, h, every, form)
+    for layer in range(len(model.layers) - 1):
+        h = decoder_layer(model, layer, h, every, form)
     return h
 
 
 def final_hidden(model: Model, h: np.ndarray, positions: np.ndarray, form: str) -> np.ndarray:
     """The last layer in `form` at `positions` (ascending), then the final RMSNorm (§9)."""
-    h = decoder_layer(model, model.layers[-1], h, positions, form)
+    h = decoder_layer(model, len(model.layers) - 1, h, positions, form)
     return rms_norm(h, model.norm, model.cfg.rms_norm_eps)
 
 
