@@ -145,6 +145,29 @@ void resolve_max_model_len(const YamlReader& r, const YamlNode& root, Scenario& 
   if (!root["scheduler"] || !root["scheduler"]["num_gpu_blocks"]) sc.num_gpu_blocks = default_num_gpu_blocks(sc);
 }
 
+// What vLLM 0.33 refuses of a model from a config.json, with its message: a TP size that does not
+// divide the heads (ModelConfig.verify_with_parallel_config, vllm/config/model.py ~1557-1563), and
+// MTP on a config with MTP layers that SpeculativeConfig makes no drafter of (config/mtp_drafter.h,
+// config/speculative.py ~1467-1499).
+void refuse_as_vllm_model_config(const YamlReader& r, const YamlNode& root, const Scenario& s) {
+  const ModelConfig& m = s.model;
+  const SchedulerConfig& sc = s.scheduler;
+  const int tp = s.parallel.tensor_parallel_size;
+  if (m.hf_config.empty()) return;
+  if (m.num_attention_heads % tp != 0)
+    r.fail(locate(root, "parallel.tensor_parallel_size"), "parallel.tensor_parallel_size",
+           "vLLM 0.33 refuses it: Total number of attention heads (" + std::to_string(m.num_attention_heads) +
+               ") must be divisible by tensor parallel size (" + std::to_string(tp) + "). (vllm/config/model.py ~1557-1563)",
+           "heads are sharded evenly across ranks: pick a divisor of model.num_attention_heads");
+  if (m.num_nextn_predict_layers > 0 && s.deployment.selection_applies &&
+      sc.speculative_method == SpeculativeMethod::kMtp && sc.num_speculative_tokens > 0 &&
+      !mtp_drafter(m.model_type, m.architecture))
+    r.fail(locate(root, "scheduler.num_speculative_tokens"), "scheduler.num_speculative_tokens",
+           "vLLM 0.33 refuses it: Unsupported speculative method: 'mtp' (config/speculative.py ~1499: "
+           "SpeculativeConfig.hf_config_override makes no MTP drafter of model_type " + m.model_type + ")",
+           "draft with n-gram (scheduler.speculative_method: ngram), or serve without speculative tokens");
+}
+
 void cross_checks(const YamlReader& r, const YamlNode& root, Scenario& s) {
   SchedulerConfig& sc = s.scheduler;
   const ModelConfig& m = s.model;
@@ -168,11 +191,7 @@ void cross_checks(const YamlReader& r, const YamlNode& root, Scenario& s) {
                std::to_string(sc.max_num_seqs) + ")",
            "vLLM requires max_num_batched_tokens >= max_num_seqs");
   const int tp = s.parallel.tensor_parallel_size;
-  if (m.num_attention_heads % tp != 0 && !m.hf_config.empty())  // ModelConfig.verify_with_parallel_config
-    r.fail(locate(root, "parallel.tensor_parallel_size"), "parallel.tensor_parallel_size",
-           "vLLM 0.33 refuses it: Total number of attention heads (" + std::to_string(m.num_attention_heads) +
-               ") must be divisible by tensor parallel size (" + std::to_string(tp) + "). (vllm/config/model.py ~1557-1563)",
-           "heads are sharded evenly across ranks: pick a divisor of model.num_attention_heads");
+  refuse_as_vllm_model_config(r, root, s);
   if (m.num_attention_heads % tp != 0)
     r.fail(locate(root, "parallel.tensor_parallel_size"), "parallel.tensor_parallel_size",
            "tensor_parallel_size " + std::to_string(tp) + " does not divide the " +
@@ -192,15 +211,6 @@ void cross_checks(const YamlReader& r, const YamlNode& root, Scenario& s) {
                ": vLLM 0.8 runs MTP speculation on its V0 engine, not V1 (engine/arg_utils.py:1423-1442 in 0.8.5: "
                "only n-gram and EAGLE stay on V1)",
            "set scheduler.speculative_method: ngram, or pick the profile of a later vLLM (vllm-0.11 or newer)");
-  // SpeculativeConfig (config/speculative.py ~1467-1499): MTP drafts with the drafter vLLM makes of
-  // the target's config (config/mtp_drafter.h), and refuses `mtp` when it makes none.
-  if (!m.hf_config.empty() && m.num_nextn_predict_layers > 0 && s.deployment.selection_applies &&
-      sc.speculative_method == SpeculativeMethod::kMtp && sc.num_speculative_tokens > 0 &&
-      !mtp_drafter(m.model_type, m.architecture))
-    r.fail(locate(root, "scheduler.num_speculative_tokens"), "scheduler.num_speculative_tokens",
-           "vLLM 0.33 refuses it: Unsupported speculative method: 'mtp' (config/speculative.py ~1499: "
-           "SpeculativeConfig.hf_config_override makes no MTP drafter of model_type " + m.model_type + ")",
-           "draft with n-gram (scheduler.speculative_method: ngram), or serve without speculative tokens");
   if (std::string problem = check_scheduler_config(sc, sc.max_model_len); !problem.empty())
     r.fail(locate(root, "scheduler"), "scheduler", problem, "see scenarios/README.md for each key's range");
   else if (std::string kv = check_kv_cache_startup(sc, sc.max_model_len); !kv.empty())
