@@ -10,6 +10,7 @@
 
 #include "base/file_read.h"
 #include "base/json_document.h"
+#include "scenario/hf_config_hybrid.h"
 #include "scenario/json_field_reader.h"
 
 namespace mlasim {
@@ -182,7 +183,7 @@ void read_quantization(const Reader& r, const JsonNode& root, ModelConfig& out) 
   out.quant_kv_cache_dtype = name;
 }
 
-HfDerivedMaxLen read_config(const Reader& r, const JsonNode& root, ModelConfig& out) {
+HfDerivedMaxLen read_config(const Reader& r, const JsonNode& root, ModelConfig& out, std::vector<std::string>& notes) {
   if (!root.is_object())
     r.fail(root, "", "a config.json holds one JSON object, got " + json_kind_name(root), "is this a Hugging Face config.json?");
   const JsonNode* archs = present(root, "architectures");
@@ -192,7 +193,7 @@ HfDerivedMaxLen read_config(const Reader& r, const JsonNode& root, ModelConfig& 
   r.expect_list(*archs, "architectures");
   for (std::size_t i = 0; i < archs->items.size(); ++i) r.read_string(archs->items[i], json_index_key("architectures", i));
   const std::string arch = archs->items[0].text;
-  if (!contains(hf_mla_architectures(), arch)) {
+  if (!contains(hf_mla_architectures(), arch) && !is_hybrid_architecture(arch)) {
     const bool dense = contains(kDenseArchitectures, arch);
     std::string known;
     for (const auto& a : hf_mla_architectures()) known += (known.empty() ? "" : ", ") + a;
@@ -204,7 +205,7 @@ HfDerivedMaxLen read_config(const Reader& r, const JsonNode& root, ModelConfig& 
   out.architecture = arch;
   const JsonNode* model_type = present(root, "model_type");
   out.model_type = model_type ? r.read_string(*model_type, "model_type") : "";
-  if (!contains(kMlaModelTypes, out.model_type))
+  if (!contains(kMlaModelTypes, out.model_type) && !contains(hf_hybrid_model_types(), out.model_type))
     r.fail(model_type ? *model_type : root, "model_type",
            "model_type \"" + out.model_type + "\" is not one vLLM 0.33 serves with MLA",
            "vLLM's use_mla needs a DeepSeek-MLA model_type (model_arch_config_convertor.py ~294): deepseek_v2, "
@@ -222,13 +223,20 @@ HfDerivedMaxLen read_config(const Reader& r, const JsonNode& root, ModelConfig& 
   need_int("hidden_size", out.hidden_size, 1, 1LL << 16);
   need_int("num_hidden_layers", out.num_hidden_layers, 1, 1LL << 10);
   need_int("num_attention_heads", out.num_attention_heads, 1, 1LL << 10);
-  need_int("kv_lora_rank", out.kv_lora_rank, 1, 1LL << 16);
-  need_int("qk_nope_head_dim", out.qk_nope_head_dim, 1, 1LL << 12);
-  need_int("qk_rope_head_dim", out.qk_rope_head_dim, 2, 1LL << 12);
-  need_int("v_head_dim", out.v_head_dim, 1, 1LL << 12);
-  out.q_lora_rank = 0;  // null (DeepSeek-V2-Lite): q_proj, no q compression
-  opt_int("q_lora_rank", out.q_lora_rank, 0, 1LL << 16);
-  need_int("intermediate_size", out.intermediate_size, 1, 1LL << 20);
+  out.attention_layers.clear();
+  out.hybrid = {};
+  if (is_hybrid_architecture(arch)) {
+    out.rope_scaling_factor = 1.0;  // plain RoPE unless the config names YaRN (read_rope)
+    read_hybrid_attention(r, root, arch, out, notes);
+  } else {
+    need_int("kv_lora_rank", out.kv_lora_rank, 1, 1LL << 16);
+    need_int("qk_nope_head_dim", out.qk_nope_head_dim, 1, 1LL << 12);
+    need_int("qk_rope_head_dim", out.qk_rope_head_dim, 2, 1LL << 12);
+    need_int("v_head_dim", out.v_head_dim, 1, 1LL << 12);
+    out.q_lora_rank = 0;  // null (DeepSeek-V2-Lite): q_proj, no q compression
+    opt_int("q_lora_rank", out.q_lora_rank, 0, 1LL << 16);
+    need_int("intermediate_size", out.intermediate_size, 1, 1LL << 20);
+  }
   opt_int("max_position_embeddings", out.max_position_embeddings, 2, 1LL << 24);
   if (const JsonNode* n = present(root, "rms_norm_eps")) out.rms_norm_eps = r.read_double(*n, "rms_norm_eps", 0.0);
   const Rope rope = read_rope(r, root, out);
@@ -292,7 +300,7 @@ Status read_hf_config(const std::string& path, ModelConfig& out, HfConfigInfo* i
   const Reader reader(path);
   HfDerivedMaxLen max_len;
   try {
-    max_len = read_config(reader, doc.value().root, out);
+    max_len = read_config(reader, doc.value().root, out, notes);
   } catch (const LoadError& e) {
     Error error = e.error;
     // A refused value that is the second of a key written twice: say which one was read.
