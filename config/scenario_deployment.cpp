@@ -1,10 +1,28 @@
 // Scenario → vLLM 0.33.0's backend, block size and runner.
 #include "config/scenario_deployment.h"
 
+#include "config/kv_cache_plan.h"
+
 namespace mlasim {
 namespace {
 
 bool is_vllm033(EngineProfile p) { return p == EngineProfile::kVllm033 || p == EngineProfile::kStrict; }
+
+// The hybrid families' KV cache groups, and the block size they settle on
+// (config/kv_cache_plan.h). "" or vLLM's refusal.
+std::string plan_hybrid_kv_cache(Scenario& s) {
+  DeploymentConfig& d = s.deployment;
+  d.kv_cache_layout = {};
+  if (s.model.attention_layers.empty()) return "";
+  if (gpu_info(d.gpu).vendor != GpuVendor::kNvidia)
+    return "mlasim plans " + s.model.architecture + "'s KV cache groups on NVIDIA GPUs only (vLLM 0.33 builds "
+           "other layer classes on ROCm: vllm/models/*/amd)";
+  auto plan = plan_kv_cache(s.model, kv_cache_plan_inputs(s));
+  if (!plan) return plan.error().message;
+  s.scheduler.block_size = d.selection.block_size = plan.value().block_size;
+  d.kv_cache_layout = plan.value().layout;
+  return "";
+}
 
 }  // namespace
 
@@ -48,6 +66,13 @@ std::string resolve_deployment(Scenario& s) {
     d.kv_cache_dtype_note = "DeepseekV32ForCausalLM.verify_and_update_config: bfloat16 → auto (models/config.py ~84-86)";
   }
   const GpuInfo& gpu = gpu_info(d.gpu);
+  // Glm5NextModelConfig.verify_and_update_config (models/config.py ~119-143): auto -> fp8 on SM10x
+  // for the sparse (index_topk) checkpoints.
+  if (s.model.architecture == "Glm5NextForCausalLM" && d.effective_kv_cache_dtype == KvCacheDtype::kAuto &&
+      gpu.vendor == GpuVendor::kNvidia && gpu.major == 10 && s.model.index_topk) {
+    d.effective_kv_cache_dtype = KvCacheDtype::kFp8;
+    d.kv_cache_dtype_note = "Glm5NextModelConfig.verify_and_update_config: auto → fp8 on SM10x (models/config.py ~119-143)";
+  }
   if (s.model.architecture == "GlmMoeDsaForCausalLM" && d.effective_kv_cache_dtype == KvCacheDtype::kAuto &&
       gpu.vendor == GpuVendor::kNvidia && gpu.major == 10) {
     d.effective_kv_cache_dtype = KvCacheDtype::kFp8E4m3;
@@ -80,7 +105,7 @@ std::string resolve_deployment(Scenario& s) {
   s.engine.attention_backend = d.selection.backend;
   s.scheduler.block_size = d.selection.block_size;
   s.engine.model_runner = d.selection.model_runner;
-  return "";
+  return plan_hybrid_kv_cache(s);
 }
 
 namespace {
