@@ -49,16 +49,19 @@ KvCacheSpec mla_spec(const KvModelLayers& m, const KvLayer& l, const KvSpecConte
   return s;
 }
 
-// DeepseekV4Attention.get_kv_cache_spec (deepseek_v4/attention.py ~860-884) in the fp8_ds_mla
-// format: 448 NoPE + 128 RoPE + 8 scale bytes = 584 per state, pages rounded up to 576 bytes.
+// DeepseekV4Attention.get_kv_cache_spec (deepseek_v4/attention.py ~860-884): in the fp8_ds_mla
+// format 448 NoPE + 128 RoPE + 8 scale bytes = 584 per state, pages rounded up to 576 bytes;
+// plain rows in their element dtype, pages rounded up to 512.
 KvCacheSpec deepseek_v4_spec(const KvModelLayers& m, const KvLayer& l, const KvSpecContext& ctx) {
-  KvCacheSpec s = attention_spec(KvCacheSpecKind::kMlaAttention, ctx.block_size, l.head_size, torch_dtype("uint8"));
+  const bool ds = m.dsv4_kv_cache_dtype == "fp8_ds_mla";
+  KvCacheSpec s = attention_spec(KvCacheSpecKind::kMlaAttention, ctx.block_size, l.head_size,
+                                 ds ? torch_dtype("uint8") : m.dsv4_torch_dtype);
   s.tokens_per_state = l.tokens_per_state;
-  s.cache_dtype_str = m.cache_dtype;
-  s.alignment = 576;
+  s.cache_dtype_str = m.dsv4_kv_cache_dtype;
+  s.alignment = ds ? 576 : 512;
   s.model_version = "deepseek_v4";
-  s.kv_quant_mode = kv_quant_mode(m.cache_dtype);
-  s.state_content_bytes = 584;
+  s.kv_quant_mode = kv_quant_mode(m.dsv4_kv_cache_dtype);
+  if (ds) s.state_content_bytes = 584;
   apply_alignment_padding(s);
   return s;
 }
@@ -66,7 +69,7 @@ KvCacheSpec deepseek_v4_spec(const KvModelLayers& m, const KvLayer& l, const KvS
 // DeepseekV4SWACache.get_kv_cache_spec (v1/attention/backends/mla/sparse_swa.py ~120-147).
 KvCacheSpec swa_cache_spec(const KvModelLayers& m, const KvLayer& l) {
   const bool ds = m.cache_dtype == "fp8_ds_mla" || m.cache_dtype == "nvfp4_ds_mla";
-  KvCacheSpec s = attention_spec(KvCacheSpecKind::kSlidingWindowMla, l.fixed_block_size, l.head_size, torch_dtype("uint8"));
+  KvCacheSpec s = attention_spec(KvCacheSpecKind::kSlidingWindowMla, l.fixed_block_size, l.head_size, m.dsv4_torch_dtype);
   s.sliding_window = l.sliding_window;
   s.cache_dtype_str = m.cache_dtype;
   if (ds) s.state_content_bytes = 584;

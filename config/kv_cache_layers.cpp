@@ -103,14 +103,17 @@ void plain_mla_layers(LayerList& list, KvModelLayers& m, const ModelConfig& cfg,
   }
 }
 
-// DeepseekV4Attention (deepseek_v4/attention.py ~206-380) with the class _select_dsv4_attn_cls
-// picks (nvidia/model.py ~537): FlashInfer's SM120 one on SM12x, else FlashMLA's; both keep the
-// fp8_ds_mla block format.
-Result<int> deepseek_v4_layers(LayerList& list, KvModelLayers& m, const ModelConfig& cfg, const KvCachePlanInputs& in) {
-  const GpuInfo& gpu = gpu_info(in.gpu);
-  const bool sm120 = gpu.major == 12;
-  // _resolve_dsv4_kv_cache_dtype (~94-129): auto is fp8; fp8 is served as fp8_ds_mla.
-  std::string d = m.cache_dtype == "auto" ? "fp8" : m.cache_dtype;
+// _resolve_dsv4_kv_cache_dtype (deepseek_v4/attention.py ~94-129): the fp8_ds_mla block format
+// takes fp8 only (auto is fp8) and writes fp8_ds_mla back to the cache config; the plain-row one
+// stores bf16 or per-tensor fp8.
+Status resolve_deepseek_v4_dtype(KvModelLayers& m) {
+  std::string d = m.cache_dtype;
+  if (!m.dsv4_ds_layout) {
+    m.dsv4_kv_cache_dtype = d;
+    m.dsv4_torch_dtype = torch_dtype(starts_with(d, "fp8") ? "float8_e4m3fn" : "bfloat16");
+    return Status::Ok();
+  }
+  if (d == "auto") d = "fp8";
   if (!starts_with(d, "fp8")) {
     Error e;
     e.message = "DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got " + d +
@@ -118,10 +121,21 @@ Result<int> deepseek_v4_layers(LayerList& list, KvModelLayers& m, const ModelCon
     e.hint = "vLLM 0.33's DeepSeek-V4 attention (deepseek_v4/attention.py ~111) stores its KV cache as fp8_ds_mla";
     return e;
   }
-  m.cache_dtype = "fp8_ds_mla";
-  const KvBackendFacts attn = sm120 ? fixed_backend("DeepseekV4FlashInferMLASparseBackend", "FLASHINFER_MLA_SPARSE_DSV4", {{256, false}})
-                                    : fixed_backend("DeepseekV4FlashMLABackend", "FLASHMLA_SPARSE_DSV4", {{256, false}});
-  KvBackendFacts swa = fixed_backend(sm120 ? "DeepseekSparseSWAFlashInferBackend" : "DeepseekSparseSWAFlashMLABackend",
+  m.cache_dtype = m.dsv4_kv_cache_dtype = "fp8_ds_mla";
+  m.dsv4_torch_dtype = torch_dtype("uint8");
+  return Status::Ok();
+}
+
+// DeepseekV4Attention (deepseek_v4/attention.py ~206-380) of the class _select_dsv4_attn_cls picks
+// (nvidia/model.py ~537): FlashMLA's, or FlashInfer's (SM120's keeps the fp8_ds_mla format, SM100's
+// stores plain rows).
+Result<int> deepseek_v4_layers(LayerList& list, KvModelLayers& m, const ModelConfig& cfg, const KvCachePlanInputs& in) {
+  const bool flashinfer = in.mla_backend == AttentionBackendKind::kFlashInferMlaSparseDsv4;
+  m.dsv4_ds_layout = !flashinfer || gpu_info(in.gpu).major == 12;
+  if (Status st = resolve_deepseek_v4_dtype(m); !st) return st.error();
+  const KvBackendFacts attn = flashinfer ? fixed_backend("DeepseekV4FlashInferMLASparseBackend", "FLASHINFER_MLA_SPARSE_DSV4", {{256, false}})
+                                         : fixed_backend("DeepseekV4FlashMLABackend", "FLASHMLA_SPARSE_DSV4", {{256, false}});
+  KvBackendFacts swa = fixed_backend(flashinfer ? "DeepseekSparseSWAFlashInferBackend" : "DeepseekSparseSWAFlashMLABackend",
                                      "DEEPSEEK_SPARSE_SWA", {{32, true}});
   swa.preferred_block_size = 256;  // sparse_swa.py ~165
   const KvBackendFacts compressor = fixed_backend("CompressorBackend", "CompressorBackend", {{1, true}});

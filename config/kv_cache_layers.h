@@ -82,6 +82,12 @@ struct KvModelLayers {
   bool is_hybrid = false;                // ModelConfig.is_hybrid: Mamba-style layers
   std::string cache_dtype;               // cache_config.cache_dtype once the layers are built
   std::string model_dtype = "bfloat16";  // the serving dtype
+  // DeepSeek-V4's attention layers: their kv_cache_dtype and torch dtype as
+  // _resolve_dsv4_kv_cache_dtype gives them (deepseek_v4/attention.py ~94-129), and whether their
+  // class keeps the fp8_ds_mla block format (use_fp8_ds_mla_layout).
+  std::string dsv4_kv_cache_dtype;
+  TorchDtype dsv4_torch_dtype;
+  bool dsv4_ds_layout = true;
 };
 
 // The layers of `m` (the config's layers: m.attention_layers, else config_num_hidden_layers or

@@ -212,6 +212,13 @@ Result<KvCachePlan> plan_kv_cache(const ModelConfig& cfg, const KvCachePlanInput
       layer_backend.push_back(l.backend);
     }
   }
+  for (const auto& s : specs)
+    if (s.spec.page_size_bytes() == 0)  // get_kv_cache_configs' memory check divides by it (~1554)
+      return plan_error("vLLM 0.33 fails to start: integer division or modulo by zero (a ZeroDivisionError in the KV "
+                        "cache memory check, v1/kv_cache_interface.py ~1383: " + s.name + "'s page holds no state: a "
+                        "block of " + std::to_string(s.spec.block_size) + " tokens, one state per " +
+                        std::to_string(s.spec.tokens_per_state) + " tokens)",
+                        "give a --block-size that is a multiple of the largest compress ratio");
   auto layout = resolve_layout(m, specs);
   if (!layout) return layout.error();
   plan.tensor_layout = layout.value();

@@ -100,7 +100,7 @@ std::string resolve_deployment(Scenario& s) {
   // (engine.gpu or model.hf_config); without, it is a routing what-if, as before.
   d.validated = !req.backend || d.gpu_given || !s.model.hf_config.empty();
   req.validate_explicit = d.validated;
-  d.selection = select_backend(req);
+  d.selection = s.model.architecture == "DeepseekV4ForCausalLM" ? select_deepseek_v4_backend(req) : select_backend(req);
   if (!d.selection.error.empty()) return d.selection.error;
   s.engine.attention_backend = d.selection.backend;
   s.scheduler.block_size = d.selection.block_size;
@@ -173,10 +173,15 @@ std::string explain_deployment(const Scenario& s) {
          " predates vLLM 0.33's selection: the backend named, else FLASH_ATTN_MLA; block size 16 unless set; runner v1)");
     return out;
   }
-  line(sel.explicit_backend ? "candidates: the backend named in engine.attention_backend" +
-                                  std::string(d.validated ? ", checked as vLLM checks --attention-backend"
-                                                          : " (not checked: the scenario names no engine.gpu)")
-                            : "candidates (vLLM 0.33 _get_backend_priorities, cuda.py ~84-155, in priority order):");
+  if (sel.chosen_by_model)
+    line("candidates: none: DeepSeek-V4's attention class names its backend (_select_dsv4_attn_cls, "
+         "models/deepseek_v4/nvidia/model.py ~537-568: FLASHINFER_MLA_SPARSE_DSV4 on SM12x or when named, else "
+         "FLASHMLA_SPARSE_DSV4); vLLM's selector is not asked");
+  else
+    line(sel.explicit_backend ? "candidates: the backend named in engine.attention_backend" +
+                                    std::string(d.validated ? ", checked as vLLM checks --attention-backend"
+                                                            : " (not checked: the scenario names no engine.gpu)")
+                              : "candidates (vLLM 0.33 _get_backend_priorities, cuda.py ~84-155, in priority order):");
   for (const auto& c : sel.candidates) {
     std::string reasons;
     for (const auto& r : c.reasons) reasons += (reasons.empty() ? "" : "; ") + r;
