@@ -350,14 +350,50 @@ def compare(v: dict[str, Any], m: dict[str, Any]) -> list[str]:
     return diffs
 
 
+def fnv1a64(text: str) -> str:
+    """base/hash.h stable_hash: FNV-1a over the UTF-8 bytes."""
+    h = 0xCBF29CE484222325
+    for b in text.encode():
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def table_cell(cell: Cell, v: dict[str, Any]) -> dict[str, Any]:
+    """One row of tests/data/vllm033_kv_groups.json: the vLLM side, layer names as an FNV-1a of
+    their newline-joined list."""
+    row: dict[str, Any] = {"config": cell.config.name, "gpu": cell.gpu, "kv": cell.kv, "tp": cell.tp, "block": cell.block}
+    if "refusal" in v:
+        row["refusal"] = v["refusal"]["reason"]
+        return row
+    row.update({k: v[k] for k in v if k != "groups"})
+    row["groups"] = [
+        {
+            "spec": g["spec"],
+            "num_layers": len(g["layers"]),
+            "layers_fnv1a": fnv1a64("\n".join(g["layers"])),
+            "block_size": g["block_size"],
+            "page_size_bytes": g["page_size_bytes"],
+            # [spec class, block size, page bytes, tokens per state (None: Mamba), sliding window, layers]
+            "layer_specs": [[d["spec"], d["block_size"], d["page_size_bytes"], d["tokens_per_state"], d["sliding_window"], n]
+                            for d, n in ((json.loads(k), n) for k, n in g["layer_specs"])],
+        }
+        for g in v["groups"]
+    ]
+    return row
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="vllm_kv_groups.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--mlasim", default=str(DEFAULT_MLASIM), help="the mlasim binary")
     ap.add_argument("--gpus", help="GPUs (default h200; all: " + ",".join(ALL_GPUS) + ")")
     ap.add_argument("--venv", default=str(DEFAULT_VENV))
     ap.add_argument("-q", "--quiet", action="store_true", help="print only differing cells and the summary")
+    ap.add_argument("--expect-table", metavar="FILE",
+                    help="write vLLM's side (every GPU, 8192 blocks) as tests/data/vllm033_kv_groups.json's table, mlasim not run")
     args = ap.parse_args(argv)
     reexec_in_venv(Path(args.venv), ("vllm",), f"set up {args.venv} with vllm==0.33.0 (tools/conformance/README.md)")
+    if args.expect_table:
+        return write_table(Path(args.expect_table))
     mlasim = Path(args.mlasim)
     if not (mlasim.is_file() and os.access(mlasim, os.X_OK)):
         print(f"mlasim binary not found: {mlasim}", file=sys.stderr)
@@ -386,6 +422,22 @@ def main(argv: list[str]) -> int:
         return 0 if differing == 0 else 1
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def write_table(path: Path) -> int:
+    cells = [Cell(CONFIG_DIR / f, g, kv, tp, b) for f in FAMILIES for g in ALL_GPUS for kv in KV_DTYPES for tp in TPS for b in BLOCKS]
+    workdir = Path(tempfile.mkdtemp(prefix="mlasim-kv-groups-"))
+    try:
+        vs = import_vllm(workdir)
+        rows = [table_cell(c, vllm_cell(vs, c, workdir, 8192)) for c in cells]
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    head = ('{"format":"mlasim-vllm033-kv-groups","version":1,\n"source":"vLLM 0.33.0\'s KV cache groups over the grid '
+            '(families x GPUs x kv dtype x TP x --block-size, 8192 blocks), from tools/conformance/vllm_kv_groups.py '
+            '--expect-table; layer names as the FNV-1a 64 of their newline-joined list",\n"cells":[\n')
+    path.write_text(head + ",\n".join(json.dumps(r, separators=(",", ":")) for r in rows) + "\n]}\n")
+    print(f"wrote {len(rows)} cells ({sum('refusal' in r for r in rows)} refused by vLLM) to {path}")
+    return 0
 
 
 if __name__ == "__main__":
