@@ -146,6 +146,71 @@ Result<KvTensorLayout> resolve_layout(const KvModelLayers& m, const std::vector<
   return candidates.front();
 }
 
+// select_common_block_size (v1/worker/utils.py ~515-562): the group's block size when every backend
+// takes it, else the largest exact size of one of them that divides it and all take.
+Result<int> common_kernel_block_size(int block, const std::vector<const KvBackendFacts*>& backends) {
+  auto supported = [&](int bs) {
+    return std::all_of(backends.begin(), backends.end(), [&](const KvBackendFacts* b) {
+      return std::any_of(b->worker_kernel_block_sizes.begin(), b->worker_kernel_block_sizes.end(),
+                         [&](const KernelBlockSize& s) { return s.multiple_of ? bs % s.size == 0 : bs == s.size; });
+    });
+  };
+  if (supported(block)) return block;
+  int best = 0;
+  for (const KvBackendFacts* b : backends)
+    for (const auto& s : b->worker_kernel_block_sizes)
+      if (!s.multiple_of && block % s.size == 0 && supported(s.size)) best = std::max(best, s.size);
+  if (best) return best;
+  std::string list;
+  for (const KvBackendFacts* b : backends)
+    list += (list.empty() ? "" : "; ") + b->name + ": " + kernel_block_sizes_text(b->worker_kernel_block_sizes);
+  return plan_error("No common block size for " + std::to_string(block) + " (" + list + ").");
+}
+
+// _get_kv_cache_bytes_per_block for a block-outermost layout (kv_cache_planning.py ~572-600): the
+// widest group's pages, rounded up to every layer's block stride alignment.
+long long block_outermost_bytes_per_block(const std::vector<PlannedKvCacheGroup>& groups) {
+  long long widest = 0, alignment = 1;
+  for (const auto& g : groups) {
+    long long sum = 0;
+    for (const auto& s : g.layer_specs) {
+      sum += s.page_size_bytes();
+      alignment = std::lcm(alignment, s.block_stride_alignment_bytes());
+    }
+    widest = std::max(widest, sum);
+  }
+  return cdiv(widest, alignment) * alignment;
+}
+
+// The kernel block size of the group that holds the first layer of the model's MLA attention
+// backend (the selection's, or DeepSeek-V4's attention class's): prepare_kernel_block_sizes
+// (v1/worker/utils.py ~630-676) over the worker's AttentionGroups of that KV cache group
+// (v1/worker/gpu/attn_utils.py ~215). Block-outermost packing puts other layers' pages between a
+// layer's blocks (block stride > layer stride): the manager's block size, never split.
+Result<int> mla_kernel_block_size(const KvModelLayers& m, const std::vector<PlannedKvCacheGroup>& groups,
+                                  const std::vector<NamedKvCacheSpec>& specs, const std::vector<int>& layer_backend,
+                                  KvTensorLayout layout) {
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const KvBackendFacts& b = m.backends[layer_backend[i]];
+    if (!b.mla_kind && b.name != "FLASHMLA_SPARSE_DSV4" && b.name != "FLASHINFER_MLA_SPARSE_DSV4") continue;
+    for (const auto& g : groups) {
+      if (std::find(g.layer_names.begin(), g.layer_names.end(), specs[i].name) == g.layer_names.end()) continue;
+      if (is_block_outermost(layout)) {
+        const long long stride = block_outermost_bytes_per_block(groups);
+        for (const auto& s : g.layer_specs)
+          if (stride > s.page_size_bytes()) return g.block_size();
+      }
+      std::vector<const KvBackendFacts*> backends;
+      for (const auto& name : g.layer_names)
+        for (std::size_t j = 0; j < specs.size(); ++j)
+          if (specs[j].name == name && std::find(backends.begin(), backends.end(), &m.backends[layer_backend[j]]) == backends.end())
+            backends.push_back(&m.backends[layer_backend[j]]);
+      return common_kernel_block_size(g.block_size(), backends);
+    }
+  }
+  return 0;
+}
+
 KvCacheGroup layout_group(const PlannedKvCacheGroup& g) {
   KvCacheGroup out;
   const KvCacheSpec& first = g.layer_specs.front();
@@ -233,6 +298,11 @@ Result<KvCachePlan> plan_kv_cache(const ModelConfig& cfg, const KvCachePlanInput
           names.push_back(m.backends[layer_backend[i]].name);
     plan.group_backends.push_back(names);
     plan.layout.groups.push_back(layout_group(g));
+  }
+  if (!cfg.attention_layers.empty()) {  // a plain MLA model's is the selection's (config/backend_selection.h)
+    auto kernel = mla_kernel_block_size(m, plan.groups, specs, layer_backend, plan.tensor_layout);
+    if (!kernel) return kernel.error();
+    plan.mla_kernel_block_size = kernel.value();
   }
   plan.layout.num_blocks = in.num_gpu_blocks;  // num_gpu_blocks_override (kv_cache_planning.py ~312)
   const KvCacheBlockSizes sizes = resolve_kv_cache_block_sizes(plan.groups, plan.block_size, in.enable_prefix_caching);

@@ -29,6 +29,9 @@ struct KvCachePlan {
   KvTensorLayout tensor_layout = KvTensorLayout::kLBNHC;
   std::string cache_dtype;                   // cache_config.cache_dtype once the layers are built
   std::string mamba_cache_mode = "none";
+  // The kernel block size of the group holding the model's MLA attention layers
+  // (prepare_kernel_block_sizes -> select_common_block_size, v1/worker/utils.py ~515-630).
+  int mla_kernel_block_size = 0;
 };
 
 // Plans the KV cache of `m` (its config's layers, not model.num_layers). Errors: what vLLM 0.33

@@ -20,6 +20,7 @@ std::string plan_hybrid_kv_cache(Scenario& s) {
   auto plan = plan_kv_cache(s.model, kv_cache_plan_inputs(s));
   if (!plan) return plan.error().message;
   s.scheduler.block_size = d.selection.block_size = plan.value().block_size;
+  d.selection.kernel_block_size = plan.value().mla_kernel_block_size;
   d.kv_cache_layout = plan.value().layout;
   return "";
 }

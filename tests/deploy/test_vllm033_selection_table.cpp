@@ -3,8 +3,9 @@
 // RTX PRO 6000) x KV dtype (auto, fp8) x TP (1, 8) x --block-size (unset, 64, 128, 16) x k (0, 1,
 // 3), what vLLM's _get_backend_priorities, validate_configuration, block-size resolution,
 // select_common_block_size, metadata builders and use_v2_model_runner gave (written by
-// tools/conformance/vllm_selection.py --vllm-only --expect-table, then compacted). Each cell is
-// evaluated here the way `mlasim deploy` does: the deployment's scenario, loaded.
+// tools/conformance/vllm_selection.py --vllm-only --expect-table, then compacted; the hybrid MLA
+// families in tests/data/vllm033_selection_hybrid.json). Each cell is evaluated here the way
+// `mlasim deploy` does: the deployment's scenario, loaded.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -28,16 +29,15 @@ std::string read_all(const std::string& path) {
 std::string text(const JsonValue* v) { return v && v->is_string() ? v->string() : std::string("<null>"); }
 int integer(const JsonValue* v) { return v && v->is_number() ? static_cast<int>(v->number()) : -1; }
 
-}  // namespace
-
-TEST_CASE("every cell of vLLM 0.33's own selection table: backend, block sizes, threshold, runner, candidates",
-          "[selection][vllm033]") {
+// Every cell of one table: the deployment's scenario loaded as `mlasim deploy` loads it, its
+// selection against vLLM's; `cells`, `accepted`, `refused`: the table's counts.
+void check_table(const std::string& file, std::size_t cells_expected, int accepted_expected, int refused_expected) {
   const std::string root = MLASIM_SOURCE_DIR;
-  Result<JsonValue> doc = parse_json(read_all(root + "/tests/data/vllm033_selection.json"), "vllm033_selection.json");
+  Result<JsonValue> doc = parse_json(read_all(root + "/tests/data/" + file), file);
   REQUIRE(doc.ok());
   const JsonValue& lists = *doc.value().find("candidate_lists");
   const auto& cells = doc.value().find("cells")->array();
-  REQUIRE(cells.size() == 1152);
+  REQUIRE(cells.size() == cells_expected);
   int accepted = 0, refused = 0;
   for (const JsonValue& c : cells) {
     DeployOptions o;
@@ -78,6 +78,20 @@ TEST_CASE("every cell of vLLM 0.33's own selection table: backend, block sizes, 
       CHECK(sel.candidates[i].reasons == reasons);
     }
   }
-  CHECK(accepted == 984);
-  CHECK(refused == 168);
+  CHECK(accepted == accepted_expected);
+  CHECK(refused == refused_expected);
+}
+
+}  // namespace
+
+TEST_CASE("every cell of vLLM 0.33's own selection table: backend, block sizes, threshold, runner, candidates",
+          "[selection][vllm033]") {
+  check_table("vllm033_selection.json", 1152, 984, 168);
+}
+
+// The hybrid MLA families (tests/data/vllm033_selection_hybrid.json, the same grid over
+// DeepSeek-V4, Kimi-Linear and GLM-5-Next): the block size and the MLA group's kernel block size come
+// from the KV cache plan (config/kv_cache_plan.h); DeepSeek-V4's backend from its attention class.
+TEST_CASE("every cell of vLLM 0.33's own selection table for the hybrid MLA families", "[selection][vllm033]") {
+  check_table("vllm033_selection_hybrid.json", 576, 396, 180);
 }

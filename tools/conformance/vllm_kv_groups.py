@@ -93,6 +93,12 @@ def import_vllm(workdir: Path):
     import vllm_selection as vs
 
     vs.import_vllm(workdir)
+    import_hybrid_models()
+    return vs
+
+
+def import_hybrid_models() -> None:
+    """The families' vLLM modules, their flash-linear-attention imports under the _NoTarget driver."""
     import triton
 
     triton.runtime.driver.set_active(_NoTarget())
@@ -103,7 +109,6 @@ def import_vllm(workdir: Path):
         import vllm.models.kimi_k3.nvidia.model  # noqa: F401
     finally:
         triton.runtime.driver._active = None
-    return vs
 
 
 def standin(cls, **attrs):
