@@ -211,6 +211,36 @@ Result<int> mla_kernel_block_size(const KvModelLayers& m, const std::vector<Plan
   return 0;
 }
 
+// Every layer's spec at the plan's sizes, in registration order, and each one's backend (index into
+// m.backends); the layers without a cache of their own are left out.
+Result<std::vector<NamedKvCacheSpec>> layer_specs(const KvModelLayers& m, const KvCachePlan& plan,
+                                                  const KvCachePlanInputs& in, std::vector<int>& layer_backend) {
+  KvSpecContext ctx;
+  ctx.block_size = plan.block_size;
+  ctx.mamba_block_size = plan.mamba_block_size;
+  ctx.mamba_page_size_padded = plan.mamba_page_size_padded;
+  ctx.mamba_cache_mode = plan.mamba_cache_mode;
+  ctx.num_speculative_tokens = in.num_speculative_tokens;
+  ctx.tensor_parallel_size = in.tensor_parallel_size;
+  std::vector<NamedKvCacheSpec> specs;
+  for (const KvLayer& l : m.layers) {
+    auto spec = kv_layer_spec(m, l, ctx);
+    if (!spec) continue;
+    if (l.kind == KvLayerKind::kKpoolTail && plan.block_size % spec->block_size != 0)  // attention.py ~164
+      return plan_error("Glm5NextTailCache: cache_config.block_size (" + std::to_string(plan.block_size) +
+                        ") must be a multiple of the tail ring (" + std::to_string(spec->block_size) + ")");
+    if (spec->page_size_bytes() == 0)  // get_kv_cache_configs' memory check divides by it (~1554)
+      return plan_error("vLLM 0.33 fails to start: integer division or modulo by zero (a ZeroDivisionError in the KV "
+                        "cache memory check, v1/kv_cache_interface.py ~1383: " + l.name + "'s page holds no state: a "
+                        "block of " + std::to_string(spec->block_size) + " tokens, one state per " +
+                        std::to_string(spec->tokens_per_state) + " tokens)",
+                        "give a --block-size that is a multiple of the largest compress ratio");
+    specs.push_back({l.name, *spec});
+    layer_backend.push_back(l.backend);
+  }
+  return specs;
+}
+
 KvCacheGroup layout_group(const PlannedKvCacheGroup& g) {
   KvCacheGroup out;
   const KvCacheSpec& first = g.layer_specs.front();
@@ -259,31 +289,10 @@ Result<KvCachePlan> plan_kv_cache(const ModelConfig& cfg, const KvCachePlanInput
   } else if (Status st = resolve_block_size(cfg, m, in, plan); !st) {
     return st.error();
   }
-  KvSpecContext ctx;
-  ctx.block_size = plan.block_size;
-  ctx.mamba_block_size = plan.mamba_block_size;
-  ctx.mamba_page_size_padded = plan.mamba_page_size_padded;
-  ctx.mamba_cache_mode = plan.mamba_cache_mode;
-  ctx.num_speculative_tokens = in.num_speculative_tokens;
-  ctx.tensor_parallel_size = in.tensor_parallel_size;
-  std::vector<NamedKvCacheSpec> specs;
   std::vector<int> layer_backend;
-  for (const KvLayer& l : m.layers) {
-    if (l.kind == KvLayerKind::kKpoolTail && plan.block_size % kv_layer_spec(m, l, ctx)->block_size != 0)
-      return plan_error("Glm5NextTailCache: cache_config.block_size (" + std::to_string(plan.block_size) +
-                        ") must be a multiple of the tail ring (" + std::to_string(kv_layer_spec(m, l, ctx)->block_size) + ")");
-    if (auto spec = kv_layer_spec(m, l, ctx)) {
-      specs.push_back({l.name, *spec});
-      layer_backend.push_back(l.backend);
-    }
-  }
-  for (const auto& s : specs)
-    if (s.spec.page_size_bytes() == 0)  // get_kv_cache_configs' memory check divides by it (~1554)
-      return plan_error("vLLM 0.33 fails to start: integer division or modulo by zero (a ZeroDivisionError in the KV "
-                        "cache memory check, v1/kv_cache_interface.py ~1383: " + s.name + "'s page holds no state: a "
-                        "block of " + std::to_string(s.spec.block_size) + " tokens, one state per " +
-                        std::to_string(s.spec.tokens_per_state) + " tokens)",
-                        "give a --block-size that is a multiple of the largest compress ratio");
+  auto collected = layer_specs(m, plan, in, layer_backend);
+  if (!collected) return collected.error();
+  const std::vector<NamedKvCacheSpec>& specs = collected.value();
   auto layout = resolve_layout(m, specs);
   if (!layout) return layout.error();
   plan.tensor_layout = layout.value();

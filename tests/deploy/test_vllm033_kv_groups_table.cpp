@@ -10,9 +10,8 @@
 // plan changed makes some cell differ.
 #include <catch2/catch.hpp>
 
-#include <fstream>
+#include <cstdio>
 #include <map>
-#include <sstream>
 #include <tuple>
 
 #include "base/formats/json_value.h"
@@ -20,20 +19,14 @@
 #include "config/kv_cache_plan.h"
 #include "deploy/deploy_report.h"
 #include "scenario/scenario_loader.h"
+#include "tests/deploy/vllm033_table.h"
 
 using namespace mlasim;
 
 namespace {
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string text(const JsonValue* v) { return v && v->is_string() ? v->string() : std::string("<null>"); }
-long long integer(const JsonValue* v) { return v && v->is_number() ? static_cast<long long>(v->number()) : -1; }
+using test::integer;
+using test::text;
 
 // [spec class, block size, page bytes, tokens per state (null: Mamba), sliding window (null: none)]
 using SpecRow = std::tuple<std::string, long long, long long, long long, long long>;
@@ -94,18 +87,13 @@ void check_plan(const KvCachePlan& p, const JsonValue& c) {
 
 TEST_CASE("every cell of vLLM 0.33's own KV cache group table for the hybrid families", "[kv_groups][vllm033]") {
   const std::string root = MLASIM_SOURCE_DIR;
-  Result<JsonValue> doc = parse_json(read_all(root + "/tests/data/vllm033_kv_groups.json"), "vllm033_kv_groups.json");
+  Result<JsonValue> doc = parse_json(test::read_table(root + "/tests/data/vllm033_kv_groups.json"), "vllm033_kv_groups.json");
   REQUIRE(doc.ok());
   const auto& cells = doc.value().find("cells")->array();
   REQUIRE(cells.size() == 360);
   int accepted = 0, refused = 0;
   for (const JsonValue& c : cells) {
-    DeployOptions o;
-    o.hf_config = root + "/scenarios/hf_configs/" + text(c.find("config"));
-    o.gpu = text(c.find("gpu"));
-    o.kv_cache_dtype = text(c.find("kv"));
-    o.tensor_parallel_size = static_cast<int>(integer(c.find("tp")));
-    if (integer(c.find("block")) > 0) o.block_size = static_cast<int>(integer(c.find("block")));
+    const DeployOptions o = test::deploy_options(c, root, "block");
     INFO(text(c.find("config")) << " " << o.gpu << " kv=" << o.kv_cache_dtype << " tp=" << o.tensor_parallel_size
                                 << " bs=" << (o.block_size ? std::to_string(*o.block_size) : "auto"));
     Result<Scenario> s = load_scenario_text(deployment_scenario_yaml(o, o.hf_config), root + "/scenarios/hf_configs/d.yaml");

@@ -8,44 +8,30 @@
 // `mlasim deploy` does: the deployment's scenario, loaded.
 #include <catch2/catch.hpp>
 
-#include <fstream>
-#include <sstream>
-
 #include "scenario/scenario_loader.h"
 #include "deploy/deploy_report.h"
 #include "base/formats/json_value.h"
+#include "tests/deploy/vllm033_table.h"
 
 using namespace mlasim;
 
 namespace {
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string text(const JsonValue* v) { return v && v->is_string() ? v->string() : std::string("<null>"); }
-int integer(const JsonValue* v) { return v && v->is_number() ? static_cast<int>(v->number()) : -1; }
+using test::text;
+int integer(const JsonValue* v) { return static_cast<int>(test::integer(v)); }
 
 // Every cell of one table: the deployment's scenario loaded as `mlasim deploy` loads it, its
 // selection against vLLM's; `cells`, `accepted`, `refused`: the table's counts.
 void check_table(const std::string& file, std::size_t cells_expected, int accepted_expected, int refused_expected) {
   const std::string root = MLASIM_SOURCE_DIR;
-  Result<JsonValue> doc = parse_json(read_all(root + "/tests/data/" + file), file);
+  Result<JsonValue> doc = parse_json(test::read_table(root + "/tests/data/" + file), file);
   REQUIRE(doc.ok());
   const JsonValue& lists = *doc.value().find("candidate_lists");
   const auto& cells = doc.value().find("cells")->array();
   REQUIRE(cells.size() == cells_expected);
   int accepted = 0, refused = 0;
   for (const JsonValue& c : cells) {
-    DeployOptions o;
-    o.hf_config = root + "/scenarios/hf_configs/" + text(c.find("config"));
-    o.gpu = text(c.find("gpu"));
-    o.kv_cache_dtype = text(c.find("kv"));
-    o.tensor_parallel_size = integer(c.find("tp"));
-    if (integer(c.find("block_size_arg")) > 0) o.block_size = integer(c.find("block_size_arg"));
+    DeployOptions o = test::deploy_options(c, root, "block_size_arg");
     o.num_speculative_tokens = integer(c.find("k"));
     const std::string cell = text(c.find("config")) + " " + o.gpu + " kv=" + o.kv_cache_dtype + " tp=" +
                              std::to_string(o.tensor_parallel_size) + " bs=" +
