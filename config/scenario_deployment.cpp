@@ -16,7 +16,7 @@ std::string plan_hybrid_kv_cache(Scenario& s) {
   if (s.model.attention_layers.empty()) return "";
   if (gpu_info(d.gpu).vendor != GpuVendor::kNvidia)
     return "mlasim plans " + s.model.architecture + "'s KV cache groups on NVIDIA GPUs only (vLLM 0.33 builds "
-           "other layer classes on ROCm: vllm/models/*/amd)";
+           "other layer classes on ROCm: vllm/models/*/amd); choose an NVIDIA engine.gpu";
   auto plan = plan_kv_cache(s.model, kv_cache_plan_inputs(s));
   if (!plan) return plan.error().message;
   s.scheduler.block_size = d.selection.block_size = plan.value().block_size;

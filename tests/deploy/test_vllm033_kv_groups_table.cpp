@@ -117,3 +117,14 @@ TEST_CASE("every cell of vLLM 0.33's own KV cache group table for the hybrid fam
   CHECK(accepted == 268);
   CHECK(refused == 92);
 }
+
+TEST_CASE("A hybrid family on an AMD GPU is mlasim's limit, not vLLM's refusal", "[kv_groups]") {
+  const std::string root = MLASIM_SOURCE_DIR;
+  DeployOptions o;
+  o.hf_config = root + "/scenarios/hf_configs/kimi-linear.json";
+  o.gpu = "mi300x";
+  Result<Scenario> s = load_scenario_text(deployment_scenario_yaml(o, o.hf_config), root + "/scenarios/hf_configs/d.yaml");
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().key_path == "engine.gpu");
+  CHECK(s.error().message.rfind("mlasim plans KimiLinearForCausalLM's KV cache groups on NVIDIA GPUs only", 0) == 0);
+}
