@@ -40,6 +40,8 @@ BuilderClass sparse_builder_class(K kind, const BackendQuery& q) {
       return {by_heads(h, {{16, 128}, {32, 128}, {64, 256}, {128, 256}}, 256), S::kVarlen,
               "flashattn_mla_sparse.py ~124-143"};
     case K::kRocmAiterMlaSparse: return {1, S::kVarlen, "rocm_aiter_mla_sparse.py ~438-457"};
+    case K::kFlashMlaSparseDsv4:  // DeepseekV4SparseMLAMetadataBuilder: 1, speculation as decode
+    case K::kFlashInferMlaSparseDsv4: return {1, S::kVarlen, "models/deepseek_v4/sparse_mla.py ~130-138"};
     default:  // FLASHINFER_MLA_SPARSE{,_SM90,_SM120}, FLASH_ATTN_MLA_SPARSE_FA4
       return {by_heads(h, {{8, 128}, {16, 128}, {32, 128}, {64, 256}, {128, 1024}}, 1024), S::kVarlen,
               "flashinfer_mla_sparse.py ~248-276"};

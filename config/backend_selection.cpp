@@ -187,6 +187,29 @@ void choose_model_runner(const SelectionRequest& request, BackendSelection& sel)
 
 }  // namespace
 
+BackendSelection select_deepseek_v4_backend(const SelectionRequest& request) {
+  BackendSelection sel;
+  sel.chosen_by_model = true;
+  const BackendQuery& q = request.query;
+  const std::optional<K> named = request.backend;
+  if (named == K::kFlashInferMlaSparse || named == K::kFlashInferMlaSparseSm120) {
+    sel.error = std::string(vllm_backend_name(*named)) +
+                " is not a DeepSeek V4 attention backend. Use FLASHINFER_MLA_SPARSE_DSV4 for DeepSeek V4 FlashInfer "
+                "sparse MLA.";
+    return sel;
+  }
+  sel.explicit_backend = named.has_value();
+  const bool flashinfer = named == K::kFlashInferMlaSparseDsv4 || (named != K::kFlashMlaSparse &&
+                                                                  named != K::kFlashMlaSparseDsv4 && q.major == 12);
+  sel.backend = flashinfer ? K::kFlashInferMlaSparseDsv4 : K::kFlashMlaSparseDsv4;
+  sel.card = backend_card(request.profile, sel.backend, q);
+  sel.block_size_auto = !q.block_size.has_value();
+  sel.block_size = q.block_size.value_or(256);
+  sel.kernel_block_size = 256;  // the backend's one kernel block size
+  choose_model_runner(request, sel);
+  return sel;
+}
+
 BackendSelection select_backend(const SelectionRequest& request) {
   BackendSelection sel;
   const BackendQuery& q = request.query;

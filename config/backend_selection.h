@@ -31,6 +31,9 @@ struct BackendSelection {
   std::string model_runner_reason;
   std::vector<std::string> warnings;  // vLLM's warnings, e.g. a --block-size that precluded a backend
   std::string error;                  // non-empty: vLLM refuses the configuration (this text)
+  // The model's attention class names its backend itself, without the selector (DeepSeek-V4,
+  // vllm/models/deepseek_v4/nvidia/model.py ~537): `candidates` stays empty.
+  bool chosen_by_model = false;
 };
 
 struct SelectionRequest {
@@ -45,6 +48,12 @@ struct SelectionRequest {
 std::vector<AttentionBackendKind> backend_priorities(const BackendQuery& q);
 
 BackendSelection select_backend(const SelectionRequest& request);
+
+// DeepSeek-V4's attention class (_select_dsv4_attn_cls, vllm/models/deepseek_v4/nvidia/model.py
+// ~537-568): FLASHINFER_MLA_SPARSE_DSV4 on SM12x or when named, else FLASHMLA_SPARSE_DSV4; vLLM's
+// other FlashInfer sparse backends named are refused. The block size is the KV planning's
+// (config/kv_cache_plan.h); this sets the one the backend's kernels take.
+BackendSelection select_deepseek_v4_backend(const SelectionRequest& request);
 
 // The DeepseekV32 indexer's kernel block sizes (v1/attention/backends/mla/indexer.py ~285):
 // the sparse model's second attention backend, which the block size must also suit.

@@ -16,6 +16,9 @@ enum class AttentionBackendKind {
   kTokenspeedMla, kRocmAiterTritonMla,
   kFlashMlaSparse, kFlashInferMlaSparse, kFlashInferMlaSparseSm90, kFlashInferMlaSparseSm120,
   kFlashAttnMlaSparse, kFlashAttnMlaSparseFa4, kRocmAiterMlaSparse,
+  // DeepSeek-V4's own sparse MLA backends, which its attention class names
+  // (vllm/models/deepseek_v4/sparse_mla.py ~292, nvidia/flashinfer_sparse.py ~104).
+  kFlashMlaSparseDsv4, kFlashInferMlaSparseDsv4,
 };
 enum class QueryLenSupport { kSingle, kUniform, kVarlen };
 // vLLM's model runner (VLLM_USE_V2_MODEL_RUNNER): V1 keeps a persistent batch and reorders it

@@ -16,6 +16,9 @@ enum class KvCacheSpecKind {
   kMlaAttention,      // MLAAttentionSpec: FullAttentionManager (tokens_per_state > 1: compressed, V4)
   kSlidingWindowMla,  // SlidingWindowMLASpec: SlidingWindowManager
   kMamba,             // MambaSpec (linear attention state, KDA): MambaManager
+  // CircularBufferSpec: one ring block per request (GLM-5-Next's kpool indexer tail,
+  // models/glm5next/common/attention.py ~170), CircularBufferManager.
+  kCircularBuffer,
 };
 
 struct KvCacheGroup {
@@ -29,6 +32,18 @@ struct KvCacheGroup {
   std::string mamba_cache_mode;          // MambaSpec.mamba_cache_mode ("none", "align", "all")
   int num_speculative_blocks = 0;        // MambaSpec.num_speculative_blocks
   bool is_eagle_group = false;           // KVCacheGroupSpec.is_eagle_group
+  // A group whose layers' specs differ (KVCacheGroupSpec.kv_cache_spec is a
+  // UniformTypeKVCacheSpecs, kv_cache_interface.py ~1310: DeepSeek-V4's compressed layers at ratios 4
+  // and 128, a sparse model's MLA and indexer caches). The fields above are then its first layer's;
+  // these give every layer's, parallel to layer_names.
+  bool uniform_type = false;
+  std::vector<long long> layer_page_size_bytes;
+  std::vector<int> layer_tokens_per_state;  // -1 for Mamba layers (MambaSpec.tokens_per_state)
+  // KVCacheGroupSpec.kv_cache_spec.page_size_bytes: a UniformTypeKVCacheSpecs sums its layers' (~1372).
+  long long group_page_size_bytes = 0;
+  // kv_cache_spec.prefix_cacheable (~241): false for CircularBufferSpec rings and bounded-replay
+  // windows, whose groups resolve_kv_cache_block_sizes leaves out of the hash block size.
+  bool prefix_cacheable = true;
 };
 
 struct KvCacheLayout {

@@ -58,6 +58,11 @@ const std::vector<BackendClass>& classes() {
        {D::kAuto, D::kBfloat16}, {576}, {10}, true},
       {K::kRocmAiterMlaSparse, "ROCM_AITER_MLA_SPARSE", "rocm_aiter_mla_sparse.py ~350-410", kHalfAndBf16, kKvFive,
        {}, {}, true},
+      // DeepSeek-V4's own (vllm/models/deepseek_v4/sparse_mla.py ~42-120, ~292; nvidia/flashinfer_sparse.py ~104-181).
+      {K::kFlashMlaSparseDsv4, "FLASHMLA_SPARSE_DSV4", "models/deepseek_v4/sparse_mla.py ~42-120, ~292", kBf16Only,
+       {D::kAuto, D::kFp8DsMla, D::kFp8}, {512}, {9, 10}, true},
+      {K::kFlashInferMlaSparseDsv4, "FLASHINFER_MLA_SPARSE_DSV4", "models/deepseek_v4/nvidia/flashinfer_sparse.py ~104-181",
+       kBf16Only, {D::kAuto, D::kBfloat16, D::kFp8, D::kFp8E4m3, D::kFp8DsMla}, {512}, {10, 12}, true},
   };
   return table;
 }
@@ -124,6 +129,22 @@ std::optional<std::string> flashinfer_sparse_sm120_combination(const BackendQuer
   return std::nullopt;
 }
 
+// DeepseekV4FlashInferMLASparseBackend.supports_combination (deepseek_v4/nvidia/flashinfer_sparse.py ~144-177);
+// FlashInfer's SM120 sparse MLA decode API taken as present.
+std::optional<std::string> flashinfer_sparse_dsv4_combination(const BackendQuery& q) {
+  const D d = q.kv_cache_dtype;
+  if (q.major == 10) {
+    if (d == D::kFp8DsMla) return std::string("FLASHINFER_MLA_SPARSE_DSV4 SM10x uses the plain per-tensor FP8 KV layout, not fp8_ds_mla");
+    if (d != D::kAuto && d != D::kBfloat16 && d != D::kFp8 && d != D::kFp8E4m3) return std::string("kv_cache_dtype not supported");
+    return std::nullopt;
+  }
+  if (q.major == 12) {
+    if (d != D::kFp8 && d != D::kFp8E4m3 && d != D::kFp8DsMla) return std::string("kv_cache_dtype not supported");
+    return std::nullopt;
+  }
+  return std::string("FLASHINFER_MLA_SPARSE_DSV4 requires SM10x or SM12x");
+}
+
 // FlashAttnMLASparseFA4Backend.supports_combination (flashattn_mla_sparse.py ~304-342).
 std::optional<std::string> fa4_sparse_combination(const BackendQuery& q) {
   if (!q.index_topk || *q.index_topk % 128 != 0)
@@ -172,6 +193,7 @@ std::optional<std::string> supports_combination(K kind, const BackendQuery& q) {
         return std::string("FLASHINFER_MLA_SPARSE_SM90 requires qk_rope_head_dim in (0, 64)");
       return std::nullopt;
     case K::kFlashInferMlaSparseSm120: return flashinfer_sparse_sm120_combination(q);
+    case K::kFlashInferMlaSparseDsv4: return flashinfer_sparse_dsv4_combination(q);
     case K::kFlashAttnMlaSparse:  // flashattn_mla_sparse.py ~86-117
       if (q.kv_cache_dtype != D::kAuto && q.kv_cache_dtype != D::kFloat16 && q.kv_cache_dtype != D::kBfloat16)
         return std::string("FlashAttention MLA Sparse currently supports only FP16/BF16 KV cache");
@@ -217,6 +239,8 @@ std::vector<KernelBlockSize> supported_kernel_block_sizes(AttentionBackendKind k
     case K::kFlashAttnMlaSparse: return {{64, true}};     // flashattn_mla_sparse.py ~50
     case K::kFlashAttnMlaSparseFa4: return {{64, true}};  // flashattn_mla_sparse.py ~283
     case K::kRocmAiterMlaSparse: return {{1, false}, {16, true}};  // rocm_aiter_mla_sparse.py ~361
+    case K::kFlashMlaSparseDsv4:                                   // deepseek_v4/sparse_mla.py ~60
+    case K::kFlashInferMlaSparseDsv4: return {{256, false}};       // nvidia/flashinfer_sparse.py ~120
   }
   return {};
 }

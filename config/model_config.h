@@ -11,6 +11,33 @@ namespace mlasim {
 
 enum class ModelDtype { kFp32, kBf16 };
 
+// The kind of one decoder layer's attention in a hybrid MLA family, as vLLM 0.33 builds it.
+enum class AttentionLayerKind {
+  kMla,            // MLAAttention (with the DSA indexer's caches when index_topk is set)
+  kSlidingWindow,  // DeepSeek-V4 layer with compress ratio 0: its sliding-window cache only
+  kCompressed,     // DeepSeek-V4 layer with compress ratio 4 (CSA, + indexer) or 128 (HCA)
+  kLinear,         // linear attention (KDA): Mamba-style state, no KV per token
+};
+
+struct AttentionLayerPlan {
+  AttentionLayerKind kind = AttentionLayerKind::kMla;
+  int compress_ratio = 1;  // DeepSeek-V4: max(1, compress_rates[layer_type]) (deepseek_v4/attention.py ~240)
+};
+
+// What a hybrid family's config adds to the MLA dimensions (0 / nullopt: not in the family).
+struct HybridAttentionDims {
+  int head_dim = 0;                    // DeepSeek-V4 head_dim (the MLA head size, 512)
+  int sliding_window = 0;              // DeepSeek-V4 sliding_window
+  int index_head_dim = 0;              // the indexer's head dim (V4 / GLM-5-Next)
+  int index_n_heads = 0;
+  std::optional<int> index_kpool;      // GLM-5-Next: one indexer state per index_kpool tokens
+  int linear_num_heads = 0;            // KDA heads, head dim and conv kernel
+  int linear_head_dim = 0;
+  int linear_conv_kernel_dim = 0;
+  std::optional<double> linear_lower_bound;  // GLM-5-Next's KDA gate bound (FlashKDA needs one)
+  int num_nextn_predict_layers = 0;    // MTP layers in the checkpoint
+};
+
 struct ModelConfig {
   std::string preset;                 // tiny | v2-lite-attn | v3-attn
   int vocab_size = 0;
@@ -60,6 +87,11 @@ struct ModelConfig {
   bool mla_lora_scaling = false;
   int num_nextn_predict_layers = 0;   // the config's MTP layers (the MTP drafter's n_predict, config/speculative.py)
   double hf_derived_max_model_len = 0;  // vLLM's max_model_len derived from the config; 0 without one
+  // The hybrid families' layers (DeepseekV4ForCausalLM, KimiLinearForCausalLM,
+  // Glm5NextForCausalLM), one entry per config layer: what kinds of KV cache vLLM 0.33 gives each
+  // (config/kv_cache_plan.h). Empty: every layer plain MLA (one KV cache group).
+  std::vector<AttentionLayerPlan> attention_layers;
+  HybridAttentionDims hybrid;
   // What reading the config.json noticed and let through (a key written twice: the last value
   // read, as vLLM's json.loads does), one "FILE:LINE:COL: KEY: ..." line each, for a note on stderr.
   std::vector<std::string> hf_config_notes;

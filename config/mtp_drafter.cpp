@@ -10,11 +10,14 @@ std::optional<MtpDrafter> mtp_drafter(const std::string& model_type, const std::
     return MtpDrafter{"deepseek_mtp", "DeepSeekMTPModel"};
   if (model_type == "deepseek_v32" || model_type == "glm_moe_dsa")
     return MtpDrafter{"deepseek_mtp", "DeepseekV32MTPModel"};  // use_v32_mtp
+  // DeepSeek-V4 (speculative.py ~765-776): deepseek_mtp with DeepSeekV4MTPModel.
+  if (model_type == "deepseek_v4") return MtpDrafter{"deepseek_mtp", "DeepSeekV4MTPModel"};
   if (model_type == "pangu_ultra_moe" || model_type == "pangu_ultra_moe_mtp")
     return MtpDrafter{"pangu_ultra_moe_mtp", "OpenPanguMTPModel"};
   if (architecture == "Glm4MoeLiteForCausalLM") return MtpDrafter{"glm4_moe_lite_mtp", "Glm4MoeLiteMTPModel"};
   if (model_type == "longcat_flash") return MtpDrafter{"longcat_flash_mtp", "LongCatFlashMTPModel"};
   if (model_type == "hy_v4") return MtpDrafter{"hy_v4_mtp", "HYV4MTPModel"};
+  if (model_type == "glm5_next") return MtpDrafter{"glm5_next_mtp", "Glm5NextMTPModel"};  // ~1146-1158
   return std::nullopt;
 }
 

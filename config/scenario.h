@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/backend_selection.h"
+#include "config/kv_cache_layout.h"
 #include "config/deployment.h"
 #include "config/engine_enums.h"
 #include "config/model_config.h"
@@ -148,6 +149,9 @@ struct DeploymentConfig {
   bool selection_applies = false;  // the profile is vLLM 0.33's (vllm-0.33, strict)
   bool validated = false;          // an explicit backend was checked against the deployment
   BackendSelection selection;
+  // The hybrid families' KV cache groups as vLLM 0.33 lays them out (config/kv_cache_plan.h);
+  // empty for a plain MLA model (one group of scheduler.block_size).
+  KvCacheLayout kv_cache_layout;
 };
 
 struct ParallelConfig {

@@ -1,12 +1,30 @@
 // Scenario → vLLM 0.33.0's backend, block size and runner.
 #include "config/scenario_deployment.h"
 
+#include "config/kv_cache_plan.h"
 #include "config/mtp_drafter.h"
 
 namespace mlasim {
 namespace {
 
 bool is_vllm033(EngineProfile p) { return p == EngineProfile::kVllm033 || p == EngineProfile::kStrict; }
+
+// The hybrid families' KV cache groups, and the block size they settle on
+// (config/kv_cache_plan.h). "" or vLLM's refusal.
+std::string plan_hybrid_kv_cache(Scenario& s) {
+  DeploymentConfig& d = s.deployment;
+  d.kv_cache_layout = {};
+  if (s.model.attention_layers.empty()) return "";
+  if (gpu_info(d.gpu).vendor != GpuVendor::kNvidia)
+    return "mlasim plans " + s.model.architecture + "'s KV cache groups on NVIDIA GPUs only (vLLM 0.33 builds "
+           "other layer classes on ROCm: vllm/models/*/amd); choose an NVIDIA engine.gpu";
+  auto plan = plan_kv_cache(s.model, kv_cache_plan_inputs(s));
+  if (!plan) return plan.error().message;
+  s.scheduler.block_size = d.selection.block_size = plan.value().block_size;
+  d.selection.kernel_block_size = plan.value().mla_kernel_block_size;
+  d.kv_cache_layout = plan.value().layout;
+  return "";
+}
 
 }  // namespace
 
@@ -50,6 +68,13 @@ std::string resolve_deployment(Scenario& s) {
     d.kv_cache_dtype_note = "DeepseekV32ForCausalLM.verify_and_update_config: bfloat16 → auto (models/config.py ~84-86)";
   }
   const GpuInfo& gpu = gpu_info(d.gpu);
+  // Glm5NextModelConfig.verify_and_update_config (models/config.py ~119-143): auto -> fp8 on SM10x
+  // for the sparse (index_topk) checkpoints.
+  if (s.model.architecture == "Glm5NextForCausalLM" && d.effective_kv_cache_dtype == KvCacheDtype::kAuto &&
+      gpu.vendor == GpuVendor::kNvidia && gpu.major == 10 && s.model.index_topk) {
+    d.effective_kv_cache_dtype = KvCacheDtype::kFp8;
+    d.kv_cache_dtype_note = "Glm5NextModelConfig.verify_and_update_config: auto → fp8 on SM10x (models/config.py ~119-143)";
+  }
   if (s.model.architecture == "GlmMoeDsaForCausalLM" && d.effective_kv_cache_dtype == KvCacheDtype::kAuto &&
       gpu.vendor == GpuVendor::kNvidia && gpu.major == 10) {
     d.effective_kv_cache_dtype = KvCacheDtype::kFp8E4m3;
@@ -77,12 +102,12 @@ std::string resolve_deployment(Scenario& s) {
   // (engine.gpu or model.hf_config); without, it is a routing what-if, as before.
   d.validated = !req.backend || d.gpu_given || !s.model.hf_config.empty();
   req.validate_explicit = d.validated;
-  d.selection = select_backend(req);
+  d.selection = s.model.architecture == "DeepseekV4ForCausalLM" ? select_deepseek_v4_backend(req) : select_backend(req);
   if (!d.selection.error.empty()) return d.selection.error;
   s.engine.attention_backend = d.selection.backend;
   s.scheduler.block_size = d.selection.block_size;
   s.engine.model_runner = d.selection.model_runner;
-  return "";
+  return plan_hybrid_kv_cache(s);
 }
 
 namespace {
@@ -169,10 +194,15 @@ std::string explain_deployment(const Scenario& s) {
          " predates vLLM 0.33's selection: the backend named, else FLASH_ATTN_MLA; block size 16 unless set; runner v1)");
     return out;
   }
-  line(sel.explicit_backend ? "candidates: the backend named in engine.attention_backend" +
-                                  std::string(d.validated ? ", checked as vLLM checks --attention-backend"
-                                                          : " (not checked: the scenario names no engine.gpu)")
-                            : "candidates (vLLM 0.33 _get_backend_priorities, cuda.py ~84-155, in priority order):");
+  if (sel.chosen_by_model)
+    line("candidates: none: DeepSeek-V4's attention class names its backend (_select_dsv4_attn_cls, "
+         "models/deepseek_v4/nvidia/model.py ~537-568: FLASHINFER_MLA_SPARSE_DSV4 on SM12x or when named, else "
+         "FLASHMLA_SPARSE_DSV4); vLLM's selector is not asked");
+  else
+    line(sel.explicit_backend ? "candidates: the backend named in engine.attention_backend" +
+                                    std::string(d.validated ? ", checked as vLLM checks --attention-backend"
+                                                            : " (not checked: the scenario names no engine.gpu)")
+                              : "candidates (vLLM 0.33 _get_backend_priorities, cuda.py ~84-155, in priority order):");
   for (const auto& c : sel.candidates) {
     std::string reasons;
     for (const auto& r : c.reasons) reasons += (reasons.empty() ? "" : "; ") + r;

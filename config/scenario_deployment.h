@@ -15,7 +15,8 @@ BackendQuery backend_query(const Scenario& s);
 
 // Resolves s.deployment and the engine/scheduler fields it decides. Profiles before vLLM 0.33
 // keep their historical defaults (flashattn-mla, block 16, runner v1). Returns "" or vLLM's
-// refusal (the scenario is then invalid: exit 2).
+// refusal (the scenario is then invalid: exit 2), or, starting "mlasim ", a deployment mlasim does
+// not model (a hybrid family on an AMD GPU).
 std::string resolve_deployment(Scenario& s);
 
 // The chain as text, one link a line: model → MLA/sparse → candidates → backend → block size →

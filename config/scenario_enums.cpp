@@ -33,7 +33,7 @@ constexpr std::array<std::pair<EngineProfile, const char*>, 7> kProfiles{{
     {EngineProfile::kVllm033, "vllm-0.33"},
     {EngineProfile::kStrict, "strict"},
     {EngineProfile::kSglang, "sglang"}}};
-constexpr std::array<std::pair<AttentionBackendKind, const char*>, 15> kBackends{{
+constexpr std::array<std::pair<AttentionBackendKind, const char*>, 17> kBackends{{
     {AttentionBackendKind::kFlashMla, "flashmla"},
     {AttentionBackendKind::kFlashAttnMla, "flashattn-mla"},
     {AttentionBackendKind::kFlashInferMla, "flashinfer-mla"},
@@ -48,7 +48,9 @@ constexpr std::array<std::pair<AttentionBackendKind, const char*>, 15> kBackends
     {AttentionBackendKind::kFlashInferMlaSparseSm120, "flashinfer-mla-sparse-sm120"},
     {AttentionBackendKind::kFlashAttnMlaSparse, "flashattn-mla-sparse"},
     {AttentionBackendKind::kFlashAttnMlaSparseFa4, "flashattn-mla-sparse-fa4"},
-    {AttentionBackendKind::kRocmAiterMlaSparse, "rocm-aiter-mla-sparse"}}};
+    {AttentionBackendKind::kRocmAiterMlaSparse, "rocm-aiter-mla-sparse"},
+    {AttentionBackendKind::kFlashMlaSparseDsv4, "flashmla-sparse-dsv4"},
+    {AttentionBackendKind::kFlashInferMlaSparseDsv4, "flashinfer-mla-sparse-dsv4"}}};
 constexpr std::array<std::pair<QueryLenSupport, const char*>, 3> kSupports{{
     {QueryLenSupport::kSingle, "single"}, {QueryLenSupport::kUniform, "uniform"}, {QueryLenSupport::kVarlen, "varlen"}}};
 constexpr std::array<std::pair<ModelRunner, const char*>, 2> kRunners{{

@@ -15,6 +15,7 @@
 #include "scenario/yaml_document.h"
 #include "base/formats/json_writer.h"
 #include "engine/replay.h"
+#include "deploy/kv_cache_report.h"
 
 namespace mlasim {
 namespace {
@@ -190,6 +191,7 @@ std::string probe_expectations_yaml(const DeployReport& r) {
 std::string deploy_report_text(const DeployReport& r) {
   std::string out = explain_deployment(r.scenario);
   out += fmt::format("max_model_len: {} ({})\n", r.scenario.scheduler.max_model_len, r.max_model_len_source);
+  out += kv_cache_groups_text(r.scenario);
   out += "probes (a dry replay of the deployment's scenario; the step's totals as vLLM logs them):\n";
   for (const ProbeResult& p : r.probes) {
     out += fmt::format("  {:<36} step {}: q={} nct={} → {} path ({}){}  num_mqa={} num_mha={}\n", p.name, p.step, p.q,
@@ -255,6 +257,7 @@ std::string deploy_report_json(const DeployReport& r) {
   for (const void* member : {&s.scheduler.num_speculative_tokens, &s.scheduler.max_model_len})
     w.key(key_of(s, member).name).value(*static_cast<const int*>(member));
   write_selection_json(w, s, d.selection);
+  write_kv_cache_groups_json(w, s);
   w.key("probes").begin_array();
   for (const ProbeResult& p : r.probes) {
     w.begin_object();

@@ -10,6 +10,7 @@
 
 #include "base/file_read.h"
 #include "base/json_document.h"
+#include "scenario/hf_config_hybrid.h"
 #include "scenario/hf_text_model.h"
 #include "scenario/json_field_reader.h"
 
@@ -194,7 +195,7 @@ std::string read_architecture(const Reader& r, const JsonNode& root) {
   r.expect_list(*archs, "architectures");
   for (std::size_t i = 0; i < archs->items.size(); ++i) r.read_string(archs->items[i], json_index_key("architectures", i));
   const std::string arch = archs->items[0].text;
-  if (contains(hf_mla_architectures(), arch)) return arch;
+  if (contains(hf_mla_architectures(), arch) || is_hybrid_architecture(arch)) return arch;
   const std::string model_type = hf_config_model_type(r, root, arch);
   if (const HfFamily* f = find_hf_family(model_type); f && f->kind != HfFamilyKind::kOneGroup) {
     const JsonNode* at = present(root, "model_type");
@@ -211,7 +212,7 @@ std::string read_architecture(const Reader& r, const JsonNode& root) {
 
 // The text model's dimensions and RoPE (its family's key names; class defaults where the config
 // leaves a key out).
-void read_dims(const Reader& r, const HfTextModel& text, ModelConfig& out) {
+void read_dims(const Reader& r, const HfTextModel& text, ModelConfig& out, std::vector<std::string>& notes) {
   const JsonNode& n = *text.node;
   auto need_int = [&](const char* key, int& field, int min, long long max) {
     const JsonNode* v = n.find(key);
@@ -225,12 +226,19 @@ void read_dims(const Reader& r, const HfTextModel& text, ModelConfig& out) {
   need_int("hidden_size", out.hidden_size, 1, 1LL << 16);
   read_layer_shape(r, text, out);
   need_int("num_attention_heads", out.num_attention_heads, 1, 1LL << 10);
-  need_int("kv_lora_rank", out.kv_lora_rank, 1, 1LL << 16);
-  need_int("qk_nope_head_dim", out.qk_nope_head_dim, 1, 1LL << 12);
-  need_int("qk_rope_head_dim", out.qk_rope_head_dim, 2, 1LL << 12);
-  need_int("v_head_dim", out.v_head_dim, 1, 1LL << 12);
-  out.q_lora_rank = 0;  // null (DeepSeek-V2-Lite): q_proj, no q compression
-  opt_int("q_lora_rank", out.q_lora_rank, 0, 1LL << 16);
+  out.attention_layers.clear();
+  out.hybrid = {};
+  if (is_hybrid_architecture(out.architecture)) {
+    out.rope_scaling_factor = 1.0;  // plain RoPE unless the config names YaRN (read_rope)
+    read_hybrid_attention(r, n, out.architecture, out, notes);
+  } else {
+    need_int("kv_lora_rank", out.kv_lora_rank, 1, 1LL << 16);
+    need_int("qk_nope_head_dim", out.qk_nope_head_dim, 1, 1LL << 12);
+    need_int("qk_rope_head_dim", out.qk_rope_head_dim, 2, 1LL << 12);
+    need_int("v_head_dim", out.v_head_dim, 1, 1LL << 12);
+    out.q_lora_rank = 0;  // null (DeepSeek-V2-Lite): q_proj, no q compression
+    opt_int("q_lora_rank", out.q_lora_rank, 0, 1LL << 16);
+  }
   out.max_position_embeddings = text.family->max_position_embeddings;
   opt_int("max_position_embeddings", out.max_position_embeddings, 2, 1LL << 24);
   if (const JsonNode* v = present(n, "rms_norm_eps")) out.rms_norm_eps = r.read_double(*v, text.prefix + "rms_norm_eps", 0.0);
@@ -281,7 +289,7 @@ void read_index_topk(const Reader& r, const JsonNode& arch_at, const HfTextModel
            "restore index_topk, or declare the dense architecture DeepseekV3ForCausalLM");
 }
 
-HfDerivedMaxLen read_config(const Reader& r, const JsonNode& root, ModelConfig& out) {
+HfDerivedMaxLen read_config(const Reader& r, const JsonNode& root, ModelConfig& out, std::vector<std::string>& notes) {
   if (!root.is_object())
     r.fail(root, "", "a config.json holds one JSON object, got " + json_kind_name(root), "is this a Hugging Face config.json?");
   out.architecture = read_architecture(r, root);
@@ -290,7 +298,7 @@ HfDerivedMaxLen read_config(const Reader& r, const JsonNode& root, ModelConfig& 
   require_readable_family(r, model_type ? *model_type : root, "model_type", out.model_type);
   const HfTextModel text = find_text_model(r, root, out.model_type);
   out.text_model_type = text.model_type;
-  read_dims(r, text, out);
+  read_dims(r, text, out, notes);
   const Rope rope = read_rope(r, *text.node, text.prefix, out);
   const HfDerivedMaxLen max_len = derive_max_len(r, text, rope);
   const JsonNode* eos = read_eos(r, text, out);
@@ -337,7 +345,7 @@ Status read_hf_config(const std::string& path, ModelConfig& out, HfConfigInfo* i
   const Reader reader(path);
   HfDerivedMaxLen max_len;
   try {
-    max_len = read_config(reader, doc.value().root, out);
+    max_len = read_config(reader, doc.value().root, out, notes);
   } catch (const LoadError& e) {
     Error error = e.error;
     // A refused value that is the second of a key written twice: say which one was read.

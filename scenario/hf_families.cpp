@@ -17,6 +17,15 @@ HfFamily read(std::string_view type, std::string_view config_class, int max_posi
   return f;
 }
 
+// A family whose layers give vLLM several KV cache groups, read by scenario/hf_config_hybrid.h.
+HfFamily several_groups(std::string_view type, std::string_view config_class, int max_position_embeddings,
+                        std::string_view why) {
+  HfFamily f = read(type, config_class, max_position_embeddings);
+  f.kind = K::kSeveralGroups;
+  f.why = why;
+  return f;
+}
+
 HfFamily not_read(std::string_view type, HfFamilyKind kind, std::string_view config_class, std::string_view why) {
   HfFamily f;
   f.model_type = type;
@@ -34,7 +43,7 @@ const std::vector<HfFamily> kFamilies{
     read("deepseek_v2", "transformers DeepseekV2Config", 2048),
     read("deepseek_v3", "transformers DeepseekV3Config", 4096),
     read("deepseek_v32", "transformers DeepseekV3Config (vLLM's _CONFIG_REGISTRY)", 4096),
-    not_read("deepseek_v4", K::kHybrid, "transformers DeepseekV4Config",
+    several_groups("deepseek_v4", "transformers DeepseekV4Config", 1048576,
              "compressed MLA (tokens_per_state > 1) beside sliding-window MLA layers"),
     not_read("deepseek_v41", K::kHybrid, "vLLM DeepseekV41Config",
              "DeepSeek-V4's compressed and sliding-window MLA layers (models/deepseek_v4)"),
@@ -43,13 +52,13 @@ const std::vector<HfFamily> kFamilies{
              "the MTP drafter vLLM makes of a deepseek_v3, deepseek_v32 or glm_moe_dsa target"),
     not_read("k3_dspark", K::kDrafter, "vLLM K3DSparkConfig",
              "the DSpark drafter of Kimi-K3, whose own layers are linear-attention hybrids"),
-    not_read("glm5_next", K::kHybrid, "transformers Glm5NextConfig", "GLM-5-Next's mixed attention layers"),
+    several_groups("glm5_next", "transformers Glm5NextConfig", 1048576, "GLM-5-Next's mixed attention layers"),
     not_read("glm5_next_text", K::kHybrid, "transformers Glm5NextTextConfig", "GLM-5-Next's mixed attention layers"),
     read("glm_moe_dsa", "transformers GlmMoeDsaConfig", 202752, 2048),
     read("glm4_moe_lite", "transformers Glm4MoeLiteConfig", 202752),
     not_read("glm4_moe_lite_mtp", K::kDrafter, "", "the MTP drafter vLLM makes of a Glm4MoeLiteForCausalLM target"),
     read("kimi_k2", "transformers DeepseekV3Config (vLLM's _CONFIG_REGISTRY)", 4096),
-    not_read("kimi_linear", K::kHybrid, "vLLM KimiLinearConfig", "KDA linear-attention layers beside MLA layers"),
+    several_groups("kimi_linear", "vLLM KimiLinearConfig", 4096, "KDA linear-attention layers beside MLA layers"),
     read("longcat_flash", "transformers LongcatFlashConfig", 131072),
     not_read("pangu_ultra_moe", K::kNoConfigClass, "",
              "openPangu-Ultra-MoE ships its config class as remote code (auto_map)"),

@@ -15,8 +15,9 @@ namespace mlasim {
 
 enum class HfFamilyKind {
   kOneGroup,       // one MLA KV cache group: mlasim reads it
-  kHybrid,         // its layers give vLLM several KV cache groups (sliding window, compressed MLA,
-                   // linear attention): not read here
+  kSeveralGroups,  // its layers give vLLM several KV cache groups (sliding window, compressed MLA,
+                   // linear attention): read by scenario/hf_config_hybrid.h, laid out by config/kv_cache_plan.h
+  kHybrid,         // several KV cache groups too, in layer kinds mlasim does not read
   kOwnAttention,   // one group, but its attention class picks its own backends (not modelled)
   kDrafter,        // an MTP or DSpark drafter's model_type: vLLM writes it over a target's config
   kNoConfigClass,  // no config class in transformers 5.20 or vLLM 0.33: remote code only

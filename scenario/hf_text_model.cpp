@@ -12,7 +12,7 @@ const JsonNode* present(const JsonNode& object, const char* key) { return Reader
 std::string readable_model_types() {
   std::string out;
   for (const HfFamily& f : hf_families())
-    if (f.kind == HfFamilyKind::kOneGroup) out += (out.empty() ? "" : ", ") + std::string(f.model_type);
+    if (f.kind == HfFamilyKind::kOneGroup || f.kind == HfFamilyKind::kSeveralGroups) out += (out.empty() ? "" : ", ") + std::string(f.model_type);
   return out;
 }
 
@@ -43,6 +43,7 @@ void require_readable_family(const Reader& r, const JsonNode& at, const std::str
   const std::string type(f->model_type), why(f->why);
   switch (f->kind) {
     case HfFamilyKind::kOneGroup:
+    case HfFamilyKind::kSeveralGroups:
       return;
     case HfFamilyKind::kDrafter:
       if (f->config_class.empty())
@@ -58,7 +59,7 @@ void require_readable_family(const Reader& r, const JsonNode& at, const std::str
       r.fail(at, key_path,
              "model_type " + type + " (" + std::string(f->config_class) + "): its layers give vLLM 0.33 several KV "
                  "cache groups (" + why + "), which mlasim does not read",
-             "mlasim reads the models with one MLA KV cache group: " + readable_model_types());
+             "mlasim reads " + readable_model_types());
     case HfFamilyKind::kOwnAttention:
       r.fail(at, key_path, "model_type " + type + " (" + std::string(f->config_class) + "): " + why +
                                "; mlasim does not model that choice",
@@ -102,6 +103,10 @@ void read_layer_shape(const Reader& r, const HfTextModel& text, ModelConfig& out
   };
   out.num_attn_modules = 1;
   out.mla_lora_scaling = false;
+  if (text.family->kind == HfFamilyKind::kSeveralGroups) {  // intermediate_size: scenario/hf_config_hybrid.h
+    out.num_hidden_layers = need("num_hidden_layers", nullptr, 1, 1LL << 10).first;
+    return;
+  }
   if (text.family->model_type != "longcat_flash") {
     out.num_hidden_layers = need("num_hidden_layers", nullptr, 1, 1LL << 10).first;
     out.intermediate_size = need("intermediate_size", nullptr, 1, 1LL << 20).first;

@@ -178,7 +178,8 @@ const ScenarioKey kKeys[] = {
        .type_doc = "auto \\| flashmla \\| flashattn-mla \\| flashinfer-mla \\| cutlass-mla \\| triton-mla \\| "
                    "rocm-aiter-mla \\| tokenspeed-mla \\| rocm-aiter-triton-mla \\| flashmla-sparse \\| "
                    "flashinfer-mla-sparse \\| flashinfer-mla-sparse-sm90 \\| flashinfer-mla-sparse-sm120 \\| "
-                   "flashattn-mla-sparse \\| flashattn-mla-sparse-fa4 \\| rocm-aiter-mla-sparse",
+                   "flashattn-mla-sparse \\| flashattn-mla-sparse-fa4 \\| rocm-aiter-mla-sparse \\| flashmla-sparse-dsv4 \\| "
+                   "flashinfer-mla-sparse-dsv4",
        .default_doc = "auto", .doc = "sets the decode threshold T and query-length support", .echo = kWT,
        .field = MLASIM_KEY_FIELD(AttentionBackendKind, engine.attention_backend),
        .enumeration = {"attention backend",

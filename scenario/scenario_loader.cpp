@@ -266,6 +266,8 @@ Scenario read_scenario(const YamlReader& r, const YamlNode& root, const std::str
       const YamlNode at = s.engine.attention_backend_given ? locate(root, "engine.attention_backend")
                           : root["engine"] && root["engine"]["gpu"] ? locate(root, "engine.gpu")
                                                                     : root;
+      if (refused.rfind("mlasim ", 0) == 0)  // what mlasim does not model, not vLLM's refusal
+        r.fail(at, root["engine"] && root["engine"]["gpu"] ? "engine.gpu" : "engine", refused);
       r.fail(at, s.engine.attention_backend_given ? "engine.attention_backend" : "engine", "vLLM 0.33 refuses this deployment: " + refused,
              "choose another engine.attention_backend, engine.gpu, cache.kv_cache_dtype or scheduler.block_size "
              "(`mlasim deploy` lists every candidate with its reasons)");

@@ -9,45 +9,30 @@
 // the deployment's scenario, loaded.
 #include <catch2/catch.hpp>
 
-#include <fstream>
-#include <sstream>
-
 #include "scenario/scenario_loader.h"
 #include "deploy/deploy_report.h"
 #include "base/formats/json_value.h"
+#include "tests/deploy/vllm033_table.h"
 
 using namespace mlasim;
 
 namespace {
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::text;
+int integer(const JsonValue* v) { return static_cast<int>(test::integer(v)); }
 
-std::string text(const JsonValue* v) { return v && v->is_string() ? v->string() : std::string("<null>"); }
-int integer(const JsonValue* v) { return v && v->is_number() ? static_cast<int>(v->number()) : -1; }
-
-}  // namespace
-
-TEST_CASE("every cell of vLLM 0.33's own selection table: backend, block sizes, threshold, runner, candidates",
-          "[selection][vllm033]") {
+// Every cell of one table: the deployment's scenario loaded as `mlasim deploy` loads it, its
+// selection against vLLM's; `cells`, `accepted`, `refused`: the table's counts.
+void check_table(const std::string& file, std::size_t cells_expected, int accepted_expected, int refused_expected) {
   const std::string root = MLASIM_SOURCE_DIR;
-  Result<JsonValue> doc = parse_json(read_all(root + "/tests/data/vllm033_selection.json"), "vllm033_selection.json");
+  Result<JsonValue> doc = parse_json(test::read_table(root + "/tests/data/" + file), file);
   REQUIRE(doc.ok());
   const JsonValue& lists = *doc.value().find("candidate_lists");
   const auto& cells = doc.value().find("cells")->array();
-  REQUIRE(cells.size() == 2112);
+  REQUIRE(cells.size() == cells_expected);
   int accepted = 0, refused = 0;
   for (const JsonValue& c : cells) {
-    DeployOptions o;
-    o.hf_config = root + "/scenarios/hf_configs/" + text(c.find("config"));
-    o.gpu = text(c.find("gpu"));
-    o.kv_cache_dtype = text(c.find("kv"));
-    o.tensor_parallel_size = integer(c.find("tp"));
-    if (integer(c.find("block_size_arg")) > 0) o.block_size = integer(c.find("block_size_arg"));
+    DeployOptions o = test::deploy_options(c, root, "block_size_arg");
     o.num_speculative_tokens = integer(c.find("k"));
     const std::string cell = text(c.find("config")) + " " + o.gpu + " kv=" + o.kv_cache_dtype + " tp=" +
                              std::to_string(o.tensor_parallel_size) + " bs=" +
@@ -80,6 +65,20 @@ TEST_CASE("every cell of vLLM 0.33's own selection table: backend, block sizes, 
       CHECK(sel.candidates[i].reasons == reasons);
     }
   }
-  CHECK(accepted == 1848);
-  CHECK(refused == 264);
+  CHECK(accepted == accepted_expected);
+  CHECK(refused == refused_expected);
+}
+
+}  // namespace
+
+TEST_CASE("every cell of vLLM 0.33's own selection table: backend, block sizes, threshold, runner, candidates",
+          "[selection][vllm033]") {
+  check_table("vllm033_selection.json", 2112, 1848, 264);
+}
+
+// The hybrid MLA families (tests/data/vllm033_selection_hybrid.json, the same grid over
+// DeepSeek-V4, Kimi-Linear and GLM-5-Next): the block size and the MLA group's kernel block size come
+// from the KV cache plan (config/kv_cache_plan.h); DeepSeek-V4's backend from its attention class.
+TEST_CASE("every cell of vLLM 0.33's own selection table for the hybrid MLA families", "[selection][vllm033]") {
+  check_table("vllm033_selection_hybrid.json", 576, 396, 180);
 }

@@ -71,12 +71,12 @@ TEST_CASE("hf families: vLLM 0.33's is_deepseek_mla model types, each with its k
   const Row rows[] = {
       {"axk1", K::kOneGroup, 32768},           {"deepseek_v2", K::kOneGroup, 2048},
       {"deepseek_v3", K::kOneGroup, 4096},     {"deepseek_v32", K::kOneGroup, 4096},
-      {"deepseek_v4", K::kHybrid, 0},          {"deepseek_v41", K::kHybrid, 0},
+      {"deepseek_v4", K::kSeveralGroups, 1048576},          {"deepseek_v41", K::kHybrid, 0},
       {"dots3_note", K::kHybrid, 0},           {"deepseek_mtp", K::kDrafter, 0},
-      {"k3_dspark", K::kDrafter, 0},           {"glm5_next", K::kHybrid, 0},
+      {"k3_dspark", K::kDrafter, 0},           {"glm5_next", K::kSeveralGroups, 1048576},
       {"glm5_next_text", K::kHybrid, 0},       {"glm_moe_dsa", K::kOneGroup, 202752},
       {"glm4_moe_lite", K::kOneGroup, 202752}, {"glm4_moe_lite_mtp", K::kDrafter, 0},
-      {"kimi_k2", K::kOneGroup, 4096},         {"kimi_linear", K::kHybrid, 0},
+      {"kimi_k2", K::kOneGroup, 4096},         {"kimi_linear", K::kSeveralGroups, 4096},
       {"longcat_flash", K::kOneGroup, 131072}, {"pangu_ultra_moe", K::kNoConfigClass, 0},
       {"pangu_ultra_moe_mtp", K::kDrafter, 0}, {"bailing_hybrid", K::kHybrid, 0},
       {"bailing_hybrid_mtp", K::kDrafter, 0},  {"bailing_hybrid_v3_mtp", K::kDrafter, 0},
@@ -241,9 +241,10 @@ TEST_CASE("hf families: what vLLM refuses, with its message, and bad keys naming
        "vLLM 0.33 refuses it: The checkpoint you are trying to load has model type `pangu_ultra_moe_mtp" + transformers, 1},
       {mla_config(head("PanguUltraMoEForCausalLM", "pangu_ultra_moe"), dims), "model_type",
        "vLLM 0.33 refuses it: The checkpoint you are trying to load has model type `pangu_ultra_moe" + transformers, 1},
-      {mla_config(head("DeepseekV4ForCausalLM", "deepseek_v4"), dims), "model_type",
-       "model_type deepseek_v4 (transformers DeepseekV4Config): its layers give vLLM 0.33 several KV cache groups "
-       "(compressed MLA (tokens_per_state > 1) beside sliding-window MLA layers), which mlasim does not read", 1},
+      {mla_config(head("DeepseekV41ForCausalLM", "deepseek_v41"), dims), "model_type",
+       "model_type deepseek_v41 (vLLM DeepseekV41Config): its layers give vLLM 0.33 several KV cache groups "
+       "(DeepSeek-V4's compressed and sliding-window MLA layers (models/deepseek_v4)), which mlasim does not read", 1},
+      {mla_config(head("DeepseekV4ForCausalLM", "deepseek_v4"), dims), "head_dim", "missing `head_dim`", 1},
       {mla_config(head("HYV4ForCausalLM", "hy_v4"), dims), "model_type",
        "model_type hy_v4 (vLLM HYV4Config): HYV4MLAAttention resolves its own sink-capable backend and forces sparse "
        "MQA on layers with learnable sinks (models/hy_v4/nvidia/attention.py ~486-500); mlasim does not model that "

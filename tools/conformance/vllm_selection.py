@@ -72,6 +72,14 @@ What is stubbed, and why (a CPU-only machine: no libcuda.so.1, no libnvidia-ml.s
      static_forward_context (MLA dims, per-rank heads, a prefill backend whose clone() is None),
      device "meta", sparse_mla_attention.PIN_MEMORY = False (pinned memory needs the driver), and
      its real __init__ is stopped right after _init_reorder_batch_threshold.
+  6. The hybrid MLA families (DeepSeek-V4, Kimi-Linear, GLM-5-Next; scenarios/hf_configs) take no
+     stub 5: their layers are built as vllm_kv_groups.py builds them (vLLM's own cache layers, stand-ins
+     of its attention classes) and registered in static_forward_context, so update_block_size_for_backend
+     sees the real layers' backends (with _align_hybrid_block_size for the KDA layers); the kernel block
+     size is that of the KV cache group holding the first MLA attention layer; DeepSeek-V4's backend is
+     its attention class's (_select_dsv4_attn_cls, models/deepseek_v4/nvidia/model.py ~537), no selector
+     and no candidates. The flash-linear-attention ops they import see a Triton driver without a current
+     target (vllm_kv_groups.py's _NoTarget).
 Nothing else: get_current_vllm_config().model_config.hf_text_config (read by FlashInfer MLA,
 TokenSpeed, FlashInfer/FA sparse: qk_nope_head_dim, index_topk, ...) is the real ModelConfig of
 the cell, set with set_current_vllm_config as during model construction.
@@ -159,6 +167,8 @@ STUBS = [
     "no model built: layer backends = [DeepseekV32Indexer (sparse),] MLA backend; KV specs from the layers' methods on "
     "stand-ins; KV planning with 1 TiB/worker, target layers only; metadata builder on a stand-in layer, device meta, "
     "stopped after _init_reorder_batch_threshold",
+    "hybrid families: their layers built from vLLM's cache classes and stand-ins of its attention classes (no stub 5); "
+    "FLA ops imported under a Triton driver without a current target",
 ]
 
 
@@ -303,6 +313,9 @@ def import_vllm(workdir: Path) -> None:
         torch.empty = real_empty
         plat.num_compute_units = real_units
 
+    import vllm_kv_groups
+
+    vllm_kv_groups.import_hybrid_models()
     import vllm.model_executor.layers.attention.sparse_mla_attention as sparse_mla_attention
     from vllm.config import set_current_vllm_config
     from vllm.engine.arg_utils import EngineArgs
@@ -486,6 +499,101 @@ def builder_threshold(backend, spec, layer_name: str, hf, heads: int, vc) -> tup
     return threshold, qls
 
 
+HYBRID_MODEL_TYPES = ("deepseek_v4", "kimi_linear", "glm5_next")
+
+
+def _hybrid_cell(vc, hf, out: dict[str, Any]) -> None:
+    """The hybrid MLA families (DeepSeek-V4, Kimi-Linear, GLM-5-Next): their layers built as
+    vllm_kv_groups.py builds them (vLLM's own cache layers and stand-ins of its attention classes,
+    registered in static_forward_context), so the block size comes from update_block_size_for_backend
+    over the real layers (no stub 5), the kernel block size from the KV cache group that holds the
+    first MLA attention layer. DeepSeek-V4's attention class names its backend
+    (_select_dsv4_attn_cls, models/deepseek_v4/nvidia/model.py ~537): no selector, no candidates."""
+    import torch
+
+    import vllm_kv_groups as kg
+    from vllm.distributed.kv_transfer.kv_connector.utils import get_current_attn_backends
+    from vllm.config.vllm import get_layers_from_vllm_config
+    from vllm.model_executor.layers.attention_layer_base import AttentionLayerBase
+    from vllm.v1.worker.gpu.attn_utils import get_kv_cache_spec
+
+    mc, pc, cc = vc.model_config, vc.parallel_config, vc.cache_config
+    heads = mc.get_num_attention_heads(pc)
+    model_type = mc.hf_config.model_type
+    v4 = model_type == "deepseek_v4"
+    head_size = hf.head_dim if v4 else hf.kv_lora_rank + hf.qk_rope_head_dim
+    out.update(head_size=head_size, sparse=getattr(hf, "index_topk", None) is not None)
+    if not v4:  # the MLA layers' selector call, its candidates captured as for the plain models
+        captured: dict[str, Any] = {}
+        real = V.platform.get_attn_backend_cls.__func__
+
+        def spy(cls, selected_backend, attn_selector_config, num_heads=None):
+            captured.setdefault("config", attn_selector_config)
+            captured.setdefault("num_heads", num_heads)
+            return real(cls, selected_backend, attn_selector_config, num_heads)
+
+        V.platform.get_attn_backend_cls = classmethod(spy)
+        try:
+            kg.mla_backend(sys.modules[__name__], vc, head_size, out["sparse"])
+        except Exception as e:  # noqa: BLE001
+            raise Refusal("backend", e) from e
+        finally:
+            V.platform.get_attn_backend_cls = classmethod(real)
+        valid, invalid = V.current_platform.get_valid_backends(_CAP[0], captured["config"], captured["num_heads"])
+        cands = [(c.priority, c.backend.name, True, []) for c in valid]
+        cands += [(p, b.name, False, list(reasons)) for b, (p, reasons) in invalid.items()]
+        out["candidates"] = [{"name": n, "valid": ok, "reasons": r} for _, n, ok, r in sorted(cands)]
+    else:
+        out["candidates"] = []
+    try:
+        kg.BUILDERS[model_type](sys.modules[__name__], vc, hf)
+    except Exception as e:  # noqa: BLE001
+        raise Refusal("layers", e) from e
+    layers = get_layers_from_vllm_config(vc, AttentionLayerBase)
+    mla_name = next(n for n, l in layers.items() if (l.get_attn_backend().is_mla() and not n.endswith("cache")))
+    backend = layers[mla_name].get_attn_backend()
+    out["backend"] = backend_enum_name(backend)
+    out["layer_kv_cache_dtype"] = cc.cache_dtype  # as the layers resolved it (DeepSeek-V4: fp8_ds_mla)
+    try:
+        V.current_platform.update_block_size_for_backend(vc)
+    except Exception as e:  # noqa: BLE001
+        raise Refusal("block size", e) from e
+    out["block_size"] = cc.block_size
+    try:
+        specs = get_kv_cache_spec(vc)
+        mla_name = next(n for n in specs if layers[n].get_attn_backend() is backend)
+        layouts = [layout.name for layout in V.get_supported_kv_cache_layouts(get_current_attn_backends(vc))]
+        V.resolve_kv_cache_layout(vc, [layouts], list(specs.values()))
+        groups = V.get_global_kv_cache_groups(vc, [specs])
+        (kv_cfg,) = V.get_kv_cache_configs(vc, [specs], [AVAILABLE_MEMORY], groups)
+        attn_groups = []
+        for gid, g in enumerate(kv_cfg.kv_cache_groups):
+            by_key: dict[tuple, Any] = {}
+            for n in g.layer_names:
+                spec = g.kv_cache_spec.kv_cache_specs[n] if isinstance(g.kv_cache_spec, V.UniformTypeKVCacheSpecs) else g.kv_cache_spec
+                b = layers[n].get_attn_backend()
+                key = (b.full_cls_name(), spec)
+                if key in by_key:
+                    by_key[key].layer_names.append(n)
+                else:
+                    by_key[key] = V.AttentionGroup(b, [n], spec, gid)
+            attn_groups.append(list(by_key.values()))
+        kernel_sizes = V.prepare_kernel_block_sizes(kv_cfg, attn_groups)
+    except Exception as e:  # noqa: BLE001
+        raise Refusal("kernel block size", e) from e
+    gid = next(i for i, g in enumerate(kv_cfg.kv_cache_groups) if mla_name in g.layer_names)
+    out["kernel_block_size"] = kernel_sizes[gid]
+    group_spec = kv_cfg.kv_cache_groups[gid].kv_cache_spec
+    if isinstance(group_spec, V.UniformTypeKVCacheSpecs):
+        group_spec = group_spec.kv_cache_specs[mla_name]
+    stand_in = types.SimpleNamespace(q_lora_rank=getattr(hf, "q_lora_rank", None), kv_lora_rank=head_size - hf.qk_rope_head_dim,
+                                     qk_nope_head_dim=getattr(hf, "qk_nope_head_dim", head_size - hf.qk_rope_head_dim),
+                                     qk_rope_head_dim=hf.qk_rope_head_dim, v_head_dim=getattr(hf, "v_head_dim", head_size))
+    threshold, qls = builder_threshold(backend, group_spec, mla_name, stand_in, heads, vc)
+    out["reorder_threshold"] = threshold
+    out["query_len_support"] = qls
+
+
 def vllm_cell(cell: Cell, workdir: Path) -> dict[str, Any]:
     """The vLLM side of one cell: the fields of `mlasim deploy --json`, and `refusal`."""
     out: dict[str, Any] = {"cell": cell.name, **cell.params(), "refusal": None}
@@ -518,6 +626,19 @@ def _vllm_cell(cell: Cell, workdir: Path, out: dict[str, Any]) -> None:
         raise Refusal("config", e) from e
     mc, pc, cc = vc.model_config, vc.parallel_config, vc.cache_config
     hf = mc.hf_text_config
+    if getattr(mc.hf_config, "model_type", None) in HYBRID_MODEL_TYPES:
+        out.update(
+            architecture=mc.architecture,
+            model_type=mc.hf_config.model_type,
+            use_mla=bool(mc.use_mla),
+            kv_cache_dtype=cc.cache_dtype,
+            num_heads_per_rank=mc.get_num_attention_heads(pc),
+            model_runner="v2" if vc.use_v2_model_runner else "v1",
+            spec_method=(vc.speculative_config.method if vc.speculative_config else None),
+        )
+        with V.set_current_vllm_config(vc), V.set_default_torch_dtype(mc.dtype):
+            _hybrid_cell(vc, hf, out)
+        return
     sparse = hasattr(hf, "index_topk")  # deepseek_v2.py ~1138 is_v32
     heads = mc.get_num_attention_heads(pc)
     head_size = hf.kv_lora_rank + hf.qk_rope_head_dim  # MLAAttention.head_size, mla_attention.py ~478
