@@ -16,6 +16,10 @@ enum class KvCacheSpecKind {
   kMlaAttention,      // MLAAttentionSpec: FullAttentionManager (tokens_per_state > 1: compressed, V4)
   kSlidingWindowMla,  // SlidingWindowMLASpec: SlidingWindowManager
   kMamba,             // MambaSpec (linear attention state, KDA): MambaManager
+  // CircularBufferSpec (GLM-5-Next's kpool indexer tail, models/glm5next/common/attention.py:125-178):
+  // CircularBufferManager, one block per request, outside prefix caching (prefix_cacheable False,
+  // v1/kv_cache_interface.py:991-993).
+  kCircularBuffer,
 };
 
 struct KvCacheGroup {
@@ -29,6 +33,12 @@ struct KvCacheGroup {
   std::string mamba_cache_mode;          // MambaSpec.mamba_cache_mode ("none", "align", "all")
   int num_speculative_blocks = 0;        // MambaSpec.num_speculative_blocks
   bool is_eagle_group = false;           // KVCacheGroupSpec.is_eagle_group
+  // MambaSpec.num_prefill_checkpoint_blocks and prefill_checkpoint_alignment (0: None): a KDA layer on
+  // FlashKDA exports a checkpoint inside a prefill chunk (models/glm5next/common/kda.py:168-176,
+  // model_executor/layers/mamba/kda_checkpoint.py:9-10: alignment 16).
+  int num_prefill_checkpoint_blocks = 0;
+  int prefill_checkpoint_alignment = 0;
+  int num_layers = 0;  // len(KVCacheGroupSpec.layer_names) when the names are not given
 };
 
 struct KvCacheLayout {
@@ -39,5 +49,17 @@ struct KvCacheLayout {
 
   bool hybrid() const { return groups.size() > 1; }
 };
+
+// vLLM's resolve_kv_cache_block_sizes (v1/core/kv_cache_utils.py:816-918) for more than one group:
+// scheduler_block_size = lcm of the group block sizes; hash_block_size = their gcd over the
+// prefix-cacheable groups when block hashing is on (prefix caching) and no Mamba group is outside
+// "align" mode, else the scheduler block size. Sets both fields of `layout` when they are 0.
+void resolve_kv_cache_block_sizes(KvCacheLayout& layout, bool enable_prefix_caching);
+
+// Whether the group takes part in prefix caching (KVCacheSpec.prefix_cacheable).
+inline bool prefix_cacheable(const KvCacheGroup& g) { return g.kind != KvCacheSpecKind::kCircularBuffer; }
+
+// "mla_attention", "sliding_window_mla", "mamba", "circular_buffer" (the scenario's names).
+const char* to_string(KvCacheSpecKind kind);
 
 }  // namespace mlasim
