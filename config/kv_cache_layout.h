@@ -41,11 +41,19 @@ struct KvCacheGroup {
   int num_layers = 0;  // len(KVCacheGroupSpec.layer_names) when the names are not given
 };
 
+inline constexpr int kDenseRetention = -1;  // prefix_cache_retention_interval None
+
 struct KvCacheLayout {
   std::vector<KvCacheGroup> groups;  // empty: one MLA group of cache.block_size (the default)
   int num_blocks = 0;                // KVCacheConfig.num_blocks, shared by every group
   int scheduler_block_size = 0;      // lcm of the groups' block sizes
   int hash_block_size = 0;           // tokens per prefix-cache block hash
+  // KVCacheConfig.prefix_cache_retention_interval (v1/kv_cache_interface.py:1541, from
+  // CacheConfig's, config/cache.py:275-281): which states of the sliding-window and Mamba groups
+  // enter the prefix cache. 0 (vLLM's default): only the semantic ones (the prompt's replay
+  // boundary, a shared-prefix junction); k > 0: also one per k tokens; kDenseRetention (None):
+  // every reachable one.
+  int prefix_cache_retention_interval = 0;
 
   bool hybrid() const { return groups.size() > 1; }
 };

@@ -93,6 +93,38 @@ void read_kv_cache_groups(const YamlReader& r, const YamlNode& node, Scenario& s
   for (std::size_t i = 0; i < node.size(); ++i) layout.groups.push_back(read_group(r, node[i], index_key(p, i), s));
 }
 
+void read_retention_interval(const YamlReader& r, const YamlNode& cache, Scenario& s) {
+  const std::string p = "cache.prefix_cache_retention_interval";
+  const YamlNode node = cache["prefix_cache_retention_interval"];
+  if (!cache["kv_cache_groups"])
+    r.fail(node, p, "prefix_cache_retention_interval without cache.kv_cache_groups",
+           "it applies to sliding-window and Mamba groups: list the model's KV cache groups");
+  int& interval = s.scheduler.kv_cache_layout.prefix_cache_retention_interval;
+  interval = node.Scalar() == "dense" ? kDenseRetention : r.read_int(node, p, 0, 1LL << 24);
+}
+
+namespace {
+
+// v1/core/kv_cache_coordinator.py:33-62 _validate_prefix_cache_retention_interval.
+void check_retention_interval(const YamlReader& r, const YamlNode& cache_groups, const KvCacheLayout& layout) {
+  const int interval = layout.prefix_cache_retention_interval;
+  if (interval <= 0) return;
+  const std::string p = "cache.prefix_cache_retention_interval";
+  bool sparse = false;
+  for (const KvCacheGroup& g : layout.groups)
+    sparse = sparse || g.kind == KvCacheSpecKind::kSlidingWindowMla || g.kind == KvCacheSpecKind::kMamba;
+  if (!sparse)
+    r.fail(cache_groups, p, "prefix_cache_retention_interval is set but no group is sliding-window or Mamba",
+           "vLLM refuses it (kv_cache_coordinator.py:44-55): set it to 0");
+  if (interval % layout.scheduler_block_size != 0)
+    r.fail(cache_groups, p,
+           "prefix_cache_retention_interval (" + std::to_string(interval) + ") is not a multiple of the scheduler block size (" +
+               std::to_string(layout.scheduler_block_size) + ")",
+           "vLLM refuses it (kv_cache_coordinator.py:57-62)");
+}
+
+}  // namespace
+
 void check_kv_cache_groups(const YamlReader& r, const YamlNode& node, Scenario& s) {
   const std::string p = "cache.kv_cache_groups";
   KvCacheLayout& layout = s.scheduler.kv_cache_layout;
@@ -127,6 +159,7 @@ void check_kv_cache_groups(const YamlReader& r, const YamlNode& node, Scenario& 
            "vLLM schedules in blocks of that lcm (kv_cache_utils.py:853-856): keep it at most 2^24");
   layout.scheduler_block_size = layout.hash_block_size = 0;
   resolve_kv_cache_block_sizes(layout, sc.enable_prefix_caching);
+  check_retention_interval(r, node, layout);
 }
 
 YamlValue kv_cache_groups_yaml(const Scenario& s) {
@@ -176,6 +209,9 @@ void write_kv_cache_layout_json(JsonWriter& w, const KvCacheLayout& layout) {
   w.end_array();
   w.key("scheduler_block_size").value(layout.scheduler_block_size);
   w.key("hash_block_size").value(layout.hash_block_size);
+  w.key("prefix_cache_retention_interval");  // null: None (dense)
+  if (layout.prefix_cache_retention_interval == kDenseRetention) w.null();
+  else w.value(layout.prefix_cache_retention_interval);
 }
 
 std::string describe_kv_cache_layout(const KvCacheLayout& layout) {
@@ -186,7 +222,9 @@ std::string describe_kv_cache_layout(const KvCacheLayout& layout) {
     if (g.kind == KvCacheSpecKind::kSlidingWindowMla) out += fmt::format(" window={}", g.sliding_window);
     if (g.kind == KvCacheSpecKind::kMamba) out += fmt::format(" {} spec={}", g.mamba_cache_mode, g.num_speculative_blocks);
   }
-  return out + fmt::format(" (scheduler block {}, hash block {})", layout.scheduler_block_size, layout.hash_block_size);
+  const int ri = layout.prefix_cache_retention_interval;
+  return out + fmt::format(" (scheduler block {}, hash block {}, retention {})", layout.scheduler_block_size,
+                           layout.hash_block_size, ri == kDenseRetention ? std::string("dense") : std::to_string(ri));
 }
 
 }  // namespace mlasim

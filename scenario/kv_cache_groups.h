@@ -16,6 +16,8 @@ namespace mlasim {
 // Reads the list into s.scheduler.kv_cache_layout (defaults from the scheduler section, read
 // before: Mamba's mode from prefix caching, its speculative blocks from num_speculative_tokens).
 void read_kv_cache_groups(const YamlReader& r, const YamlNode& node, Scenario& s);
+// cache.prefix_cache_retention_interval (`cache` holds it): an int >= 0, or `dense` (vLLM's None).
+void read_retention_interval(const YamlReader& r, const YamlNode& cache, Scenario& s);
 // The rules across sections (the profile, the MLA group's block size, Mamba's mode against prefix
 // caching, the block sizes' lcm), at `node` (cache.kv_cache_groups) or its items; then resolves the
 // layout's scheduler and hash block sizes.

@@ -149,10 +149,12 @@ void read_deployment_keys(const YamlReader& r, const YamlNode& engine, const Yam
   if (engine) read_key(r, engine, key_of(s, &s.deployment.gpu), s);
   if (cache) {
     std::vector<std::string> keys = section_key_names("cache");
-    keys.push_back("kv_cache_groups");  // a list, read apart from the table's scalar keys
+    keys.push_back("kv_cache_groups");  // the layout, read apart from the table's scalar keys
+    keys.push_back("prefix_cache_retention_interval");
     r.expect_map(cache, "cache", keys);
     read_section_keys(r, cache, "cache", s);
     if (cache["kv_cache_groups"]) read_kv_cache_groups(r, cache["kv_cache_groups"], s);
+    if (cache["prefix_cache_retention_interval"]) read_retention_interval(r, cache, s);
   }
 }
 

@@ -104,6 +104,8 @@ YamlValue scenario_document(const Scenario& s) {
       YamlValue block = YamlValue::mapping(YamlValue::Style::kBlock);
       for (const auto& [key, value] : keys.entries()) block.set(key, value);
       block.set("kv_cache_groups", kv_cache_groups_yaml(s));
+      if (const int ri = s.scheduler.kv_cache_layout.prefix_cache_retention_interval; ri != 0)
+        block.set("prefix_cache_retention_interval", ri == kDenseRetention ? YamlValue::plain("dense") : YamlValue::number(ri));
       keys = std::move(block);
     }
     if (!keys.empty()) doc.set(section, std::move(keys));

@@ -51,7 +51,8 @@ GroupedKVCacheManager::GroupedKVCacheManager(const GroupedKVCacheConfig& c)
     : pool_(c.num_gpu_blocks, c.enable_caching, c.layout.hash_block_size, c.free_unhashed_first),
       enable_caching_(c.enable_caching),
       max_model_len_(c.max_model_len),
-      scheduler_block_size_(c.layout.scheduler_block_size) {
+      scheduler_block_size_(c.layout.scheduler_block_size),
+      retention_interval_(c.layout.prefix_cache_retention_interval) {
   MLASIM_CHECK(!c.layout.groups.empty(), "no KV cache groups");
   MLASIM_CHECK(scheduler_block_size_ > 0 && scheduler_block_size_ % c.layout.hash_block_size == 0,
                "scheduler_block_size must be a multiple of hash_block_size");  // kv_cache_coordinator.py:113-116
@@ -61,6 +62,7 @@ GroupedKVCacheManager::GroupedKVCacheManager(const GroupedKVCacheConfig& c)
     if (c.enable_caching && prefix_cacheable(g))  // kv_cache_coordinator.py:651-665
       MLASIM_CHECK(g.block_size % c.layout.hash_block_size == 0, "a group's block size must be a multiple of hash_block_size");
     managers_.push_back(make_manager(g, pool_, c, static_cast<int>(i)));
+    managers_.back()->set_retention_interval(retention_interval_);
   }
   no_hits_.assign(managers_.size(), {});
   for (std::size_t i = managers_.size(); i-- > 0;)
@@ -146,6 +148,7 @@ int GroupedKVCacheManager::get_num_blocks_to_allocate(ReqId id, int num_tokens, 
                                                       int num_tokens_main_model, bool apply_admission_cap,
                                                       int prefill_end) {
   int total = 0;  // kv_cache_coordinator.py:194-263
+  if (retention_interval_ != 0) prefill_end = 0;  // :237-238: dense and periodic retention checkpoint every chunk
   for (std::size_t g = 0; g < managers_.size(); ++g)
     total += managers_[g]->get_num_blocks_to_allocate(id, num_tokens, hits[g], total_computed_tokens,
                                                       num_local_computed_tokens, num_tokens_main_model,

@@ -74,6 +74,7 @@ class GroupedKVCacheManager {
   bool enable_caching_;
   int max_model_len_;
   int scheduler_block_size_;
+  int retention_interval_;  // kDenseRetention: None
   int attention_group_ = 0;
   std::vector<std::unique_ptr<SingleTypeKVCacheManager>> managers_;
   std::vector<SpecGroup> attention_groups_;  // full attention first

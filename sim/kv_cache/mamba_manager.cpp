@@ -196,6 +196,25 @@ void MambaManager::remove_skipped_blocks(ReqId id, int processed_computed_tokens
   b = kNullBlock;
 }
 
+bool MambaManager::reachable_block_mask(int start_block, int end_block, std::span<const int> boundaries,
+                                        std::vector<char>& mask) const {
+  if (retention_interval_ == kDenseRetention) return false;
+  mask.assign(static_cast<std::size_t>(end_block - start_block), 0);
+  if (retention_interval_ > 0) {  // (1) one state per interval: block i ends at (i + 1) * block_size
+    const int per_segment = retention_interval_ / block_size_;
+    if (per_segment <= 1) return false;
+    const int first_boundary = (start_block + per_segment) / per_segment * per_segment - 1;
+    for (int i = first_boundary - start_block; i < static_cast<int>(mask.size()); i += per_segment)
+      mask[static_cast<std::size_t>(i)] = 1;
+  }
+  for (int boundary : boundaries) {  // (2) the state block ending on each reachable boundary
+    const int aligned = kv::floor_div(boundary, cache_hit_alignment_tokens_) * cache_hit_alignment_tokens_;
+    const int block = aligned / block_size_ - 1;
+    if (start_block <= block && block < end_block) mask[static_cast<std::size_t>(block - start_block)] = 1;
+  }
+  return true;
+}
+
 void MambaManager::pop_blocks_for_free(ReqId id, std::vector<int>& out) {
   if (align()) {
     allocated_block_reqs_.erase(id);
@@ -234,13 +253,17 @@ std::optional<BlockHashKey> MambaManager::cache_partial_tail_block(const Request
     const std::vector<int>& req_blocks = req_to_blocks_[request.request_id];
     MLASIM_CHECK(idx >= 0 && idx < static_cast<int>(req_blocks.size()), "a Mamba checkpoint outside the block table");
     const int block = req_blocks[static_cast<std::size_t>(idx)];
-    // Dense retention keeps every boundary whose slot is whole (reachable_block_mask is None), so
-    // only a checkpoint off a slot boundary that is neither the prompt's nor the shared prefix's is
-    // dropped (:2047-2069).
+    // :2047-2069: a checkpoint that is neither the prompt's, nor retained (a whole slot the mask
+    // keeps without boundaries), nor the shared prefix's is dropped.
     const bool is_prompt_checkpoint =
         position == mamba_prefill_checkpoint_position(request.num_prompt_tokens, cache_hit_alignment_tokens_,
                                                       num_hash_lookahead_tokens_);
-    const bool is_retained_checkpoint = position % block_size_ == 0;
+    bool is_retained_checkpoint = false;
+    if (position % block_size_ == 0) {
+      const int slot = position / block_size_ - 1;
+      std::vector<char> retained;
+      is_retained_checkpoint = !reachable_block_mask(slot, slot + 1, {}, retained) || retained[0];
+    }
     if (!is_prompt_checkpoint && !is_retained_checkpoint && position != request.shared_prefix_boundary) {
       pool_.remove_cached_block_hashes(block);
       return std::nullopt;

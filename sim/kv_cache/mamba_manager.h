@@ -46,6 +46,10 @@ class MambaManager : public SingleTypeKVCacheManager {
 
  protected:
   void remove_blocks_in_range(ReqId id, int first_block, int last_block) override;
+  // :1549-1606: under a retention interval, the state blocks ending on each interval (k > 0) and on
+  // each reachable boundary; None (dense) caches every state block.
+  bool reachable_block_mask(int start_block, int end_block, std::span<const int> boundaries,
+                            std::vector<char>& mask) const override;
 
  private:
   bool align() const { return align_; }

@@ -102,7 +102,9 @@ void SingleTypeKVCacheManager::allocate_new_blocks(ReqId id, int num_tokens, int
   out.insert(out.end(), req_blocks.begin() + static_cast<std::ptrdiff_t>(start), req_blocks.end());
 }
 
-bool SingleTypeKVCacheManager::reachable_block_mask(int, int, std::vector<char>&) const { return false; }
+bool SingleTypeKVCacheManager::reachable_block_mask(int, int, std::span<const int>, std::vector<char>&) const {
+  return false;
+}
 
 void SingleTypeKVCacheManager::cache_blocks(const Request& request, int num_tokens) {
   if (!prefix_cacheable(spec_)) return;
@@ -115,8 +117,13 @@ void SingleTypeKVCacheManager::cache_blocks(const Request& request, int num_toke
   if (num_cached_blocks >= num_full_blocks) return;
   std::vector<int>& req_blocks = req_to_blocks_[request.request_id];
   MLASIM_CHECK(static_cast<int>(req_blocks.size()) >= num_full_blocks, "caching blocks the request does not hold");
+  // :506-521: the positions a replaying request resumes at (the prompt's num_tokens - 1 without
+  // EAGLE, kv_cache_coordinator.py:65-86) and the shared-prefix junction.
+  int boundaries[2] = {request.num_prompt_tokens - 1, request.shared_prefix_boundary};
+  const std::size_t num_boundaries = request.shared_prefix_boundary ? 2 : 1;
   std::vector<char> mask;
-  const bool masked = reachable_block_mask(num_cached_blocks, num_full_blocks, mask);
+  const bool masked = reachable_block_mask(num_cached_blocks, num_full_blocks,
+                                           std::span<const int>(boundaries, num_boundaries), mask);
   pool_.cache_full_blocks(request.block_hashes, req_blocks, num_cached_blocks, num_full_blocks, block_size_, group_id_,
                           masked ? &mask : nullptr);
   num_cached_block_[request.request_id] = num_full_blocks;

@@ -45,6 +45,9 @@ class SingleTypeKVCacheManager {
   bool enable_caching() const { return enable_caching_; }
   // The coordinator's hit alignment (scheduler_block_size without fine-grained hits, :101-103).
   void set_cache_hit_alignment_tokens(int tokens) { cache_hit_alignment_tokens_ = tokens; }
+  // KVCacheConfig.prefix_cache_retention_interval (kDenseRetention: None), which the coordinator
+  // hands every cache_blocks call (kv_cache_coordinator.py:359-380).
+  void set_retention_interval(int interval) { retention_interval_ = interval; }
 
   // :176-266. A request with an entry in num_cached_block is running: it gets no new hits.
   virtual int get_num_blocks_to_allocate(ReqId id, int num_tokens, std::span<const int> new_computed_blocks,
@@ -75,8 +78,11 @@ class SingleTypeKVCacheManager {
   void count_owners(std::vector<int>& owners) const;
 
  protected:
-  // :545-569 reachable_block_mask for blocks [start, end): false for None (every block cached).
-  virtual bool reachable_block_mask(int start_block, int end_block, std::vector<char>& mask) const;
+  // :545-569 reachable_block_mask for blocks [start, end) under the retention interval, keeping
+  // the tails that end on `boundaries` (token positions a later request resumes at): false for
+  // None (every block cached).
+  virtual bool reachable_block_mask(int start_block, int end_block, std::span<const int> boundaries,
+                                    std::vector<char>& mask) const;
   // :655-680: frees the non-null blocks of [first, last) from the back, stopping at a null.
   virtual void remove_blocks_in_range(ReqId id, int first_block, int last_block);
   // The request's hashes viewed at this group's block size (kv_cache_utils.py:1224-1230).
@@ -91,6 +97,7 @@ class SingleTypeKVCacheManager {
   int block_size_;
   int scheduler_block_size_;
   int cache_hit_alignment_tokens_;
+  int retention_interval_ = kDenseRetention;
   std::optional<int> max_admission_blocks_;
   std::unordered_map<ReqId, std::vector<int>> req_to_blocks_;
   std::unordered_map<ReqId, int> num_cached_block_;

@@ -62,15 +62,28 @@ int SlidingWindowManager::find_longest_cache_hit(std::span<const std::uint64_t> 
   return static_cast<int>(keep) * block_size_;
 }
 
-bool SlidingWindowManager::reachable_block_mask(int start_block, int end_block, std::vector<char>& mask) const {
+bool SlidingWindowManager::reachable_block_mask(int start_block, int end_block, std::span<const int> boundaries,
+                                                std::vector<char>& mask) const {
   const int alignment = cache_hit_alignment_tokens_;
   if (alignment % block_size_ != 0) return false;  // :1089-1097: falls back to dense
   const int need = contiguous_blocks_for_hit();
-  const int per_segment = alignment / block_size_;
-  if (need >= per_segment) return false;  // :1119-1121: every block is reachable
   mask.assign(static_cast<std::size_t>(end_block - start_block), 0);
-  for (int i = start_block; i < end_block; ++i)  // :1122-1124 (shift 0 without EAGLE)
-    if (i % per_segment >= per_segment - need) mask[static_cast<std::size_t>(i - start_block)] = 1;
+  // (1) :1108-1133: segment tails, every `alignment` tokens (dense) or `retention` (k > 0).
+  const int segment_tokens = retention_interval_ == kDenseRetention ? alignment : retention_interval_;
+  if (segment_tokens > 0) {
+    const int per_segment = segment_tokens / block_size_;
+    if (need >= per_segment) return false;  // every block is reachable
+    for (int i = start_block; i < end_block; ++i)  // shift 0 without EAGLE
+      if (i % per_segment >= per_segment - need) mask[static_cast<std::size_t>(i - start_block)] = 1;
+  }
+  // (2) :1135-1144: the tail ending on each reachable boundary (not under dense retention).
+  if (retention_interval_ != kDenseRetention) {
+    for (int boundary : boundaries) {
+      const int end = kv::floor_div(boundary, alignment) * alignment / block_size_;
+      for (int j = std::max(start_block, end - need); j < std::min(end_block, end); ++j)
+        mask[static_cast<std::size_t>(j - start_block)] = 1;
+    }
+  }
   return true;
 }
 

@@ -24,8 +24,10 @@ class SlidingWindowManager : public SingleTypeKVCacheManager {
   static int max_admission_blocks(const KvCacheGroup& spec, int max_in_flight_tokens, int max_model_len);
 
  protected:
-  // :1067-1146 with dense retention: the tail of `need` blocks before every aligned boundary.
-  bool reachable_block_mask(int start_block, int end_block, std::vector<char>& mask) const override;
+  // :1067-1146: the tail of `need` blocks before every aligned boundary (dense retention), every
+  // retention interval (k > 0), and each reachable boundary (any retention but dense).
+  bool reachable_block_mask(int start_block, int end_block, std::span<const int> boundaries,
+                            std::vector<char>& mask) const override;
 
  private:
   int contiguous_blocks_for_hit() const;  // :956-967 without EAGLE
