@@ -30,6 +30,9 @@ struct GroupedKVCacheConfig {
 class GroupedKVCacheManager {
  public:
   explicit GroupedKVCacheManager(const GroupedKVCacheConfig& config);
+  // The managers hold the pool by reference: the object stays where it was built.
+  GroupedKVCacheManager(const GroupedKVCacheManager&) = delete;
+  GroupedKVCacheManager& operator=(const GroupedKVCacheManager&) = delete;
 
   int num_groups() const { return static_cast<int>(managers_.size()); }
   const KvCacheGroup& group(int i) const { return managers_[static_cast<std::size_t>(i)]->spec(); }
