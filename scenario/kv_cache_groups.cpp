@@ -106,18 +106,19 @@ void read_retention_interval(const YamlReader& r, const YamlNode& cache, Scenari
 namespace {
 
 // v1/core/kv_cache_coordinator.py:33-62 _validate_prefix_cache_retention_interval.
-void check_retention_interval(const YamlReader& r, const YamlNode& cache_groups, const KvCacheLayout& layout) {
+void check_retention_interval(const YamlReader& r, const YamlNode& cache, const KvCacheLayout& layout) {
   const int interval = layout.prefix_cache_retention_interval;
   if (interval <= 0) return;
+  const YamlNode at = cache["prefix_cache_retention_interval"];
   const std::string p = "cache.prefix_cache_retention_interval";
   bool sparse = false;
   for (const KvCacheGroup& g : layout.groups)
     sparse = sparse || g.kind == KvCacheSpecKind::kSlidingWindowMla || g.kind == KvCacheSpecKind::kMamba;
   if (!sparse)
-    r.fail(cache_groups, p, "prefix_cache_retention_interval is set but no group is sliding-window or Mamba",
+    r.fail(at, p, "prefix_cache_retention_interval is set but no group is sliding-window or Mamba",
            "vLLM refuses it (kv_cache_coordinator.py:44-55): set it to 0");
   if (interval % layout.scheduler_block_size != 0)
-    r.fail(cache_groups, p,
+    r.fail(at, p,
            "prefix_cache_retention_interval (" + std::to_string(interval) + ") is not a multiple of the scheduler block size (" +
                std::to_string(layout.scheduler_block_size) + ")",
            "vLLM refuses it (kv_cache_coordinator.py:57-62)");
@@ -125,8 +126,9 @@ void check_retention_interval(const YamlReader& r, const YamlNode& cache_groups,
 
 }  // namespace
 
-void check_kv_cache_groups(const YamlReader& r, const YamlNode& node, Scenario& s) {
+void check_kv_cache_groups(const YamlReader& r, const YamlNode& cache, Scenario& s) {
   const std::string p = "cache.kv_cache_groups";
+  const YamlNode node = cache["kv_cache_groups"];
   KvCacheLayout& layout = s.scheduler.kv_cache_layout;
   const SchedulerConfig& sc = s.scheduler;
   if (layout.groups.empty()) return;
@@ -159,7 +161,7 @@ void check_kv_cache_groups(const YamlReader& r, const YamlNode& node, Scenario& 
            "vLLM schedules in blocks of that lcm (kv_cache_utils.py:853-856): keep it at most 2^24");
   layout.scheduler_block_size = layout.hash_block_size = 0;
   resolve_kv_cache_block_sizes(layout, sc.enable_prefix_caching);
-  check_retention_interval(r, node, layout);
+  check_retention_interval(r, cache, layout);
 }
 
 YamlValue kv_cache_groups_yaml(const Scenario& s) {
@@ -174,9 +176,11 @@ YamlValue kv_cache_groups_yaml(const Scenario& s) {
       if (g.extra_retained_tokens) m.set("extra_retained_tokens", YamlValue::number(g.extra_retained_tokens));
     }
     if (g.tokens_per_state != 1) m.set("tokens_per_state", YamlValue::number(g.tokens_per_state));
-    if (g.kind == KvCacheSpecKind::kMamba) {
-      m.set("mamba_cache_mode", YamlValue::plain(g.mamba_cache_mode));
-      m.set("num_speculative_blocks", YamlValue::number(g.num_speculative_blocks));
+    if (g.kind == KvCacheSpecKind::kMamba) {  // the defaults follow prefix caching and k (a shrunk trace's too)
+      if (g.mamba_cache_mode != (s.scheduler.enable_prefix_caching ? "align" : "none"))
+        m.set("mamba_cache_mode", YamlValue::plain(g.mamba_cache_mode));
+      if (g.num_speculative_blocks != s.scheduler.num_speculative_tokens)
+        m.set("num_speculative_blocks", YamlValue::number(g.num_speculative_blocks));
       if (g.num_prefill_checkpoint_blocks) m.set("num_prefill_checkpoint_blocks", YamlValue::number(g.num_prefill_checkpoint_blocks));
       if (g.prefill_checkpoint_alignment) m.set("prefill_checkpoint_alignment", YamlValue::number(g.prefill_checkpoint_alignment));
     }

@@ -19,9 +19,9 @@ void read_kv_cache_groups(const YamlReader& r, const YamlNode& node, Scenario& s
 // cache.prefix_cache_retention_interval (`cache` holds it): an int >= 0, or `dense` (vLLM's None).
 void read_retention_interval(const YamlReader& r, const YamlNode& cache, Scenario& s);
 // The rules across sections (the profile, the MLA group's block size, Mamba's mode against prefix
-// caching, the block sizes' lcm), at `node` (cache.kv_cache_groups) or its items; then resolves the
-// layout's scheduler and hash block sizes.
-void check_kv_cache_groups(const YamlReader& r, const YamlNode& node, Scenario& s);
+// caching, the block sizes' lcm, the retention interval), at `cache`'s keys or the groups; then
+// resolves the layout's scheduler and hash block sizes.
+void check_kv_cache_groups(const YamlReader& r, const YamlNode& cache, Scenario& s);
 
 // The writer's `kv_cache_groups` list (each group's keys that differ from their defaults).
 YamlValue kv_cache_groups_yaml(const Scenario& s);
