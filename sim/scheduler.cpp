@@ -69,20 +69,25 @@ std::string victim_kept_in_step() {
 
 }  // namespace
 
+int Scheduler::running_num_new_tokens(const Request& r, int budget, int threshold) const {
+  int n = r.num_tokens_with_spec() - r.num_computed_tokens;
+  if (0 < threshold && threshold < n) n = threshold;
+  n = std::min(n, budget);
+  // Keep input positions below max_model_len (the 1 is the token sampled per step; vLLM 0.8
+  // did not keep it).
+  const int sampled_slot = config_.rules.running_cap_reserves_sampled_token ? 1 : 0;
+  n = std::min(n, max_model_len_ - sampled_slot - r.num_computed_tokens);
+  MLASIM_CHECK(n >= 0, "negative token count for a running request");
+  if (mamba_aligned_split_) n = mamba_block_aligned_split(r, n, 0);  // scheduler.py ~859-863
+  return n;
+}
+
 void Scheduler::schedule_running(int& budget, int threshold) {
   const bool priority = config_.policy == SchedulingPolicy::kPriority;
   std::size_t req_index = 0;
   while (req_index < running_.size() && budget > 0) {
     Request* r = running_[req_index];
-    int n = r->num_tokens_with_spec() - r->num_computed_tokens;
-    if (0 < threshold && threshold < n) n = threshold;
-    n = std::min(n, budget);
-    // Keep input positions below max_model_len (the 1 is the token sampled per step; vLLM 0.8
-    // did not keep it).
-    const int sampled_slot = config_.rules.running_cap_reserves_sampled_token ? 1 : 0;
-    n = std::min(n, max_model_len_ - sampled_slot - r->num_computed_tokens);
-    MLASIM_CHECK(n >= 0, "negative token count for a running request");
-    if (mamba_aligned_split_) n = mamba_block_aligned_split(*r, n, 0);  // scheduler.py ~859-863
+    const int n = running_num_new_tokens(*r, budget, threshold);
     if (n == 0) {  // not a stop: lower-priority requests may still run
       ++req_index;
       continue;
@@ -163,16 +168,8 @@ void Scheduler::schedule_waiting_requests(int& budget, int threshold, int k, boo
       materialize_prompt(*r);
       if (config_.enable_prefix_caching) update_block_hashes(*r, hash_block_size_, num_hash_lookahead_tokens());
     }
-    int num_computed = r->num_computed_tokens;
-    int num_new_computed = 0;
-    hit_blocks_.clear();
-    if (r->num_computed_tokens == 0) {
-      num_new_computed = grouped_ ? grouped_->get_computed_blocks(*r, group_hits_, r->shared_prefix_boundary)
-                                  : kv_.get_computed_blocks(*r, hit_blocks_);
-      num_computed = num_new_computed;
-    } else if (grouped_) {
-      group_hits_.assign(static_cast<std::size_t>(grouped_->num_groups()), {});
-    }
+    const int num_new_computed = prefix_hit(*r);
+    int num_computed = r->num_computed_tokens + num_new_computed;
     // num_tokens, not the prompt: a resumed request recomputes its outputs too.
     int n = r->num_tokens() - num_computed;
     bool padded = false;
@@ -194,14 +191,7 @@ void Scheduler::schedule_waiting_requests(int& budget, int threshold, int k, boo
     }
     n = std::min(n, budget + config_.test_waiting_budget_overrun);  // the overrun is 0 but in fuzzer tests
     MLASIM_CHECK(n > 0, "a waiting request with nothing to compute");
-    if (mamba_aligned_split_) {  // scheduler.py ~1349-1368
-      n = mamba_block_aligned_split(*r, n, num_new_computed);
-      if (n == 0) break;
-      if (padded && n != 1 + k) {  // the split clipped the placeholder rows: the padding goes
-        n = 1;
-        padded = false;
-      }
-    }
+    if (mamba_aligned_split_ && !split_admission(*r, num_new_computed, n, padded)) break;
     // docs/spec/scheduler.md §2 B.5: lookahead slots for drafts; with scheduler_reserve_full_isl
     // the whole sequence must fit too (kv_cache_manager.py ~531).
     const int lookahead =

@@ -117,6 +117,11 @@ class Scheduler {
   };
 
   void schedule_running(int& budget, int threshold);
+  int running_num_new_tokens(const Request& r, int budget, int threshold) const;
+  // A waiting request's prefix-cache hit in tokens (hit_blocks_ or group_hits_ hold its blocks).
+  int prefix_hit(Request& r);
+  // The Mamba split of an admission; false when nothing is left (the admission loop stops).
+  bool split_admission(const Request& r, int num_new_computed, int& n, bool& padded) const;
   void schedule_waiting(int& budget, int threshold);
   void schedule_waiting_requests(int& budget, int threshold, int k, bool running_scheduled,
                                  std::vector<Request*>& skipped);

@@ -27,6 +27,26 @@ bool Scheduler::allocate_waiting(Request& r, int num_new_tokens, int num_lookahe
                                   config_.rules.scheduler_reserve_full_isl, unused);
 }
 
+int Scheduler::prefix_hit(Request& r) {
+  hit_blocks_.clear();
+  if (r.num_computed_tokens != 0) {  // no lookup (a request with KV loaded: not modelled)
+    if (grouped_) group_hits_.assign(static_cast<std::size_t>(grouped_->num_groups()), {});
+    return 0;
+  }
+  return grouped_ ? grouped_->get_computed_blocks(r, group_hits_, r.shared_prefix_boundary)
+                  : kv_.get_computed_blocks(r, hit_blocks_);
+}
+
+bool Scheduler::split_admission(const Request& r, int num_new_computed, int& n, bool& padded) const {
+  n = mamba_block_aligned_split(r, n, num_new_computed);  // scheduler.py ~1349-1368
+  if (n == 0) return false;
+  if (padded && n != 1 + config_.num_speculative_tokens) {  // the split clipped the placeholder rows
+    n = 1;
+    padded = false;
+  }
+  return true;
+}
+
 int Scheduler::mamba_block_aligned_split(const Request& r, int num_new_tokens, int num_new_local_computed_tokens) const {
   // scheduler.py:546-654 without EAGLE's drop, partial (sub-block) hits or shared-prefix checkpoints.
   const int start = r.num_computed_tokens + num_new_local_computed_tokens;
