@@ -21,25 +21,6 @@ import conformance_vllm as cv
 from conformance_mlasim import TraceError, run_mlasim
 
 
-def startup_blocks(sched: dict[str, Any], groups: list[dict[str, Any]]) -> int:
-    """vLLM's start-up need over the groups in blocks (kv_cache_planning.py:1253-1286), as mlasim's
-    sim/kv_cache/group_capacity.h kv_cache_startup_blocks counts it."""
-    mml, total = sched["max_model_len"], 0
-    for g in groups:
-        bs, kind = g["block_size"], g["kind"]
-        if kind == "mla_attention":
-            total += -(-mml // bs)
-        elif kind == "sliding_window_mla":
-            total += -(-min(g["sliding_window"] - 1 + g.get("extra_retained_tokens", 0) + sched["max_num_batched_tokens"], mml) // bs) + 1
-        elif kind == "circular_buffer":
-            total += 1
-        elif g["mamba_cache_mode"] == "align":
-            total += 2 + g["num_speculative_blocks"] + g["num_prefill_checkpoint_blocks"]
-        else:
-            total += 1 + g["num_speculative_blocks"]
-    return total
-
-
 def draw_pool(name: str, sched: dict[str, Any], groups: list[dict[str, Any]], trace) -> int:
     k = sched["num_speculative_tokens"]
     full = {**sched, "kv_cache_groups": [{"extra_retained_tokens": 0, **g} for g in groups]}
@@ -47,7 +28,7 @@ def draw_pool(name: str, sched: dict[str, Any], groups: list[dict[str, Any]], tr
                    for r in trace.requests)
     rng = random.Random(name)
     n = need + rng.randint(0, need) if rng.random() < 0.5 else max(need, rng.choice([64, 256, 1024]))
-    return max(n, startup_blocks(sched, groups) + 1)
+    return max(n, cv.group_blocks(full, sched["max_model_len"], startup=True) + 1)  # vLLM's start-up check
 
 
 PROMPT = re.compile(r"prompt: \[([0-9, ]*)\]")

@@ -675,11 +675,12 @@ def _step_record(step: int, so, sched, runner: str, was_preempted: set[str], pre
     return rec
 
 
-def group_blocks(sched: dict[str, Any], tokens: int) -> int:
+def group_blocks(sched: dict[str, Any], tokens: int, startup: bool = False) -> int:
     """The blocks a request of `tokens` tokens holds at once over the KV cache groups, as mlasim's
     Scheduler::can_never_fit counts them (sim/kv_cache/group_capacity.h): full attention every
     block, a sliding window at most its admission cap (SlidingWindowSpec.max_admission_blocks_per_request),
-    Mamba its state blocks, a circular buffer one."""
+    Mamba its state blocks, a circular buffer one. `startup`: vLLM's start-up need for a request of
+    `tokens` = max_model_len (kv_cache_planning.py:1253-1286), a sliding window's whole cap."""
     mml, total = sched["max_model_len"], 0
     for g in sched["kv_cache_groups"]:
         bs, kind = g["block_size"], g["kind"]
@@ -687,7 +688,7 @@ def group_blocks(sched: dict[str, Any], tokens: int) -> int:
             total += -(-tokens // bs)
         elif kind == "sliding_window_mla":
             cap = -(-min(g["sliding_window"] - 1 + g["extra_retained_tokens"] + sched["max_num_batched_tokens"], mml) // bs) + 1
-            total += min(-(-tokens // bs), cap)
+            total += cap if startup else min(-(-tokens // bs), cap)
         elif kind == "circular_buffer":
             total += 1
         elif g["mamba_cache_mode"] == "align":
