@@ -109,7 +109,7 @@ namespace {
 void check_retention_interval(const YamlReader& r, const YamlNode& cache, const KvCacheLayout& layout) {
   const int interval = layout.prefix_cache_retention_interval;
   if (interval <= 0) return;
-  const YamlNode at = cache["prefix_cache_retention_interval"];
+  const YamlNode at = cache.IsMap() && cache["prefix_cache_retention_interval"] ? cache["prefix_cache_retention_interval"] : cache;
   const std::string p = "cache.prefix_cache_retention_interval";
   bool sparse = false;
   for (const KvCacheGroup& g : layout.groups)
@@ -128,7 +128,12 @@ void check_retention_interval(const YamlReader& r, const YamlNode& cache, const 
 
 void check_kv_cache_groups(const YamlReader& r, const YamlNode& cache, Scenario& s) {
   const std::string p = "cache.kv_cache_groups";
-  const YamlNode node = cache["kv_cache_groups"];
+  // The groups' nodes when the scenario lists them; else (a layout derived from the model) `cache`.
+  const YamlNode node = cache.IsMap() && cache["kv_cache_groups"] ? cache["kv_cache_groups"] : cache;
+  auto item = [&](std::size_t i, const char* key) {
+    const YamlNode it = node.IsSequence() ? node[i] : YamlNode();
+    return it && it[key] ? it[key] : it ? it : node;
+  };
   KvCacheLayout& layout = s.scheduler.kv_cache_layout;
   const SchedulerConfig& sc = s.scheduler;
   if (layout.groups.empty()) return;
@@ -139,7 +144,7 @@ void check_kv_cache_groups(const YamlReader& r, const YamlNode& cache, Scenario&
     r.fail(node, p, "no mla_attention group", "the MLA layers' group holds the attention's block table: add it");
   const KvCacheGroup& mla = layout.groups[static_cast<std::size_t>(attention)];
   if (mla.block_size != sc.block_size)
-    r.fail(node[static_cast<std::size_t>(attention)]["block_size"], index_key(p, static_cast<std::size_t>(attention)) + ".block_size",
+    r.fail(item(static_cast<std::size_t>(attention), "block_size"), index_key(p, static_cast<std::size_t>(attention)) + ".block_size",
            "the first mla_attention group's block_size " + std::to_string(mla.block_size) + " differs from scheduler.block_size " +
                std::to_string(sc.block_size),
            "the MLA layers' group takes the cache's block size (cache_config.block_size): make them equal");
@@ -150,7 +155,7 @@ void check_kv_cache_groups(const YamlReader& r, const YamlNode& cache, Scenario&
   for (std::size_t i = 0; i < layout.groups.size(); ++i) {
     const KvCacheGroup& g = layout.groups[i];
     if (g.kind == KvCacheSpecKind::kMamba && (g.mamba_cache_mode == "align") != sc.enable_prefix_caching)
-      r.fail(node[i]["mamba_cache_mode"] ? node[i]["mamba_cache_mode"] : node[i], index_key(p, i) + ".mamba_cache_mode",
+      r.fail(item(i, "mamba_cache_mode"), index_key(p, i) + ".mamba_cache_mode",
              "mamba_cache_mode " + g.mamba_cache_mode + (sc.enable_prefix_caching ? " with" : " without") + " prefix caching",
              "vLLM 0.33 sets \"align\" with prefix caching and \"none\" without (model_executor/models/config.py:762-787)");
   }

@@ -19,8 +19,10 @@ void read_kv_cache_groups(const YamlReader& r, const YamlNode& node, Scenario& s
 // cache.prefix_cache_retention_interval (`cache` holds it): an int >= 0, or `dense` (vLLM's None).
 void read_retention_interval(const YamlReader& r, const YamlNode& cache, Scenario& s);
 // The rules across sections (the profile, the MLA group's block size, Mamba's mode against prefix
-// caching, the block sizes' lcm, the retention interval), at `cache`'s keys or the groups; then
-// resolves the layout's scheduler and hash block sizes.
+// caching, the block sizes' lcm, the retention interval) for s.scheduler.kv_cache_layout, listed in
+// the scenario or derived from the model; errors at the `cache` section's keys and groups, or at
+// `cache` itself (the scenario's root when it has none). Then resolves the scheduler and hash
+// block sizes. Nothing for an empty layout.
 void check_kv_cache_groups(const YamlReader& r, const YamlNode& cache, Scenario& s);
 
 // The writer's `kv_cache_groups` list (each group's keys that differ from their defaults).

@@ -175,7 +175,8 @@ void cross_checks(const YamlReader& r, const YamlNode& root, Scenario& s) {
                ": vLLM 0.8 runs MTP speculation on its V0 engine, not V1 (engine/arg_utils.py:1423-1442 in 0.8.5: "
                "only n-gram and EAGLE stay on V1)",
            "set scheduler.speculative_method: ngram, or pick the profile of a later vLLM (vllm-0.11 or newer)");
-  if (root["cache"] && root["cache"]["kv_cache_groups"]) check_kv_cache_groups(r, root["cache"], s);
+  // The KV cache groups, listed in cache.kv_cache_groups (or derived from the model's config).
+  check_kv_cache_groups(r, root["cache"] ? root["cache"] : root, s);
   if (std::string problem = check_scheduler_config(sc, sc.max_model_len); !problem.empty())
     r.fail(locate(root, "scheduler"), "scheduler", problem, "see scenarios/README.md for each key's range");
   else if (std::string kv = check_kv_cache_startup(sc, sc.max_model_len); !kv.empty())
