@@ -16,8 +16,9 @@ enum class KvCacheSpecKind {
   kMlaAttention,      // MLAAttentionSpec: FullAttentionManager (tokens_per_state > 1: compressed, V4)
   kSlidingWindowMla,  // SlidingWindowMLASpec: SlidingWindowManager
   kMamba,             // MambaSpec (linear attention state, KDA): MambaManager
-  // CircularBufferSpec: one ring block per request (GLM-5-Next's kpool indexer tail,
-  // models/glm5next/common/attention.py ~170), CircularBufferManager.
+  // CircularBufferSpec (GLM-5-Next's kpool indexer tail, models/glm5next/common/attention.py:125-178):
+  // CircularBufferManager, one block per request, outside prefix caching (prefix_cacheable False,
+  // v1/kv_cache_interface.py:991-993).
   kCircularBuffer,
 };
 
@@ -44,15 +45,41 @@ struct KvCacheGroup {
   // kv_cache_spec.prefix_cacheable (~241): false for CircularBufferSpec rings and bounded-replay
   // windows, whose groups resolve_kv_cache_block_sizes leaves out of the hash block size.
   bool prefix_cacheable = true;
+  // MambaSpec.num_prefill_checkpoint_blocks and prefill_checkpoint_alignment (0: None): a KDA layer on
+  // FlashKDA exports a checkpoint inside a prefill chunk (models/glm5next/common/kda.py:168-176,
+  // model_executor/layers/mamba/kda_checkpoint.py:9-10: alignment 16).
+  int num_prefill_checkpoint_blocks = 0;
+  int prefill_checkpoint_alignment = 0;
+  int num_layers = 0;  // len(KVCacheGroupSpec.layer_names) when the names are not given
 };
+
+inline constexpr int kDenseRetention = -1;  // prefix_cache_retention_interval None
 
 struct KvCacheLayout {
   std::vector<KvCacheGroup> groups;  // empty: one MLA group of cache.block_size (the default)
   int num_blocks = 0;                // KVCacheConfig.num_blocks, shared by every group
   int scheduler_block_size = 0;      // lcm of the groups' block sizes
   int hash_block_size = 0;           // tokens per prefix-cache block hash
+  // KVCacheConfig.prefix_cache_retention_interval (v1/kv_cache_interface.py:1541, from
+  // CacheConfig's, config/cache.py:275-281): which states of the sliding-window and Mamba groups
+  // enter the prefix cache. 0 (vLLM's default): only the semantic ones (the prompt's replay
+  // boundary, a shared-prefix junction); k > 0: also one per k tokens; kDenseRetention (None):
+  // every reachable one.
+  int prefix_cache_retention_interval = 0;
 
   bool hybrid() const { return groups.size() > 1; }
 };
+
+// vLLM's resolve_kv_cache_block_sizes (v1/core/kv_cache_utils.py:816-918) for more than one group:
+// scheduler_block_size = lcm of the group block sizes; hash_block_size = their gcd over the
+// prefix-cacheable groups when block hashing is on (prefix caching) and no Mamba group is outside
+// "align" mode, else the scheduler block size. Sets both fields of `layout` when they are 0.
+void resolve_kv_cache_block_sizes(KvCacheLayout& layout, bool enable_prefix_caching);
+
+// Whether the group takes part in prefix caching (KVCacheSpec.prefix_cacheable).
+inline bool prefix_cacheable(const KvCacheGroup& g) { return g.kind != KvCacheSpecKind::kCircularBuffer; }
+
+// "mla_attention", "sliding_window_mla", "mamba", "circular_buffer" (the scenario's names).
+const char* to_string(KvCacheSpecKind kind);
 
 }  // namespace mlasim

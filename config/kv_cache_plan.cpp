@@ -267,16 +267,6 @@ KvCacheGroup layout_group(const PlannedKvCacheGroup& g) {
 
 }  // namespace
 
-const char* to_string(KvCacheSpecKind kind) {
-  switch (kind) {
-    case KvCacheSpecKind::kMlaAttention: return "mla_attention";
-    case KvCacheSpecKind::kSlidingWindowMla: return "sliding_window_mla";
-    case KvCacheSpecKind::kMamba: return "mamba";
-    case KvCacheSpecKind::kCircularBuffer: return "circular_buffer";
-  }
-  return "unknown";
-}
-
 Result<KvCachePlan> plan_kv_cache(const ModelConfig& cfg, const KvCachePlanInputs& in) {
   auto built = kv_model_layers(cfg, in);
   if (!built) return built.error();

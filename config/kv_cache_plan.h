@@ -46,8 +46,5 @@ KvCachePlanInputs kv_cache_plan_inputs(const Scenario& s);
 // hybrid families' groups otherwise (the scenario loader has refused a plan vLLM refuses).
 KvCacheLayout kv_cache_layout(const Scenario& s);
 
-// vLLM's name of a group's kind ("mla_attention", "sliding_window_mla", "mamba",
-// "circular_buffer"; KVCacheSpecKind, v1/kv_cache_interface.py ~180).
-const char* to_string(KvCacheSpecKind kind);
 
 }  // namespace mlasim

@@ -12,6 +12,7 @@
 #include "config/kv_cache_layout.h"
 #include "config/deployment.h"
 #include "config/engine_enums.h"
+#include "config/kv_cache_layout.h"
 #include "config/model_config.h"
 
 namespace mlasim {
@@ -119,6 +120,13 @@ struct SchedulerConfig {
   int num_speculative_tokens = 0;        // k
   SpeculativeMethod speculative_method = SpeculativeMethod::kMtp;  // DeepSeek's drafter
   SchedulerRules rules;                  // from the engine profile; scheduler_reserve_full_isl may override
+  // The model's KV cache groups (cache.kv_cache_groups); none: one MLA group of block_size, the
+  // scheduler's own KV cache manager. More than one: vLLM 0.33's coordinator over the groups
+  // (sim/kv_cache/kv_cache_coordinator.h), block sizes resolved.
+  KvCacheLayout kv_cache_layout;
+  // The scenario listed the groups (cache.kv_cache_groups); else a hybrid model's come from its
+  // config (config/kv_cache_plan.h, filled when the deployment resolves) and are not written back.
+  bool kv_cache_groups_listed = false;
   // A planted fault for tests of the fuzzer only (no scenario key or flag sets it): a waiting
   // request may take this many tokens more than the remaining budget, so the step schedules more
   // than max_num_batched_tokens and the per-step check fails.

@@ -14,6 +14,7 @@ bool is_vllm033(EngineProfile p) { return p == EngineProfile::kVllm033 || p == E
 std::string plan_hybrid_kv_cache(Scenario& s) {
   DeploymentConfig& d = s.deployment;
   d.kv_cache_layout = {};
+  if (!s.scheduler.kv_cache_groups_listed) s.scheduler.kv_cache_layout = {};
   if (s.model.attention_layers.empty()) return "";
   if (gpu_info(d.gpu).vendor != GpuVendor::kNvidia)
     return "mlasim plans " + s.model.architecture + "'s KV cache groups on NVIDIA GPUs only (vLLM 0.33 builds "
@@ -23,6 +24,8 @@ std::string plan_hybrid_kv_cache(Scenario& s) {
   s.scheduler.block_size = d.selection.block_size = plan.value().block_size;
   d.selection.kernel_block_size = plan.value().mla_kernel_block_size;
   d.kv_cache_layout = plan.value().layout;
+  // The scheduler's groups (sim/kv_cache/): the model's, unless the scenario lists its own.
+  if (!s.scheduler.kv_cache_groups_listed) s.scheduler.kv_cache_layout = d.kv_cache_layout;
   return "";
 }
 

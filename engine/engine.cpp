@@ -300,6 +300,13 @@ void Engine::record_requests(const SchedulerOutput& out) {
     if (c.resumed_from_preemption[i]) s.resumed.push_back(c.req_ids[i]);
     if (!c.new_block_ids[i].empty()) s.new_block_ids.emplace_back(c.req_ids[i], c.new_block_ids[i]);
   }
+  s.grouped = scheduler_.grouped_kv_cache_manager() != nullptr;
+  s.new_group_block_ids.clear();
+  if (s.grouped) {  // every group's: a new request's tables, a cached one's additions when it has any
+    for (const NewRequestData& n : out.scheduled_new_reqs) s.new_group_block_ids.emplace_back(n.req_id, n.group_block_ids);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(c.num_reqs()); ++i)
+      if (!c.new_group_block_ids[i].empty()) s.new_group_block_ids.emplace_back(c.req_ids[i], c.new_group_block_ids[i]);
+  }
   s.preempted.assign(out.preempted_req_ids.begin(), out.preempted_req_ids.end());
   s.finished.clear();  // filled once the step's samples are in
   s.spec_decode_tokens.assign(out.scheduled_spec_decode_tokens.begin(), out.scheduled_spec_decode_tokens.end());

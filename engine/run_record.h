@@ -66,6 +66,9 @@ struct StepRecord {
   std::vector<int> finished;   // finished by this step's samples
   // Blocks handed out this step: a new or resumed request's whole table, a running one's additions.
   std::vector<std::pair<int, std::vector<int>>> new_block_ids;
+  // Several KV cache groups (grouped): the same per group, new_block_ids holding the MLA group's.
+  bool grouped = false;
+  std::vector<std::pair<int, std::vector<std::vector<int>>>> new_group_block_ids;
   std::vector<std::pair<int, std::vector<int>>> spec_decode_tokens;  // drafts verified this step
   int num_free_blocks = 0;  // after scheduling, before this step's finished requests free theirs
   int num_running = 0;      // the scheduler's running and waiting queues after scheduling

@@ -4,6 +4,7 @@
 #include "base/check.h"
 #include "config/request_tokens.h"
 #include "base/formats/json_writer.h"
+#include "scenario/kv_cache_groups.h"
 #include "scenario/scenario_keys.h"
 
 namespace mlasim {
@@ -24,6 +25,8 @@ void write_header(JsonWriter& w, const Scenario& s, const RoutingConfig& rc) {
   w.end_object();
   w.key("scheduler").begin_object();
   write_section_json(w, s, "scheduler");  // scenario/scenario_keys.h: every scheduler key
+  // Several KV cache groups (cache.kv_cache_groups): the layout, block sizes resolved.
+  if (s.scheduler.kv_cache_layout.hybrid()) write_kv_cache_layout_json(w, s.scheduler.kv_cache_layout);
   w.end_object();
   w.key("engine").begin_object();
   write_section_json(w, s, "engine");  // profile, attention_backend, model_runner

@@ -60,6 +60,15 @@ void write_step_fields(JsonWriter& w, const StepRecord& s, const RequestNames& n
   id_array(w, "preempted", s.preempted, names);
   id_array(w, "finished", s.finished, names);
   id_map(w, "new_block_ids", s.new_block_ids, names);
+  if (s.grouped) {  // several KV cache groups: each group's blocks
+    w.key("new_block_ids_by_group").begin_object();
+    for (const auto& [index, groups] : s.new_group_block_ids) {
+      w.key(names[index]).begin_array();
+      for (const std::vector<int>& ids : groups) w.int_array(ids);
+      w.end_array();
+    }
+    w.end_object();
+  }
   id_map(w, "scheduled_spec_decode_tokens", s.spec_decode_tokens, names);
   w.key("context_chunks").begin_object();
   w.key("workspace_size").value(s.context_chunks.workspace_size);

@@ -5,6 +5,7 @@
 
 #include "attention/routing_config.h"
 #include "config/request_tokens.h"
+#include "scenario/kv_cache_groups.h"
 #include "scenario/scenario_keys.h"
 
 namespace mlasim {
@@ -59,6 +60,7 @@ std::string describe_scenario(const Scenario& s) {
                            ? fmt::format("; running {} of its {} layers (model.num_layers)", m.num_hidden_layers,
                                          m.config_num_hidden_layers)
                            : "");
+  if (sc.kv_cache_layout.hybrid()) out += describe_kv_cache_layout(sc.kv_cache_layout) + "\n";
   out += fmt::format("parallel: tensor_parallel_size={}\n", s.parallel.tensor_parallel_size);
   if (!s.requests_file.empty()) {
     out += fmt::format("requests: {} from {} (arriving by {})\n", s.num_requests, s.requests_file,

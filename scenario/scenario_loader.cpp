@@ -14,6 +14,7 @@
 #include "config/mtp_drafter.h"
 #include "config/scenario_deployment.h"
 #include "scenario/scenario_sections.h"
+#include "scenario/kv_cache_groups.h"
 #include "scenario/set_override.h"
 #include "sim/scheduler.h"
 #include "sim/scheduler_rules.h"
@@ -211,12 +212,16 @@ void cross_checks(const YamlReader& r, const YamlNode& root, Scenario& s) {
                ": vLLM 0.8 runs MTP speculation on its V0 engine, not V1 (engine/arg_utils.py:1423-1442 in 0.8.5: "
                "only n-gram and EAGLE stay on V1)",
            "set scheduler.speculative_method: ngram, or pick the profile of a later vLLM (vllm-0.11 or newer)");
+  // The KV cache groups, listed in cache.kv_cache_groups (or derived from the model's config).
+  check_kv_cache_groups(r, root["cache"] ? root["cache"] : root, s);
   if (std::string problem = check_scheduler_config(sc, sc.max_model_len); !problem.empty())
     r.fail(locate(root, "scheduler"), "scheduler", problem, "see scenarios/README.md for each key's range");
   else if (std::string kv = check_kv_cache_startup(sc, sc.max_model_len); !kv.empty())
     r.fail(locate(root, "scheduler.num_gpu_blocks"), "scheduler.num_gpu_blocks", kv,
-           "raise scheduler.num_gpu_blocks to at least cdiv(max_model_len, block_size) + 1, or lower "
-           "scheduler.max_model_len");
+           sc.kv_cache_layout.hybrid()
+               ? "raise scheduler.num_gpu_blocks to at least the groups' blocks + 1, or lower scheduler.max_model_len"
+               : "raise scheduler.num_gpu_blocks to at least cdiv(max_model_len, block_size) + 1, or lower "
+                 "scheduler.max_model_len");
   const YamlNode reqs = root["requests"];
   for (std::size_t i = 0; i < s.requests.size(); ++i) {
     const RequestSpec& req = s.requests[i];

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "scenario/hf_config.h"
+#include "scenario/kv_cache_groups.h"
 #include "scenario/request_reader.h"
 #include "scenario/scenario_keys.h"
 #include "config/request_tokens.h"
@@ -148,8 +149,13 @@ void read_engine_section(const YamlReader& r, const YamlNode& node, Scenario& s)
 void read_deployment_keys(const YamlReader& r, const YamlNode& engine, const YamlNode& cache, Scenario& s) {
   if (engine) read_key(r, engine, key_of(s, &s.deployment.gpu), s);
   if (cache) {
-    r.expect_map(cache, "cache", section_key_names("cache"));
+    std::vector<std::string> keys = section_key_names("cache");
+    keys.push_back("kv_cache_groups");  // the layout, read apart from the table's scalar keys
+    keys.push_back("prefix_cache_retention_interval");
+    r.expect_map(cache, "cache", keys);
     read_section_keys(r, cache, "cache", s);
+    if (cache["kv_cache_groups"]) read_kv_cache_groups(r, cache["kv_cache_groups"], s);
+    if (cache["prefix_cache_retention_interval"]) read_retention_interval(r, cache, s);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "scenario/hf_config.h"
+#include "scenario/kv_cache_groups.h"
 #include "config/request_tokens.h"
 #include "scenario/scenario_keys.h"
 
@@ -97,8 +98,18 @@ YamlValue scenario_document(const Scenario& s) {
   if (!s.description.empty()) doc.set("description", YamlValue::quoted(s.description));
   doc.set("model", model_section(s.model));
   // The table's sections (scenario/scenario_keys.h), each when it holds a key to write.
-  for (const std::string& section : key_sections())
-    if (YamlValue keys = section_yaml(s, section); !keys.empty()) doc.set(section, std::move(keys));
+  for (const std::string& section : key_sections()) {
+    YamlValue keys = section_yaml(s, section);
+    if (section == "cache" && s.scheduler.kv_cache_groups_listed) {  // a block mapping around the list
+      YamlValue block = YamlValue::mapping(YamlValue::Style::kBlock);
+      for (const auto& [key, value] : keys.entries()) block.set(key, value);
+      block.set("kv_cache_groups", kv_cache_groups_yaml(s));
+      if (const int ri = s.scheduler.kv_cache_layout.prefix_cache_retention_interval; ri != 0)
+        block.set("prefix_cache_retention_interval", ri == kDenseRetention ? YamlValue::plain("dense") : YamlValue::number(ri));
+      keys = std::move(block);
+    }
+    if (!keys.empty()) doc.set(section, std::move(keys));
+  }
   YamlValue& requests = doc.set("requests", YamlValue::sequence(Style::kBlock));
   for (const RequestSpec& r : s.requests) requests.push(request_entry(r, s));
   if (!s.expect.invariants.empty()) {

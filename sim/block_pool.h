@@ -37,6 +37,10 @@ class BlockPool {
   void free_blocks_in_order(std::span<const int> block_ids);
   // Records a full block's hash in the prefix cache.
   void cache_full_block(int block_id, std::uint64_t block_hash);
+  // Drops the block's prefix-cache entry, if it has one; the block stays where it is (referenced or
+  // in the free queue). For the KV cache groups' pool (sim/kv_cache/group_block_pool.h), whose
+  // blocks lose their hashes while referenced (v1/core/block_pool.py _remove_cached_block_hashes).
+  void uncache_block(int block_id) { evict_cached_block(block_id); }
 
   int ref_cnt(int block_id) const { return blocks_[static_cast<std::size_t>(block_id)].ref_cnt; }
   bool has_hash(int block_id) const { return hashes_[static_cast<std::size_t>(block_id)] != 0; }

@@ -21,6 +21,10 @@ void Scheduler::schedule(SchedulerOutput& out) {
   scheduled_.clear();
   preempted_.clear();
   prefill_scheduled_ = false;
+  if (grouped_) {  // scheduler.py ~746
+    grouped_->new_step_starts();
+    step_new_blocks_.clear();
+  }
   int budget = config_.max_num_batched_tokens;
   // vLLM 0.33 (scheduler.py ~757-763): the threshold keeps a long prefill from starving other
   // requests; a lone request (one running plus waiting) has nobody to starve.
@@ -65,26 +69,32 @@ std::string victim_kept_in_step() {
 
 }  // namespace
 
+int Scheduler::running_num_new_tokens(const Request& r, int budget, int threshold) const {
+  int n = r.num_tokens_with_spec() - r.num_computed_tokens;
+  if (0 < threshold && threshold < n) n = threshold;
+  n = std::min(n, budget);
+  // Keep input positions below max_model_len (the 1 is the token sampled per step; vLLM 0.8
+  // did not keep it).
+  const int sampled_slot = config_.rules.running_cap_reserves_sampled_token ? 1 : 0;
+  n = std::min(n, max_model_len_ - sampled_slot - r.num_computed_tokens);
+  MLASIM_CHECK(n >= 0, "negative token count for a running request");
+  if (mamba_aligned_split_) n = mamba_block_aligned_split(r, n, 0);  // scheduler.py ~859-863
+  return n;
+}
+
 void Scheduler::schedule_running(int& budget, int threshold) {
   const bool priority = config_.policy == SchedulingPolicy::kPriority;
   std::size_t req_index = 0;
   while (req_index < running_.size() && budget > 0) {
     Request* r = running_[req_index];
-    int n = r->num_tokens_with_spec() - r->num_computed_tokens;
-    if (0 < threshold && threshold < n) n = threshold;
-    n = std::min(n, budget);
-    // Keep input positions below max_model_len (the 1 is the token sampled per step; vLLM 0.8
-    // did not keep it).
-    const int sampled_slot = config_.rules.running_cap_reserves_sampled_token ? 1 : 0;
-    n = std::min(n, max_model_len_ - sampled_slot - r->num_computed_tokens);
-    MLASIM_CHECK(n >= 0, "negative token count for a running request");
+    const int n = running_num_new_tokens(*r, budget, threshold);
     if (n == 0) {  // not a stop: lower-priority requests may still run
       ++req_index;
       continue;
     }
     const int blocks_before = static_cast<int>(r->block_ids.size());
     bool allocated = false;
-    while (!(allocated = kv_.allocate_slots(*r, n, num_lookahead_tokens()))) {
+    while (!(allocated = grouped_ ? allocate_running(*r, n) : kv_.allocate_slots(*r, n, num_lookahead_tokens()))) {
       Request* victim = nullptr;
       if (priority) {
         auto it = std::max_element(running_.begin(), running_.end(), [](const Request* a, const Request* b) {
@@ -100,6 +110,7 @@ void Scheduler::schedule_running(int& budget, int threshold) {
         if (was_scheduled) {  // scheduled earlier this step: its tokens return to the budget
           budget += sit->num_new_tokens;
           scheduled_.erase(sit);
+          if (grouped_) step_new_blocks_.erase(victim->request_id);
         }
         // vLLM 0.33 (scheduler.py ~935-941) steps the cursor back for any victim before it;
         // earlier releases only for a victim scheduled this step.
@@ -155,15 +166,10 @@ void Scheduler::schedule_waiting_requests(int& budget, int threshold, int k, boo
     Request* r = waiting_.peek_request();
     if (r->pending_prompt) {  // first look at this request: its prompt and block hashes now
       materialize_prompt(*r);
-      if (kv_.enable_caching()) update_block_hashes(*r, config_.block_size, num_hash_lookahead_tokens());
+      if (config_.enable_prefix_caching) update_block_hashes(*r, hash_block_size_, num_hash_lookahead_tokens());
     }
-    int num_computed = r->num_computed_tokens;
-    int num_new_computed = 0;
-    hit_blocks_.clear();
-    if (r->num_computed_tokens == 0) {
-      num_new_computed = kv_.get_computed_blocks(*r, hit_blocks_);
-      num_computed = num_new_computed;
-    }
+    const int num_new_computed = prefix_hit(*r);
+    int num_computed = r->num_computed_tokens + num_new_computed;
     // num_tokens, not the prompt: a resumed request recomputes its outputs too.
     int n = r->num_tokens() - num_computed;
     bool padded = false;
@@ -185,12 +191,14 @@ void Scheduler::schedule_waiting_requests(int& budget, int threshold, int k, boo
     }
     n = std::min(n, budget + config_.test_waiting_budget_overrun);  // the overrun is 0 but in fuzzer tests
     MLASIM_CHECK(n > 0, "a waiting request with nothing to compute");
+    if (mamba_aligned_split_ && !split_admission(*r, num_new_computed, n, padded)) break;
     // docs/spec/scheduler.md §2 B.5: lookahead slots for drafts; with scheduler_reserve_full_isl
     // the whole sequence must fit too (kv_cache_manager.py ~531).
     const int lookahead =
         config_.rules.fresh_admission_gets_lookahead_slots || r->num_computed_tokens > 0 ? num_lookahead_tokens() : 0;
-    if (!kv_.allocate_slots(*r, n, lookahead, hit_blocks_, num_new_computed,
-                            config_.rules.scheduler_reserve_full_isl))
+    if (grouped_ ? !allocate_waiting(*r, n, lookahead, num_new_computed)
+                 : !kv_.allocate_slots(*r, n, lookahead, hit_blocks_, num_new_computed,
+                                       config_.rules.scheduler_reserve_full_isl))
       break;
     waiting_.pop_request();
     running_.push_back(r);
@@ -207,7 +215,7 @@ void Scheduler::schedule_waiting_requests(int& budget, int threshold, int k, boo
 
 void Scheduler::preempt(Request* r) {
   MLASIM_CHECK(r->status == RequestStatus::kRunning, "only running requests can be preempted");
-  kv_.free(*r);
+  free_blocks(*r);
   r->status = RequestStatus::kPreempted;
   r->num_computed_tokens = 0;
   if (config_.rules.preemption_clears_drafts) r->spec_token_ids.clear();
@@ -288,8 +296,11 @@ void Scheduler::build_output(SchedulerOutput& out) {
   }
   MLASIM_CHECK(ni == num_new && ci == num_cached && si == num_spec, "output sizing is off");
   out.total_num_scheduled_tokens = total;
-  out.num_common_prefix_blocks =
-      running_.empty() ? 0 : kv_.get_num_common_prefix_blocks(*running_[0], static_cast<int>(running_.size()));
+  // vLLM 0.33 returns 0 for every group (kv_cache_manager.py:756-759); one group keeps the count.
+  out.num_common_prefix_blocks = running_.empty() || grouped_
+                                     ? 0
+                                     : kv_.get_num_common_prefix_blocks(*running_[0], static_cast<int>(running_.size()));
+  if (grouped_) fill_group_block_ids(out);
   out.finished_req_ids.assign(finished_req_ids_.begin(), finished_req_ids_.end());
   out.preempted_req_ids.clear();
   for (const Request* p : preempted_) out.preempted_req_ids.push_back(p->request_id);

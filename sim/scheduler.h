@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/kv_cache_manager.h"
+#include "sim/kv_cache/kv_cache_coordinator.h"
 #include "sim/request.h"
 #include "sim/request_queue.h"
 #include "config/scenario.h"
@@ -82,9 +83,14 @@ class Scheduler {
   std::vector<const Request*> alive_requests() const;
   const Request* request(ReqId id) const;  // nullptr once finished (dropped) or unknown
   std::span<const int> block_ids(ReqId id) const;
-  int num_free_blocks() const { return kv_.block_pool().get_num_free_blocks(); }
-  int num_usable_blocks() const { return kv_.block_pool().num_usable_blocks(); }
+  int num_free_blocks() const { return pool_->get_num_free_blocks(); }
+  int num_usable_blocks() const { return pool_->num_usable_blocks(); }
+  const BlockPool& block_pool() const { return *pool_; }
   const KVCacheManager& kv_cache_manager() const { return kv_; }
+  // The KV cache manager over the layout's groups; nullptr with one group (kv_cache_manager()).
+  const GroupedKVCacheManager* grouped_kv_cache_manager() const { return grouped_.get(); }
+  // Tokens per prefix-cache block hash: block_size, or the layout's hash_block_size.
+  int hash_block_size() const { return hash_block_size_; }
   // The requests of the latest output, aligned with its num_scheduled_tokens (for teacher forcing).
   std::span<Request* const> scheduled_requests() const { return scheduled_reqs_; }
 
@@ -111,17 +117,41 @@ class Scheduler {
   };
 
   void schedule_running(int& budget, int threshold);
+  int running_num_new_tokens(const Request& r, int budget, int threshold) const;
+  // A waiting request's prefix-cache hit in tokens (hit_blocks_ or group_hits_ hold its blocks).
+  int prefix_hit(Request& r);
+  // The Mamba split of an admission; false when nothing is left (the admission loop stops).
+  bool split_admission(const Request& r, int num_new_computed, int& n, bool& padded) const;
   void schedule_waiting(int& budget, int threshold);
   void schedule_waiting_requests(int& budget, int threshold, int k, bool running_scheduled,
                                  std::vector<Request*>& skipped);
+  void init_grouped();
   void preempt(Request* r);
+  void free_blocks(Request& r);
+  bool allocate_running(Request& r, int num_new_tokens);
+  bool allocate_waiting(Request& r, int num_new_tokens, int num_lookahead, int num_new_computed);
+  // scheduler.py:546-654 _mamba_block_aligned_split: a prefill chunk of a layout with Mamba groups in
+  // "align" mode ends where a state can be cached.
+  int mamba_block_aligned_split(const Request& r, int num_new_tokens, int num_new_local_computed_tokens) const;
   void build_output(SchedulerOutput& out);
+  void fill_group_block_ids(SchedulerOutput& out);
+  void audit_grouped() const;
   bool check_stop(Request& r) const;
   void check_step_invariants(int total) const;
 
   SchedulerConfig config_;
   int max_model_len_;
   KVCacheManager kv_;
+  // Several KV cache groups: vLLM's coordinator and managers; kv_ is then unused (a 2-block pool).
+  std::unique_ptr<GroupedKVCacheManager> grouped_;
+  const BlockPool* pool_;  // kv_'s or grouped_'s
+  int hash_block_size_;
+  // Mamba "align" mode (scheduler.py:430-466): chunks end on state boundaries of this many tokens
+  // (cache_config.block_size once vLLM sets it to the smallest prefix-cacheable group's, v1/engine/core.py:341-349).
+  bool mamba_aligned_split_ = false;
+  int mamba_split_block_size_ = 0;
+  bool mamba_has_prefill_checkpoint_blocks_ = false;
+  int mamba_prefill_checkpoint_alignment_ = 0;
   std::unordered_map<ReqId, std::unique_ptr<Request>> requests_;  // alive requests only
   std::vector<Request*> running_;
   RequestQueue waiting_;
@@ -137,6 +167,8 @@ class Scheduler {
   std::vector<Request*> preempted_;
   std::vector<Request*> scheduled_reqs_;
   std::vector<int> hit_blocks_;
+  GroupBlocks group_hits_;                                // grouped: this admission's hits
+  std::unordered_map<ReqId, GroupBlocks> step_new_blocks_;  // grouped: each running request's new blocks
   // audit()'s per-block owner counts and last owner, kept between audits: a pool of more than
   // 32768 blocks would otherwise be mapped and unmapped by every audit.
   mutable std::vector<int> audit_owners_, audit_last_owner_;

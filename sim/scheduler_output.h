@@ -18,6 +18,9 @@ struct NewRequestData {
   std::vector<int> prompt_token_ids;
   std::vector<int> block_ids;       // the whole block table (prefix hits first)
   int num_computed_tokens = 0;      // pre-step: the prefix-cache hit
+  // Several KV cache groups: every group's table (vLLM's tuple of lists), block_ids being the first
+  // full-attention group's (the MLA layers' table); empty with one group.
+  std::vector<std::vector<int>> group_block_ids;
 };
 
 // Requests scheduled before (running) and resumed after preemption (vLLM CachedRequestData).
@@ -29,6 +32,10 @@ struct CachedRequestData {
   std::vector<std::vector<int>> new_block_ids;
   std::vector<int> num_computed_tokens;  // pre-step
   std::vector<int> num_output_tokens;
+  // Several KV cache groups: per request each group's new blocks (vLLM's get_block_ids(allow_none=True):
+  // empty for None, when no group has one), new_block_ids being the first full-attention group's.
+  // Empty with one group.
+  std::vector<std::vector<std::vector<int>>> new_group_block_ids;
   int num_reqs() const { return static_cast<int>(req_ids.size()); }
 };
 

@@ -6,6 +6,7 @@
 #include "sim/block_hash.h"
 #include "base/check.h"
 #include "sim/scheduler.h"
+#include "sim/kv_cache/group_capacity.h"
 
 namespace mlasim {
 
@@ -39,8 +40,37 @@ std::string check_scheduler_config(const SchedulerConfig& c, int max_model_len) 
   return "";
 }
 
+namespace {
+
+// The start-up check over several KV cache groups (kv_cache_planning.py:1551-1559, 1253-1335): the
+// groups' blocks for one max_model_len request against the usable blocks, the estimate by binary
+// search over the length.
+std::string check_grouped_kv_cache_startup(const SchedulerConfig& c, int max_model_len) {
+  const long long usable = c.num_gpu_blocks - 1;
+  const KvCacheLayout& layout = c.kv_cache_layout;
+  const long long needed = kv_cache_startup_blocks(layout, max_model_len, c.max_num_batched_tokens);
+  if (needed <= usable) return "";
+  auto fits = [&](int len) { return kv_cache_startup_blocks(layout, len, c.max_num_batched_tokens) <= usable; };
+  int estimate = 0;
+  for (int lo = 1, hi = max_model_len; fits(1) && lo <= hi;) {
+    const int mid = lo + (hi - lo) / 2;
+    if (fits(mid)) estimate = mid, lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return "vLLM 0.33 refuses to start (vllm/v1/core/kv_cache_planning.py:1551-1559, :78-87): \"To serve at least one "
+         "request with the model's max seq len (" + std::to_string(max_model_len) + "), (" + std::to_string(needed) +
+         " blocks over " + std::to_string(layout.groups.size()) + " KV cache groups) KV cache is needed, which is larger "
+         "than the available KV cache memory (" + std::to_string(usable) + " usable blocks: num_gpu_blocks " +
+         std::to_string(c.num_gpu_blocks) + " less the null block). " +
+         (estimate > 0 ? "Based on the available memory, the estimated maximum model length is " + std::to_string(estimate) + ". " : std::string()) +
+         "Try increasing `gpu_memory_utilization` ... or decreasing `max_model_len` when initializing the engine.\"";
+}
+
+}  // namespace
+
 std::string check_kv_cache_startup(const SchedulerConfig& c, int max_model_len) {
   if (!c.rules.startup_checks_usable_blocks || c.block_size <= 0 || c.num_gpu_blocks < 2) return "";
+  if (c.kv_cache_layout.hybrid()) return check_grouped_kv_cache_startup(c, max_model_len);
   const long long usable = c.num_gpu_blocks - 1;  // BlockPool holds the null block back (:1532-1543)
   const long long needed = (static_cast<long long>(max_model_len) + c.block_size - 1) / c.block_size;
   if (needed <= usable) return "";
@@ -58,6 +88,10 @@ std::string check_kv_cache_startup(const SchedulerConfig& c, int max_model_len) 
 int default_num_gpu_blocks(const SchedulerConfig& c) {
   const int base = SchedulerConfig{}.num_gpu_blocks;
   if (!c.rules.startup_checks_usable_blocks || c.block_size <= 0) return base;
+  if (c.kv_cache_layout.hybrid()) {
+    const long long least = kv_cache_startup_blocks(c.kv_cache_layout, c.max_model_len, c.max_num_batched_tokens) + 1;
+    return static_cast<int>(std::min<long long>(std::max<long long>(base, least), 1LL << 24));
+  }
   const long long least = (static_cast<long long>(c.max_model_len) + c.block_size - 1) / c.block_size + 1;
   return static_cast<int>(std::min<long long>(std::max<long long>(base, least), 1LL << 24));
 }
@@ -92,13 +126,19 @@ std::string check_request(const Request& r, const SchedulerConfig& c, int max_mo
 bool request_always_fits(const Request& r, const SchedulerConfig& c, int max_model_len) {
   const long long longest = std::min<long long>(
       static_cast<long long>(r.num_prompt_tokens) + r.max_tokens + 2LL * c.num_speculative_tokens, max_model_len);
-  const long long blocks = (longest + c.block_size - 1) / c.block_size;
+  const long long blocks =
+      c.kv_cache_layout.hybrid()
+          ? kv_cache_request_blocks(c.kv_cache_layout, longest, max_model_len, c.max_num_batched_tokens)
+          : (longest + c.block_size - 1) / c.block_size;
   return blocks <= c.num_gpu_blocks - 1;
 }
 
 bool Scheduler::can_never_fit(const Request& r) const {
   const int known = r.pending_prompt ? r.num_prompt_tokens : r.num_tokens();  // a prompt not drawn yet
   const long long tokens = std::min<long long>(static_cast<long long>(known) + num_lookahead_tokens(), max_model_len_);
+  if (grouped_)
+    return kv_cache_request_blocks(config_.kv_cache_layout, tokens, max_model_len_, config_.max_num_batched_tokens) >
+           num_usable_blocks();
   return (tokens + config_.block_size - 1) / config_.block_size > num_usable_blocks();
 }
 
@@ -139,8 +179,12 @@ SchedulerConfig as_scheduled(SchedulerConfig c) {
 Scheduler::Scheduler(const SchedulerConfig& config)
     : config_(as_scheduled(config)),
       max_model_len_(config.max_model_len),
-      kv_(config.num_gpu_blocks, config.block_size, config.enable_prefix_caching, std::max(1, config.max_model_len),
+      // With several KV cache groups the grouped manager owns the pool; this one stays empty.
+      kv_(config.kv_cache_layout.hybrid() ? 2 : config.num_gpu_blocks, config.block_size,
+          config.enable_prefix_caching && !config.kv_cache_layout.hybrid(), std::max(1, config.max_model_len),
           config.rules.free_unhashed_blocks_first),
+      pool_(&kv_.block_pool()),
+      hash_block_size_(config.block_size),
       waiting_(config_.policy) {
   const std::string problem = check_scheduler_config(config_, max_model_len_);
   MLASIM_CHECK(problem.empty(), problem);
@@ -148,6 +192,37 @@ Scheduler::Scheduler(const SchedulerConfig& config)
   kv_.set_cache_count_counts_untrimmed_drafts(config.rules.cache_count_counts_untrimmed_drafts);
   kv_.set_drop_last_hit_block(config.rules.eagle_drops_last_hit_block && config.num_speculative_tokens > 0 &&
                               config.speculative_method == SpeculativeMethod::kMtp);
+  if (config_.kv_cache_layout.hybrid()) init_grouped();
+}
+
+void Scheduler::init_grouped() {
+  GroupedKVCacheConfig g;
+  g.layout = config_.kv_cache_layout;
+  resolve_kv_cache_block_sizes(g.layout, config_.enable_prefix_caching);
+  g.num_gpu_blocks = config_.num_gpu_blocks;
+  g.enable_caching = config_.enable_prefix_caching;
+  g.max_model_len = max_model_len_;
+  g.max_num_batched_tokens = config_.max_num_batched_tokens;
+  g.num_hash_lookahead_tokens = num_hash_lookahead_tokens();
+  g.free_unhashed_first = config_.rules.free_unhashed_blocks_first;
+  grouped_ = std::make_unique<GroupedKVCacheManager>(g);
+  pool_ = &grouped_->pool().pool();
+  hash_block_size_ = g.layout.hash_block_size;
+  // scheduler.py:430-451; the split's block size is the smallest prefix-cacheable group's.
+  bool any_mamba = false, all_checkpoint = true;
+  int split_block_size = 0;
+  for (const KvCacheGroup& grp : g.layout.groups) {
+    if (prefix_cacheable(grp))
+      split_block_size = split_block_size == 0 ? grp.block_size : std::min(split_block_size, grp.block_size);
+    if (grp.kind != KvCacheSpecKind::kMamba) continue;
+    if (!any_mamba) mamba_prefill_checkpoint_alignment_ = grp.prefill_checkpoint_alignment;
+    any_mamba = true;
+    all_checkpoint = all_checkpoint && grp.num_prefill_checkpoint_blocks > 0;
+  }
+  for (const KvCacheGroup& grp : g.layout.groups)  // mamba_cache_mode "align" (prefix caching on)
+    mamba_aligned_split_ = mamba_aligned_split_ || (grp.kind == KvCacheSpecKind::kMamba && grp.mamba_cache_mode == "align");
+  mamba_split_block_size_ = split_block_size;
+  mamba_has_prefill_checkpoint_blocks_ = any_mamba && all_checkpoint;
 }
 
 Scheduler::Scheduler(const SchedulerConfig& config, const ModelConfig& model)
@@ -168,8 +243,8 @@ void Scheduler::add_request(Request request) {
   Request* r = owned.get();
   r->arrival = next_arrival_++;
   r->block_hashes.clear();
-  if (kv_.enable_caching() && !r->pending_prompt)
-    update_block_hashes(*r, config_.block_size, num_hash_lookahead_tokens());
+  if (config_.enable_prefix_caching && !r->pending_prompt)
+    update_block_hashes(*r, hash_block_size_, num_hash_lookahead_tokens());
   auto [it, inserted] = requests_.try_emplace(r->request_id, std::move(owned));
   MLASIM_CHECK(inserted, "duplicate request id " + std::to_string(r->request_id));
   waiting_.add_request(r);
@@ -189,6 +264,7 @@ std::vector<const Request*> Scheduler::alive_requests() const {
 }
 
 std::span<const int> Scheduler::block_ids(ReqId id) const {
+  if (grouped_) return grouped_->blocks(id, grouped_->attention_group());  // the MLA layers' table
   const Request* r = request(id);
   return r ? std::span<const int>(r->block_ids) : std::span<const int>();
 }
@@ -260,16 +336,19 @@ std::vector<Request> Scheduler::update_from_output(const SchedulerOutput& out, c
         break;
       }
     }
-    if (!sampled.empty() && kv_.enable_caching()) update_block_hashes(r, config_.block_size, num_hash_lookahead_tokens());
+    if (!sampled.empty() && config_.enable_prefix_caching) update_block_hashes(r, hash_block_size_, num_hash_lookahead_tokens());
     // vLLM 0.33 (scheduler.py ~2757-2762): nct covers every kept token but the last; the tokens
     // discarded at a stop are rolled back. With speculation the full blocks up to nct are cached
     // after every sampling step, stopped requests included (~2403-2415).
     if (config_.rules.spec_caches_blocks_after_update) {
       if (stopped) r.num_computed_tokens -= static_cast<int>(sampled.size()) - num_appended;
-      if (!sampled.empty() && config_.num_speculative_tokens > 0) kv_.cache_blocks(r, r.num_computed_tokens);
+      if (!sampled.empty() && config_.num_speculative_tokens > 0) {
+        if (grouped_) grouped_->cache_blocks(r, r.num_computed_tokens);
+        else kv_.cache_blocks(r, r.num_computed_tokens);
+      }
     }
     if (stopped) {
-      kv_.free(r);
+      free_blocks(r);
       r.spec_token_ids.clear();
       finished_req_ids_.push_back(r.request_id);
       any_stopped = true;
@@ -301,8 +380,9 @@ std::vector<Request> Scheduler::update_from_output(const SchedulerOutput& out, c
 void Scheduler::check_step_invariants(int total) const {
   MLASIM_CHECK(total <= config_.max_num_batched_tokens, "scheduled more tokens than the budget");
   MLASIM_CHECK(static_cast<int>(running_.size()) <= config_.max_num_seqs, "len(running) > max_num_seqs");
-  const BlockPool& pool = kv_.block_pool();
+  const BlockPool& pool = *pool_;
   MLASIM_CHECK(pool.get_num_free_blocks() + pool.num_used_blocks() == pool.num_usable_blocks(), "free + used != usable");
+  if (grouped_) return;  // the slots per group: GroupedKVCacheManager::audit after the step
   for (const Scheduled& s : scheduled_) {
     const Request& r = *s.req;
     MLASIM_CHECK(s.num_new_tokens > 0, "scheduled zero tokens");
@@ -316,6 +396,10 @@ void Scheduler::check_step_invariants(int total) const {
 }
 
 void Scheduler::audit() const {
+  if (grouped_) {
+    audit_grouped();
+    return;
+  }
   const BlockPool& pool = kv_.block_pool();
   pool.audit();
   std::vector<int>& owners = audit_owners_;

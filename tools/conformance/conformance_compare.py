@@ -30,6 +30,7 @@ FIELDS = (
     "preempted",
     "scheduled_spec_decode_tokens",
     "new_block_ids",
+    "new_block_ids_by_group",
     "num_free_blocks",
     "routing.order",
     "routing.split",
@@ -59,6 +60,8 @@ def compare(m: dict[str, Any], v: dict[str, Any], route: bool, ignore: frozenset
             ("preempted", sorted(a["preempted"]), b["preempted"]),
             ("scheduled_spec_decode_tokens", a["scheduled_spec_decode_tokens"], b["scheduled_spec_decode_tokens"]),
             ("new_block_ids", a["new_block_ids"], b["new_block_ids"]),
+            # Several KV cache groups: every group's blocks (absent with one group on both sides).
+            ("new_block_ids_by_group", a.get("new_block_ids_by_group"), b.get("new_block_ids_by_group")),
             ("num_free_blocks", a["num_free_blocks"], b["num_free_blocks"]),
         ]
         if route:

@@ -195,84 +195,142 @@ def v1_engine_refusal(trace: Trace, mdir: str) -> str | None:
     return None
 
 
+def make_vllm_config(trace: Trace, tmp: Path):
+    """The VllmConfig of the trace's deployment (model, scheduler, cache and speculative config)."""
+    s = trace.sched
+    mml = s["max_model_len"]
+    mdir = model_dir(trace, tmp)
+    refusal = v1_engine_refusal(trace, mdir)
+    if refusal:
+        raise ValueError(refusal)
+    model_config = _call(
+        V.ModelConfig, model=mdir, skip_tokenizer_init=True, max_model_len=mml, dtype="bfloat16", seed=0,
+        task="generate", tokenizer=mdir, tokenizer_mode="auto", trust_remote_code=False,  # 0.8's required arguments
+    )
+    if s["scheduler_reserve_full_isl"] and not V.release.has_scheduler_option("scheduler_reserve_full_isl"):
+        raise ValueError(f"vLLM {V.release.version} has no scheduler_reserve_full_isl (its admission reserves nothing)")
+    scheduler_config = _call(
+        V.SchedulerConfig,
+        max_num_batched_tokens=s["max_num_batched_tokens"],
+        max_num_seqs=s["max_num_seqs"],
+        max_model_len=mml,
+        is_encoder_decoder=False,
+        enable_chunked_prefill=s["enable_chunked_prefill"],
+        long_prefill_token_threshold=s["long_prefill_token_threshold"],
+        policy=s["policy"],
+        scheduler_reserve_full_isl=s["scheduler_reserve_full_isl"],
+        async_scheduling=False,
+    )
+    cache_config = V.CacheConfig(block_size=s["block_size"], enable_prefix_caching=s["enable_prefix_caching"])
+    k = s["num_speculative_tokens"]
+    # The drafts come from teacher forcing, as in mlasim; the method only sets the scheduler's
+    # reservations: MTP (DeepSeek's drafter: the target's config with num_nextn_predict_layers,
+    # eagle-family) k lookahead slots and one-token hash lookahead, n-gram none.
+    spec = None
+    if k and s["speculative_method"] == "mtp":
+        spec = V.SpeculativeConfig(
+            method="mtp", num_speculative_tokens=k, target_model_config=model_config, target_parallel_config=V.ParallelConfig()
+        )
+    elif k:
+        spec = V.SpeculativeConfig(method="ngram", num_speculative_tokens=k, prompt_lookup_max=2, prompt_lookup_min=1)
+    vllm_config = V.VllmConfig(
+        model_config=model_config,
+        scheduler_config=scheduler_config,
+        cache_config=cache_config,
+        device_config=V.DeviceConfig("cpu"),
+        speculative_config=spec,
+    )
+    sc = vllm_config.scheduler_config
+    if (vllm_config.cache_config.enable_prefix_caching, sc.max_num_batched_tokens) != (s["enable_prefix_caching"], s["max_num_batched_tokens"]):
+        # 0.8's VllmConfig.__post_init__ (config.py:3933-3945) turns chunked prefill and prefix
+        # caching off, and raises the token budget, for MLA on a platform that is not CUDA or
+        # ROCm: this CPU. The GPU deployment the trace describes keeps its settings.
+        sc.enable_chunked_prefill = sc.chunked_prefill_enabled = s["enable_chunked_prefill"]
+        sc.max_num_batched_tokens = s["max_num_batched_tokens"]
+        vllm_config.cache_config.enable_prefix_caching = s["enable_prefix_caching"]
+    if "kv_cache_groups" in s:
+        # A hybrid model on a GPU: the hybrid KV cache manager stays on (config/vllm.py:2228-2294
+        # turns it off only on platforms without it, as this CPU), and Mamba layers run "align"
+        # with prefix caching, "none" (one block of max_model_len) without
+        # (model_executor/models/config.py:750-787).
+        sc.disable_hybrid_kv_cache_manager = False
+        cc = vllm_config.cache_config
+        cc.mamba_cache_mode = "align" if s["enable_prefix_caching"] else "none"
+        cc.mamba_block_size = s["block_size"] if s["enable_prefix_caching"] else mml
+    return vllm_config
+
+
+# The family whose layer specs build the hybrid KVCacheConfig (vllm_conformance.py --family); None:
+# the trace's kv_cache_groups are turned into one spec each.
+FAMILY: str | None = None
+
+
+def _synthesized_spec(g: dict[str, Any]):
+    """A group's spec from its mlasim fields: the spec class of its kind with those fields (a
+    one-byte row, padded to the group's page size when it has one)."""
+    from vllm.v1.kv_cache_interface import CircularBufferSpec, MambaSpec, SlidingWindowMLASpec
+
+    torch = V.torch
+    page = g["page_size_bytes"] or None
+    common = dict(block_size=g["block_size"], num_kv_heads=1, head_size=1, dtype=torch.uint8, page_size_padded=page)
+    kind = g["kind"]
+    if kind == "mla_attention":
+        return V.MLAAttentionSpec(**common, tokens_per_state=g["tokens_per_state"])
+    if kind == "sliding_window_mla":
+        return SlidingWindowMLASpec(**common, tokens_per_state=g["tokens_per_state"], sliding_window=g["sliding_window"],
+                                    extra_retained_tokens=g["extra_retained_tokens"])
+    if kind == "circular_buffer":
+        return CircularBufferSpec(**common)
+    return MambaSpec(shapes=((1,),), dtypes=(torch.uint8,), block_size=g["block_size"], page_size_padded=page,
+                     mamba_cache_mode=g["mamba_cache_mode"], num_speculative_blocks=g["num_speculative_blocks"],
+                     num_prefill_checkpoint_blocks=g["num_prefill_checkpoint_blocks"],
+                     prefill_checkpoint_alignment=g["prefill_checkpoint_alignment"] or None)
+
+
+def hybrid_kv_cache_config(trace: Trace, vllm_config):
+    """The KVCacheConfig, scheduler block size and hash block size of a trace with several KV cache
+    groups: the family's, planned as EngineCore plans it (conformance_families.build), or the
+    trace's groups one spec each."""
+    from vllm.v1.core.kv_cache_utils import resolve_kv_cache_block_sizes
+
+    s = trace.sched
+    n = s["num_gpu_blocks"]
+    if FAMILY is not None:
+        import conformance_families
+
+        kc, sbs, hbs, entries = conformance_families.build(FAMILY, vllm_config, n, s["num_speculative_tokens"], V)
+        ours = [{k: g[k] for k in e} for g, e in zip(s["kv_cache_groups"], entries)]
+        if ours != entries:
+            raise ValueError(f"{FAMILY}: vLLM's groups {entries} are not the trace's {s['kv_cache_groups']}")
+        return kc, sbs, hbs
+    groups = [V.KVCacheGroupSpec([f"group{i}.layer0"], _synthesized_spec(g)) for i, g in enumerate(s["kv_cache_groups"])]
+    kc = _call(V.KVCacheConfig, num_blocks=n, kv_cache_tensors=[], tensors={}, kv_cache_groups=groups,
+               prefix_cache_retention_interval=s["prefix_cache_retention_interval"])
+    cc = vllm_config.cache_config
+    cc.num_gpu_blocks = n
+    cc.block_size = min(g.kv_cache_spec.block_size for g in groups if g.kv_cache_spec.prefix_cacheable)  # core.py:341-349
+    sbs, hbs = resolve_kv_cache_block_sizes(kc, vllm_config)
+    return kc, sbs, hbs
+
+
 def make_scheduler(trace: Trace, tmp: Path):
     s = trace.sched
     try:
-        mml = s["max_model_len"]
-        mdir = model_dir(trace, tmp)
-        refusal = v1_engine_refusal(trace, mdir)
-        if refusal:
-            raise ValueError(refusal)
-        model_config = _call(
-            V.ModelConfig, model=mdir, skip_tokenizer_init=True, max_model_len=mml, dtype="bfloat16", seed=0,
-            task="generate", tokenizer=mdir, tokenizer_mode="auto", trust_remote_code=False,  # 0.8's required arguments
-        )
-        if s["scheduler_reserve_full_isl"] and not V.release.has_scheduler_option("scheduler_reserve_full_isl"):
-            raise ValueError(f"vLLM {V.release.version} has no scheduler_reserve_full_isl (its admission reserves nothing)")
-        scheduler_config = _call(
-            V.SchedulerConfig,
-            max_num_batched_tokens=s["max_num_batched_tokens"],
-            max_num_seqs=s["max_num_seqs"],
-            max_model_len=mml,
-            is_encoder_decoder=False,
-            enable_chunked_prefill=s["enable_chunked_prefill"],
-            long_prefill_token_threshold=s["long_prefill_token_threshold"],
-            policy=s["policy"],
-            scheduler_reserve_full_isl=s["scheduler_reserve_full_isl"],
-            async_scheduling=False,
-        )
-        cache_config = V.CacheConfig(block_size=s["block_size"], enable_prefix_caching=s["enable_prefix_caching"])
-        k = s["num_speculative_tokens"]
-        # The drafts come from teacher forcing, as in mlasim; the method only sets the scheduler's
-        # reservations: MTP (DeepSeek's drafter: the target's config with num_nextn_predict_layers,
-        # eagle-family) k lookahead slots and one-token hash lookahead, n-gram none.
-        spec = None
-        if k and s["speculative_method"] == "mtp":
-            spec = V.SpeculativeConfig(
-                method="mtp", num_speculative_tokens=k, target_model_config=model_config, target_parallel_config=V.ParallelConfig()
-            )
-        elif k:
-            spec = V.SpeculativeConfig(method="ngram", num_speculative_tokens=k, prompt_lookup_max=2, prompt_lookup_min=1)
-        vllm_config = V.VllmConfig(
-            model_config=model_config,
-            scheduler_config=scheduler_config,
-            cache_config=cache_config,
-            device_config=V.DeviceConfig("cpu"),
-            speculative_config=spec,
-        )
-        sc = vllm_config.scheduler_config
-        if (vllm_config.cache_config.enable_prefix_caching, sc.max_num_batched_tokens) != (s["enable_prefix_caching"], s["max_num_batched_tokens"]):
-            # 0.8's VllmConfig.__post_init__ (config.py:3933-3945) turns chunked prefill and prefix
-            # caching off, and raises the token budget, for MLA on a platform that is not CUDA or
-            # ROCm: this CPU. The GPU deployment the trace describes keeps its settings.
-            sc.enable_chunked_prefill = sc.chunked_prefill_enabled = s["enable_chunked_prefill"]
-            sc.max_num_batched_tokens = s["max_num_batched_tokens"]
-            vllm_config.cache_config.enable_prefix_caching = s["enable_prefix_caching"]
+        vllm_config = make_vllm_config(trace, tmp)
         n = s["num_gpu_blocks"]
         vllm_config.cache_config.num_gpu_blocks = n
-        kv_spec = V.MLAAttentionSpec(block_size=s["block_size"], num_kv_heads=1, head_size=576, dtype=V.torch.bfloat16)
-        if V.get_kv_cache_configs is not None:
-            # EngineCore's start-up planning with num_gpu_blocks_override = n: vLLM's own check that
-            # the usable blocks (the null block held back) hold max_model_len (kv_cache_planning.py
-            # get_kv_cache_configs). Its ValueError is vLLM refusing the trace.
-            vllm_config.cache_config.num_gpu_blocks_override = n
-            # EngineCore resolves the layout first (v1/engine/core.py:286); with one MLA group the
-            # check does not depend on it: the legacy NHD default.
-            V.resolve_kv_cache_layout(vllm_config, [["LBNHC"]], [kv_spec])
-            try:
-                V.get_kv_cache_configs(vllm_config, [{"mla": kv_spec}], [n * kv_spec.page_size_bytes],
-                                       [V.KVCacheGroupSpec(["mla"], kv_spec)])
-            finally:
-                vllm_config.cache_config.num_gpu_blocks_override = None
-        kv_cache_config = _call(
-            V.KVCacheConfig, num_blocks=n, kv_cache_tensors=[], tensors={}, kv_cache_groups=[V.KVCacheGroupSpec(["mla"], kv_spec)]
-        )
+        if "kv_cache_groups" in s:
+            kv_cache_config, block_size, hash_block_size = hybrid_kv_cache_config(trace, vllm_config)
+        else:
+            kv_cache_config = single_group_kv_cache_config(vllm_config, n, s["block_size"])
+            block_size = hash_block_size = s["block_size"]
         sched = _call(
             V.Scheduler,
             vllm_config=vllm_config,
             kv_cache_config=kv_cache_config,
             structured_output_manager=V.StructuredOutputManager(vllm_config),
-            block_size=s["block_size"],
+            block_size=block_size,
+            hash_block_size=hash_block_size,
             log_stats=False,
         )
     except Exception as e:  # noqa: BLE001 - vLLM's config validation
@@ -281,6 +339,25 @@ def make_scheduler(trace: Trace, tmp: Path):
         lines = [ln.strip() for ln in str(e).splitlines() if ln.strip() and not ln.strip().startswith("For further")]
         raise VllmRejects(f"{type(e).__name__}: {' / '.join(lines[:3])}") from e
     return sched, vllm_config
+
+
+def single_group_kv_cache_config(vllm_config, n: int, block_size: int):
+    """One MLA group of the cache's block size, after vLLM's start-up check of it."""
+    kv_spec = V.MLAAttentionSpec(block_size=block_size, num_kv_heads=1, head_size=576, dtype=V.torch.bfloat16)
+    if V.get_kv_cache_configs is not None:
+        # EngineCore's start-up planning with num_gpu_blocks_override = n: vLLM's own check that
+        # the usable blocks (the null block held back) hold max_model_len (kv_cache_planning.py
+        # get_kv_cache_configs). Its ValueError is vLLM refusing the trace.
+        vllm_config.cache_config.num_gpu_blocks_override = n
+        # EngineCore resolves the layout first (v1/engine/core.py:286); with one MLA group the
+        # check does not depend on it: the legacy NHD default.
+        V.resolve_kv_cache_layout(vllm_config, [["LBNHC"]], [kv_spec])
+        try:
+            V.get_kv_cache_configs(vllm_config, [{"mla": kv_spec}], [n * kv_spec.page_size_bytes],
+                                   [V.KVCacheGroupSpec(["mla"], kv_spec)])
+        finally:
+            vllm_config.cache_config.num_gpu_blocks_override = None
+    return _call(V.KVCacheConfig, num_blocks=n, kv_cache_tensors=[], tensors={}, kv_cache_groups=[V.KVCacheGroupSpec(["mla"], kv_spec)])
 
 
 def make_request(trace: Trace, r: Req, arrival: int, vllm_config):
@@ -305,7 +382,10 @@ def make_request(trace: Trace, r: Req, arrival: int, vllm_config):
     hasher = None
     if trace.sched["enable_prefix_caching"] and V.get_request_block_hasher is not None:
         lookahead = getattr(vllm_config, "num_hash_lookahead_tokens", None)  # 0.33's MTP hash lookahead
-        args = (trace.sched["block_size"], V.sha256) + ((lookahead,) if lookahead is not None else ())
+        # EngineCore hashes at the hash block size (v1/engine/core.py:225-231): the block size with
+        # one group.
+        hash_block_size = trace.sched.get("hash_block_size", trace.sched["block_size"])
+        args = (hash_block_size, V.sha256) + ((lookahead,) if lookahead is not None else ())
         hasher = V.get_request_block_hasher(*args)
     return _call(
         V.Request,
@@ -333,6 +413,10 @@ class V1PersistentBatch:
         s = trace.sched
         mml, bs = s["max_model_len"], s["block_size"]
         self.threshold = threshold
+        # One block table per KV cache group (the runner's MultiGroupBlockTable); a Mamba group's
+        # row also holds its speculative blocks (MambaSpec.max_num_blocks_per_req).
+        sizes = [g["block_size"] for g in s.get("kv_cache_groups", [{"block_size": bs}])]
+        widths = [-(-mml // size) + 2 + s["num_speculative_tokens"] for size in sizes]
         self.batch = _call(
             V.gpu_input_batch.InputBatch,
             max_num_reqs=s["max_num_seqs"],
@@ -340,10 +424,10 @@ class V1PersistentBatch:
             max_num_batched_tokens=s["max_num_batched_tokens"],
             device=V.torch.device("cpu"),
             vocab_size=trace.model["vocab_size"],
-            block_sizes=[bs],
-            kernel_block_sizes=[bs],
+            block_sizes=sizes,
+            kernel_block_sizes=sizes,
             # One entry per KV cache group; 0.8's InputBatch has one group and takes an int.
-            max_num_blocks_per_req=[-(-mml // bs) + 1] if self._grouped() else -(-mml // bs) + 1,
+            max_num_blocks_per_req=(widths if "kv_cache_groups" in s else [-(-mml // bs) + 1]) if self._grouped() else -(-mml // bs) + 1,
             num_spec_tokens=s["num_speculative_tokens"],
             num_speculative_tokens=s["num_speculative_tokens"],
             is_spec_decode=s["num_speculative_tokens"] > 0,
@@ -571,14 +655,47 @@ def _step_record(step: int, so, sched, runner: str, was_preempted: set[str], pre
         resumed = resumed_ids(cr)
         rec["resumed"] = [i for i in cr.req_ids if i in resumed]
     rec["preempted"] = sorted(so.preempted_req_ids) if hasattr(so, "preempted_req_ids") else preempted
-    nbi = {nr.req_id: list(_groups(nr.block_ids)[0]) for nr in so.scheduled_new_reqs}
+    # With several KV cache groups, new_block_ids is the MLA layers' group (mlasim's block_ids) and
+    # new_block_ids_by_group every group's.
+    groups = sched.kv_cache_manager.kv_cache_config.kv_cache_groups
+    attn = next((i for i, g in enumerate(groups) if type(g.kv_cache_spec).__name__ == "MLAAttentionSpec"), 0)
+    nbi = {nr.req_id: list(_groups(nr.block_ids)[attn]) for nr in so.scheduled_new_reqs}
     for i, rid in enumerate(cr.req_ids):
-        if cr.new_block_ids[i] is not None and cr.new_block_ids[i][0]:
-            nbi[rid] = list(cr.new_block_ids[i][0])
+        if cr.new_block_ids[i] is not None and cr.new_block_ids[i][attn]:
+            nbi[rid] = list(cr.new_block_ids[i][attn])
     rec["new_block_ids"] = nbi
+    if len(groups) > 1:
+        by_group = {nr.req_id: [list(g) for g in nr.block_ids] for nr in so.scheduled_new_reqs}
+        for i, rid in enumerate(cr.req_ids):
+            if cr.new_block_ids[i] is not None:
+                by_group[rid] = [list(g) for g in cr.new_block_ids[i]]
+        rec["new_block_ids_by_group"] = by_group
     rec["scheduled_spec_decode_tokens"] = {i: list(d) for i, d in so.scheduled_spec_decode_tokens.items()}
     rec["num_free_blocks"] = sched.kv_cache_manager.block_pool.get_num_free_blocks()
     return rec
+
+
+def group_blocks(sched: dict[str, Any], tokens: int, startup: bool = False) -> int:
+    """The blocks a request of `tokens` tokens holds at once over the KV cache groups, as mlasim's
+    Scheduler::can_never_fit counts them (sim/kv_cache/group_capacity.h): full attention every
+    block, a sliding window at most its admission cap (SlidingWindowSpec.max_admission_blocks_per_request),
+    Mamba its state blocks, a circular buffer one. `startup`: vLLM's start-up need for a request of
+    `tokens` = max_model_len (kv_cache_planning.py:1253-1286), a sliding window's whole cap."""
+    mml, total = sched["max_model_len"], 0
+    for g in sched["kv_cache_groups"]:
+        bs, kind = g["block_size"], g["kind"]
+        if kind == "mla_attention":
+            total += -(-tokens // bs)
+        elif kind == "sliding_window_mla":
+            cap = -(-min(g["sliding_window"] - 1 + g["extra_retained_tokens"] + sched["max_num_batched_tokens"], mml) // bs) + 1
+            total += cap if startup else min(-(-tokens // bs), cap)
+        elif kind == "circular_buffer":
+            total += 1
+        elif g["mamba_cache_mode"] == "align":
+            total += 2 + g["num_speculative_blocks"] + g["num_prefill_checkpoint_blocks"]
+        else:
+            total += 1 + g["num_speculative_blocks"]
+    return total
 
 
 def replay_vllm(trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] | None) -> dict[str, Any]:
@@ -604,7 +721,10 @@ def replay_vllm(trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] 
     lookahead = k if trace.sched["speculative_method"] == "mtp" else 0
 
     def never_fits(q) -> bool:
-        return -(-min(q.num_tokens + lookahead, mml) // bs) > usable
+        tokens = min(q.num_tokens + lookahead, mml)
+        if "kv_cache_groups" in trace.sched:
+            return group_blocks(trace.sched, tokens) > usable
+        return -(-tokens // bs) > usable
 
     def unfinished() -> list[dict[str, Any]]:  # the requests added and not finished, in scenario order
         states = [_request_state(r.id, live[r.id], num_preemptions[r.id]) for r in trace.by_index if r.id in live]

@@ -23,6 +23,8 @@ from venv_reexec import DEFAULT_VENV, reexec_in_venv
 
 import conformance_vllm as cv
 from conformance_compare import FIELDS, Outcome, compare, show_steps
+from conformance_families import BLOCK_SIZE as FAMILY_BLOCK_SIZE, FAMILIES
+from conformance_family_traces import family_trace
 from conformance_mlasim import REPO, TraceError, emit_traces, find_mlasim, run_mlasim, shrink_candidates
 
 ALIASES = {"vllm-current": "vllm-0.33"}  # mlasim's profile aliases
@@ -37,6 +39,7 @@ class Options:
         self.keep = Path(args.keep) if args.keep else None
         self.ignore = frozenset(f for f in args.ignore.split(",") if f)
         self.show = args.show
+        self.family = args.family  # a hybrid model family: its KV cache groups on every trace
 
 
 # A profile whose release refuses what later releases run (SchedulerRules v1_runs_mtp,
@@ -76,6 +79,8 @@ def check(path: Path, opts: Options, name: str | None = None) -> Outcome:
     workdir = opts.workdir / f"w{os.getpid()}"
     workdir.mkdir(exist_ok=True)
     try:
+        if opts.family and "kv_cache_groups:" not in path.read_text():
+            path = family_trace(path, opts.family, opts, workdir)
         mrun = run_mlasim(opts.mlasim, path, workdir)
         # Other profiles select other releases' rules on purpose: replayed with the installed
         # release's profile.
@@ -233,6 +238,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--venv", default=str(DEFAULT_VENV), help="venv holding the vLLM release to check (default ~/vllm-venv: "
                     "vllm==0.33.0); tools/conformance/README.md lists the releases and their profiles")
     ap.add_argument("-q", "--quiet", action="store_true", help="print only differing traces and the summary")
+    ap.add_argument("--family", choices=FAMILIES, help="give every trace the KV cache groups vLLM 0.33 plans for this "
+                    "hybrid model family (tools/conformance/conformance_families.py), its pool drawn anew; random "
+                    "traces use the family's block size")
     args = ap.parse_args(argv)
     if args.random < 0 or args.jobs < 1:
         ap.error("--random must be >= 0 and -j >= 1")
@@ -267,6 +275,7 @@ def main(argv: list[str]) -> int:
     elif args.runner == "v2" and release.default_runner != "v2":
         ap.error(f"vLLM {release.version} runs model runner V1 (mlasim's profile {release.profile} has only V1)")
     version = cv.import_vllm(args.runner)
+    cv.FAMILY = args.family
     global _opts
     workdir = Path(tempfile.mkdtemp(prefix="mlasim-conformance-"))
     _opts = opts = Options(args, mlasim, workdir, release.profile)
@@ -278,6 +287,8 @@ def main(argv: list[str]) -> int:
                 vary = [k for k in vary if k != "reserve"]  # an mlasim override this release cannot take
             fuzz_args = [a for k in vary for a in ("--vary", k)]
             fuzz_args += ["--set", f"engine.profile={release.profile}"]
+            if args.family:  # the family's attention block size; the pool is drawn per trace (family_trace)
+                fuzz_args += ["--set", f"scheduler.block_size={FAMILY_BLOCK_SIZE[args.family]}"]
             fuzz_args += [a for s in args.set for a in ("--set", s)]
             if args.runner == "v1":  # random traces follow the runner vLLM uses here
                 fuzz_args += ["--set", "engine.model_runner=v1"]
