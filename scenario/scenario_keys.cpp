@@ -82,7 +82,12 @@ const ScenarioKey kKeys[] = {
       {.section = "scheduler", .name = "max_model_len", .type = T::kInt, .min = 2, .max = k2p24,
        .type_doc = "int in 2..2^24", .default_doc = "the model's max_position_embeddings (vLLM)",
        .doc = "longest sequence", .echo = kWTP, .field = MLASIM_KEY_FIELD(int, scheduler.max_model_len),
-       .written = [](const Scenario& s) { return s.scheduler.max_model_len != s.model.max_position_embeddings; },
+       // Written unless loading would give it back: the length vLLM derives from model.hf_config
+       // (scenario_loader.cpp resolve_max_model_len), else max_position_embeddings.
+       .written = [](const Scenario& s) {
+         const double derived = s.model.hf_derived_max_model_len;
+         return s.scheduler.max_model_len != (derived > 0 ? static_cast<int>(derived) : s.model.max_position_embeddings);
+       },
        .fuzz_knob = "budgets"},
       {.section = "scheduler", .name = "enable_chunked_prefill", .type = T::kBool, .type_doc = "bool",
        .default_doc = "true (vLLM)", .doc = "split prompts across steps", .echo = kWTP,
