@@ -272,21 +272,4 @@ Result<std::vector<PlannedKvCacheGroup>> get_kv_cache_groups(const Specs& specs,
   return uniform_page_size_groups(unified.value());
 }
 
-KvCacheBlockSizes resolve_kv_cache_block_sizes(const std::vector<PlannedKvCacheGroup>& groups, int cache_block_size,
-                                               bool enable_prefix_caching) {
-  if (groups.size() <= 1) return {cache_block_size, cache_block_size};
-  int scheduler = 1;
-  for (const auto& g : groups) scheduler = std::lcm(scheduler, g.block_size());
-  if (!enable_prefix_caching) return {scheduler, scheduler};
-  for (const auto& g : groups)
-    for (const auto& s : g.layer_specs)
-      if (s.kind == KvCacheSpecKind::kMamba && s.mamba_cache_mode != "align") return {scheduler, scheduler};
-  int hash = 0;
-  for (const auto& g : groups)
-    if (g.prefix_cacheable()) hash = std::gcd(hash, g.block_size());
-  if (hash == 0)
-    for (const auto& g : groups) hash = std::gcd(hash, g.block_size());
-  return {scheduler, hash};
-}
-
 }  // namespace mlasim

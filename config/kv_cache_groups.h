@@ -1,6 +1,6 @@
 // vLLM 0.33's grouping of a model's layers into KV cache groups (v1/core/kv_cache_planning.py
-// get_kv_cache_groups ~1113) and the block sizes the scheduler and prefix cache use
-// (v1/core/kv_cache_utils.py resolve_kv_cache_block_sizes ~816).
+// get_kv_cache_groups ~1113). Their block sizes for the scheduler and the prefix cache are
+// resolved on the layout (config/kv_cache_layout.h resolve_kv_cache_block_sizes).
 #pragma once
 
 #include <string>
@@ -45,16 +45,5 @@ Result<std::vector<PlannedKvCacheGroup>> get_kv_cache_groups(const std::vector<N
 
 // _approximate_gcd (~860): the chunk size in [lower_bound, max(values)] with least upward padding.
 int approximate_gcd(const std::vector<int>& values, int lower_bound);
-
-struct KvCacheBlockSizes {
-  int scheduler_block_size = 0;
-  int hash_block_size = 0;
-};
-
-// resolve_kv_cache_block_sizes without DCP or a prefix_match_unit: one group, the cache block
-// size; several, the lcm of the groups' block sizes and, with prefix caching, the gcd of the
-// prefix-cacheable groups' (the scheduler's when a Mamba group is not in "align" mode).
-KvCacheBlockSizes resolve_kv_cache_block_sizes(const std::vector<PlannedKvCacheGroup>& groups,
-                                               int cache_block_size, bool enable_prefix_caching);
 
 }  // namespace mlasim

@@ -15,8 +15,13 @@ const char* to_string(KvCacheSpecKind kind) {
   return "?";
 }
 
-void resolve_kv_cache_block_sizes(KvCacheLayout& layout, bool enable_prefix_caching) {
-  if (layout.groups.empty()) return;
+void resolve_kv_cache_block_sizes(KvCacheLayout& layout, bool enable_prefix_caching, int cache_block_size) {
+  if (layout.groups.size() <= 1) {  // kv_cache_utils.py:840-858
+    const int bs = cache_block_size > 0 ? cache_block_size : layout.groups.empty() ? 0 : layout.groups[0].block_size;
+    if (layout.scheduler_block_size == 0) layout.scheduler_block_size = bs;
+    if (layout.hash_block_size == 0) layout.hash_block_size = layout.scheduler_block_size;
+    return;
+  }
   long long lcm = 1;
   for (const KvCacheGroup& g : layout.groups) lcm = std::lcm(lcm, static_cast<long long>(g.block_size));
   if (layout.scheduler_block_size == 0) layout.scheduler_block_size = static_cast<int>(lcm);

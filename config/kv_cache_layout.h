@@ -70,14 +70,20 @@ struct KvCacheLayout {
   bool hybrid() const { return groups.size() > 1; }
 };
 
-// vLLM's resolve_kv_cache_block_sizes (v1/core/kv_cache_utils.py:816-918) for more than one group:
-// scheduler_block_size = lcm of the group block sizes; hash_block_size = their gcd over the
-// prefix-cacheable groups when block hashing is on (prefix caching) and no Mamba group is outside
-// "align" mode, else the scheduler block size. Sets both fields of `layout` when they are 0.
-void resolve_kv_cache_block_sizes(KvCacheLayout& layout, bool enable_prefix_caching);
+// vLLM's resolve_kv_cache_block_sizes (v1/core/kv_cache_utils.py:816-918), without DCP or a
+// prefix_match_unit. One group (or none): both are cache_config.block_size (`cache_block_size`;
+// 0 takes the group's own). Several: scheduler_block_size = lcm of the group block sizes;
+// hash_block_size = their gcd over the prefix-cacheable groups when block hashing is on (prefix
+// caching) and no Mamba group is outside "align" mode, else the scheduler block size. Sets each
+// field of `layout` only when it is 0.
+void resolve_kv_cache_block_sizes(KvCacheLayout& layout, bool enable_prefix_caching, int cache_block_size = 0);
 
-// Whether the group takes part in prefix caching (KVCacheSpec.prefix_cacheable).
-inline bool prefix_cacheable(const KvCacheGroup& g) { return g.kind != KvCacheSpecKind::kCircularBuffer; }
+// Whether the group takes part in prefix caching (KVCacheSpec.prefix_cacheable, ~241): the field
+// the plan fills from its layer specs, and never a CircularBufferSpec ring (~964), which a
+// scenario or a test may list without the field.
+inline bool prefix_cacheable(const KvCacheGroup& g) {
+  return g.prefix_cacheable && g.kind != KvCacheSpecKind::kCircularBuffer;
+}
 
 // "mla_attention", "sliding_window_mla", "mamba", "circular_buffer" (the scenario's names).
 const char* to_string(KvCacheSpecKind kind);

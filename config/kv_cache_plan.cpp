@@ -304,9 +304,7 @@ Result<KvCachePlan> plan_kv_cache(const ModelConfig& cfg, const KvCachePlanInput
     plan.mla_kernel_block_size = kernel.value();
   }
   plan.layout.num_blocks = in.num_gpu_blocks;  // num_gpu_blocks_override (kv_cache_planning.py ~312)
-  const KvCacheBlockSizes sizes = resolve_kv_cache_block_sizes(plan.groups, plan.block_size, in.enable_prefix_caching);
-  plan.layout.scheduler_block_size = sizes.scheduler_block_size;
-  plan.layout.hash_block_size = sizes.hash_block_size;
+  resolve_kv_cache_block_sizes(plan.layout, in.enable_prefix_caching, plan.block_size);
   return plan;
 }
 
