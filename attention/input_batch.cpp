@@ -133,6 +133,7 @@ void InputBatch::update(const SchedulerOutput& out) {
     const int p = static_cast<int>(d.prompt_token_ids.size());
     CachedRequestState& st = requests_[d.req_id];
     st.num_prompt_tokens = p;
+    st.prefill_len = p;
     st.block_ids = d.block_ids;
     if (track_token_ids_) st.token_ids = d.prompt_token_ids;
     add_request(d.req_id, st);
@@ -149,10 +150,12 @@ void InputBatch::update(const SchedulerOutput& out) {
     }
     // The block table: a resumed request's is the whole new one, a running one's grows.
     const std::vector<int>& new_blocks = c.new_block_ids[static_cast<std::size_t>(i)];
-    if (c.resumed_from_preemption[static_cast<std::size_t>(i)])
+    if (c.resumed_from_preemption[static_cast<std::size_t>(i)]) {
       st->block_ids = new_blocks;
-    else
+      st->prefill_len = st->num_prompt_tokens + c.num_output_tokens[static_cast<std::size_t>(i)];
+    } else {
       st->block_ids.insert(st->block_ids.end(), new_blocks.begin(), new_blocks.end());
+    }
     if (row >= 0) continue;
     add_request(id, *st);
     if (added_cached_.size() <= num_added_cached_) added_cached_.resize(num_added_cached_ + 1);

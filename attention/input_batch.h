@@ -20,6 +20,10 @@ namespace mlasim {
 // and, when the batch tracks them, its known token ids (the prompt, then every sampled token).
 struct CachedRequestState {
   int num_prompt_tokens = 0;
+  // Tokens the request was last added to model runner V2 with (states.py ~106): the prompt, or
+  // the prompt and its outputs when resumed after a preemption (V2 re-adds a resumed request as a
+  // new one, scheduler.py ~1642-1652).
+  int prefill_len = 0;
   std::vector<int> block_ids;
   std::vector<int> token_ids;  // empty unless the batch tracks token ids
 };
@@ -49,6 +53,7 @@ class InputBatch {
   std::optional<int> row_of(ReqId id) const;   // row index, if in the batch
   // Row `row`'s block table and (with track_token_ids) its request's known token ids.
   std::span<const int> block_ids(int row) const { return state(row).block_ids; }
+  int prefill_len(int row) const { return state(row).prefill_len; }
   std::span<const int> token_ids(int row) const { return state(row).token_ids; }
   // After the model ran: appends each request's sampled tokens to its known token ids (vLLM:
   // req_state.output_token_ids.extend). Nothing without track_token_ids.

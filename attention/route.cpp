@@ -10,6 +10,7 @@
 #include "attention/input_batch.h"
 #include "attention/route_explain.h"
 #include "attention/sglang_dispatch.h"
+#include "config/mla_backends.h"
 
 namespace mlasim {
 namespace {
@@ -40,16 +41,21 @@ std::vector<RowRoute> placed_rows(std::span<const RowInput> rows, const ReorderR
   return placed;
 }
 
-// A padded row (q = 0) carries no token, so it cannot be a prefill on the decode path.
-bool fresh_on_decode_path(const RowRoute& row) { return row.q > 0 && row.nct == 0 && row.path == MlaPath::kMqa; }
+// A padded row (q = 0) carries no token, so it cannot be a prefill on the decode path. DeepSeek-V4
+// runs its prefill rows on a prefill kernel of their own, absorbed too: only its decode rows are
+// on the decode path.
+bool fresh_on_decode_path(const RowRoute& row, bool prefill_kernel_of_its_own) {
+  return row.q > 0 && row.nct == 0 && row.path == MlaPath::kMqa && (row.is_decode || !prefill_kernel_of_its_own);
+}
 
 // The router's verdict on one row; its reason is worded when reasons are wanted, and always for a
 // fresh prefill on the decode path.
 template <class Explain>
-void decide_row(RowRoute& row, bool is_decode, MlaPath path, bool row_reasons, const Explain& explain) {
+void decide_row(RowRoute& row, bool is_decode, MlaPath path, const RoutingConfig& config, const Explain& explain) {
+  const bool row_reasons = config.row_reasons;
   row.is_decode = is_decode;
   row.path = path;
-  row.fresh_on_decode_path = fresh_on_decode_path(row);
+  row.fresh_on_decode_path = fresh_on_decode_path(row, is_deepseek_v4_backend(config.backend));
   if (row_reasons || row.fresh_on_decode_path) {
     row.reason = explain();
     row.reason += " -> ";
@@ -107,14 +113,17 @@ void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, Bat
   route.split_rule = split.rule;
   const std::string split_text = explain_split(split);
   route.batch_reason = split_text;
-  if (config.sparse_mla)
+  if (is_deepseek_v4_backend(config.backend))
+    route.batch_reason += "; DeepSeek-V4 attention: every token absorbed (MQA), the decode rows on the sparse decode "
+                          "kernel, the rest on the sparse prefill kernel";
+  else if (config.sparse_mla)
     route.batch_reason += sparse_all_mqa ? "; sparse MLA: every token on the decode path (top-k MQA)"
                                          : "; sparse MLA: prefill rows fit index_topk, dense MHA prefill";
   for (int pos = 0; pos < static_cast<int>(route.rows.size()); ++pos) {
     RowRoute& row = route.rows[sz(pos)];
     const bool is_decode = pos < split.counts.num_decodes;
     const MlaPath path = sparse_all_mqa || is_decode ? MlaPath::kMqa : MlaPath::kMha;
-    decide_row(row, is_decode, path, config.row_reasons, [&] { return explain_vllm_row(row, pos, split, config, split_text); });
+    decide_row(row, is_decode, path, config, [&] { return explain_vllm_row(row, pos, split, config, split_text); });
   }
 }
 
@@ -125,7 +134,7 @@ void route_sglang(std::span<const RowInput> rows, const RoutingConfig& config, B
   const MlaPath path = dispatch.use_mha && !config.sparse_mla ? MlaPath::kMha : MlaPath::kMqa;
   for (std::size_t pos = 0; pos < route.rows.size(); ++pos) {
     RowRoute& row = route.rows[pos];
-    decide_row(row, !dispatch.row_is_extend[pos], path, config.row_reasons,
+    decide_row(row, !dispatch.row_is_extend[pos], path, config,
                [&] { return explain_sglang_row(row, dispatch, config); });
   }
   route.counts = counts_of(route.rows);

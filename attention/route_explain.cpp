@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "attention/row_route.h"
+#include "config/mla_backends.h"
 
 namespace mlasim {
 namespace {
@@ -14,6 +15,9 @@ constexpr const char* kSparseMlaNote = "; sparse MLA (index_topk): every token o
 std::string num(long long v) { return std::to_string(v); }
 
 std::string sparse_note(const RoutingConfig& config) {
+  if (is_deepseek_v4_backend(config.backend))
+    return "; DeepSeek-V4 attention: every token absorbed, decode rows on the sparse decode kernel, the rest on the "
+           "sparse prefill kernel";
   if (!config.sparse_mla) return "";
   return config.sparse_dense_mha_prefill
              ? "; sparse MLA (index_topk): prefill rows take dense MHA while the longest fits index_topk, else "

@@ -5,6 +5,7 @@
 #include <array>
 
 #include "config/scenario_deployment.h"
+#include "config/model_config.h"
 
 namespace mlasim {
 
@@ -72,6 +73,14 @@ RoutingConfig make_routing_config(const Scenario& s) {
   o.max_num_seqs = s.scheduler.max_num_seqs;
   o.model_runner = s.engine.model_runner;
   o.backend_query = backend_query(s);
+  // Linear attention: the config's layers say so, or the KV cache has a Mamba group (the state of
+  // the linear-attention layers in the MLA families vLLM 0.33 serves: Kimi-Linear, GLM-5-Next),
+  // as a scenario's cache.kv_cache_groups may list it.
+  const auto& layers = s.model.attention_layers;
+  const auto& groups = s.scheduler.kv_cache_layout.groups;
+  o.linear_attention_layers =
+      std::any_of(layers.begin(), layers.end(), [](const AttentionLayerPlan& l) { return l.kind == AttentionLayerKind::kLinear; }) ||
+      std::any_of(groups.begin(), groups.end(), [](const KvCacheGroup& g) { return g.kind == KvCacheSpecKind::kMamba; });
   return make_routing_config(o);
 }
 

@@ -23,6 +23,10 @@ struct RoutingDeployment {
   int max_model_len = 163840;           // DeepSeek-V3 max_position_embeddings
   int max_num_seqs = 128;               // vLLM default
   ModelRunner model_runner = ModelRunner::kV1;  // V2: rows sorted afresh each step, no reorder
+  // The model has linear-attention (KDA) layers beside its MLA layers (Kimi-Linear, GLM-5-Next; or
+  // the scenario's KV cache lists a Mamba group): each step also carries their own split
+  // (attention/linear_attention_split.h).
+  bool linear_attention_layers = false;
 };
 
 struct RoutingConfig : RoutingDeployment {
@@ -68,7 +72,8 @@ RoutingConfig make_routing_config(EngineProfile profile, AttentionBackendKind ba
                                   int num_speculative_tokens = 0);
 
 // From a scenario: engine.*, scheduler.{num_speculative_tokens, block_size, max_model_len (0 =
-// the model's max_position_embeddings), max_num_seqs}, model.index_topk.
+// the model's max_position_embeddings), max_num_seqs}, model.index_topk, and whether the model's
+// layers include linear attention.
 RoutingConfig make_routing_config(const Scenario& scenario);
 
 // The runner's threshold: the minimum over attention groups' thresholds, nullopt ignored

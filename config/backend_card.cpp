@@ -129,7 +129,10 @@ BackendCard backend_card(EngineProfile profile, AttentionBackendKind kind, const
   c.sparse = is_sparse_backend(kind);
   // flashinfer_mla_sparse_sm120.py ~37: supports_dense_mha_prefill = False; releases before 0.33
   // route every token of a sparse model to the decode path.
-  c.dense_mha_prefill = is_vllm033(profile) && c.sparse && kind != K::kFlashInferMlaSparseSm120;
+  // DeepSeek-V4's backends serve DeepseekV4Attention, which never takes the MHA form
+  // (models/deepseek_v4/nvidia/flashmla.py ~143-172).
+  c.dense_mha_prefill = is_vllm033(profile) && c.sparse && kind != K::kFlashInferMlaSparseSm120 &&
+                        !is_deepseek_v4_backend(kind);
   c.kernel_block_sizes = supported_kernel_block_sizes(kind, q);
   c.worker_kernel_block_sizes = supported_kernel_block_sizes(kind, q, /*with_spec=*/true);
   const BuilderClass b = builder_class(kind, q);

@@ -213,6 +213,10 @@ const char* vllm_backend_name(AttentionBackendKind kind) { return cls(kind).vllm
 const char* backend_source(AttentionBackendKind kind) { return cls(kind).source; }
 bool is_sparse_backend(AttentionBackendKind kind) { return cls(kind).sparse; }
 
+bool is_deepseek_v4_backend(AttentionBackendKind kind) {
+  return kind == AttentionBackendKind::kFlashMlaSparseDsv4 || kind == AttentionBackendKind::kFlashInferMlaSparseDsv4;
+}
+
 std::optional<AttentionBackendKind> parse_vllm_backend_name(const std::string& name) {
   for (const auto& c : classes())
     if (name == c.vllm_name) return c.kind;

@@ -44,6 +44,10 @@ const char* vllm_backend_name(AttentionBackendKind kind);
 const char* backend_source(AttentionBackendKind kind);
 std::optional<AttentionBackendKind> parse_vllm_backend_name(const std::string& name);
 bool is_sparse_backend(AttentionBackendKind kind);
+// FLASHMLA_SPARSE_DSV4 / FLASHINFER_MLA_SPARSE_DSV4: DeepSeek-V4's own attention (DeepseekV4Attention),
+// every token in the absorbed form, decode rows on the sparse decode kernel and the rest on the
+// sparse prefill kernel (models/deepseek_v4/nvidia/flashmla.py ~143-172, flashinfer_sparse.py ~359).
+bool is_deepseek_v4_backend(AttentionBackendKind kind);
 
 // validate_configuration's reasons, in vLLM's order and words; empty = valid.
 std::vector<std::string> validate_configuration(AttentionBackendKind kind, const BackendQuery& q);

@@ -1,6 +1,9 @@
 // Scenario → vLLM 0.33.0's backend, block size and runner.
 #include "config/scenario_deployment.h"
 
+#include <initializer_list>
+#include <utility>
+
 #include "config/kv_cache_plan.h"
 #include "config/mtp_drafter.h"
 
@@ -133,16 +136,36 @@ std::string explain_backend(const Scenario& s) {
        (sel.kernel_block_size != sel.block_size ? " (select_common_block_size, v1/worker/utils.py ~515)" : ""));
   line(std::string("model runner: ") + to_string(sel.model_runner) + " (" + sel.model_runner_reason + ")");
   const std::string t = std::to_string(b.reorder_batch_threshold);
-  if (m.index_topk && b.sparse)
-    line("paths: the split's decodes (q <= " + t + ") on the decode path; its prefills take dense MHA while the "
+  int num_linear = 0, num_mla = 0;
+  for (const AttentionLayerPlan& l : m.attention_layers) (l.kind == AttentionLayerKind::kLinear ? num_linear : num_mla) += 1;
+  const std::string mla_layers = num_linear > 0 ? " (the " + std::to_string(num_mla) + " MLA layers)" : "";
+  if (is_deepseek_v4_backend(b.kind)) {
+    line("paths: every layer kind splits as the sliding-window cache's builder does (decode_threshold 1 + k = " + t +
+         ", sparse_swa.py ~467-475, flashmla.py ~143-172): decodes (q <= " + t +
+         ") on the sparse decode kernel, the rest on the sparse prefill kernel, every token absorbed (MQA); no MHA form");
+    for (const auto& [ratio, what] : std::initializer_list<std::pair<int, const char*>>{
+             {1, "sliding-window only (compress ratio 1): the last sliding_window tokens"},
+             {4, "compressed, ratio 4 (CSA): the indexer's top index_topk compressed states and the window"},
+             {128, "compressed, ratio 128 (HCA): every compressed state and the window"}}) {
+      int n = 0;
+      for (const AttentionLayerPlan& l : m.attention_layers) n += l.compress_ratio == ratio;
+      if (n > 0) line("  " + std::to_string(n) + " layers " + what);
+    }
+  } else if (m.index_topk && b.sparse)
+    line("paths" + mla_layers + ": the split's decodes (q <= " + t + ") on the decode path; its prefills take dense MHA while the "
          "longest prefill sequence fits index_topk " + std::to_string(*m.index_topk) +
          (b.dense_mha_prefill ? "" : " (not on this backend: no dense prefill)") +
          ", else every token the decode path (sparse_mla_attention.py ~136-144, mla_attention.py ~986-994)");
   else if (m.index_topk)
     line("paths: every token on the decode path (sparse MLA)");
   else
-    line("paths: rows with q <= " + t + (b.require_uniform ? " (uniform)" : "") +
+    line("paths" + mla_layers + ": rows with q <= " + t + (b.require_uniform ? " (uniform)" : "") +
          " at the front of the batch are decodes on the decode path (MQA); the rest take the prefill path (MHA)");
+  if (num_linear > 0)
+    line("paths (the " + std::to_string(num_linear) + " linear-attention (KDA) layers): no MLA path; GDN_ATTN's own "
+         "split (gdn_attn.py ~337-430): a first chunk (nct = 0), one token or more, on the chunked prefill kernel, one "
+         "token over prior state on the recurrent decode kernel" +
+         (s.scheduler.num_speculative_tokens > 0 ? ", decodes of up to 1 + k tokens on the speculative-decode kernel" : ""));
   return out;
 }
 

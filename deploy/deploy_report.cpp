@@ -194,9 +194,10 @@ std::string deploy_report_text(const DeployReport& r) {
   out += kv_cache_groups_text(r.scenario);
   out += "probes (a dry replay of the deployment's scenario; the step's totals as vLLM logs them):\n";
   for (const ProbeResult& p : r.probes) {
-    out += fmt::format("  {:<36} step {}: q={} nct={} → {} path ({}){}  num_mqa={} num_mha={}\n", p.name, p.step, p.q,
+    out += fmt::format("  {:<36} step {}: q={} nct={} → {} path ({}){}  num_mqa={} num_mha={}{}\n", p.name, p.step, p.q,
                        p.nct, p.decode_path ? "decode" : "prefill", p.decode_path ? "MQA, absorbed" : "MHA",
-                       p.fresh_on_decode_path ? ", a fresh prefill on the decode path" : "", p.num_mqa, p.num_mha);
+                       p.fresh_on_decode_path ? ", a fresh prefill on the decode path" : "", p.num_mqa, p.num_mha,
+                       p.has_linear_attention ? format_linear_attention_counts(p.linear_attention) : "");
   }
   return out;
 }
@@ -230,6 +231,49 @@ void write_selection_json(JsonWriter& w, const Scenario& s, const BackendSelecti
   w.end_array();
 }
 
+// A hybrid family's layers by how they route: each kind's layer count, backend, the split its
+// builder makes, and whether any of its tokens can take the MHA form.
+void write_layer_kinds_json(JsonWriter& w, const Scenario& s) {
+  const ModelConfig& m = s.model;
+  if (m.attention_layers.empty()) return;
+  const BackendCard& b = s.deployment.selection.card;
+  struct Kind {
+    const char* name;
+    int num_layers;
+    const char* backend;
+    const char* split;
+    bool mha_form;
+  };
+  std::vector<Kind> kinds;
+  auto count = [&](auto pred) {
+    int n = 0;
+    for (const AttentionLayerPlan& l : m.attention_layers) n += pred(l);
+    return n;
+  };
+  if (is_deepseek_v4_backend(b.kind)) {
+    for (const auto& [ratio, name] : std::initializer_list<std::pair<int, const char*>>{
+             {1, "sliding_window"}, {4, "compressed_4"}, {128, "compressed_128"}})
+      if (const int n = count([r = ratio](const AttentionLayerPlan& l) { return l.compress_ratio == r; }); n > 0)
+        kinds.push_back({name, n, b.vllm_name, "deepseek_v4_swa", false});
+  } else {
+    const int mla = count([](const AttentionLayerPlan& l) { return l.kind != AttentionLayerKind::kLinear; });
+    kinds.push_back({"mla", mla, b.vllm_name, "mla", !m.index_topk || b.dense_mha_prefill});
+    if (const int n = static_cast<int>(m.attention_layers.size()) - mla; n > 0)
+      kinds.push_back({"linear_attention", n, "GDN_ATTN", "gdn", false});
+  }
+  w.key("layer_kinds").begin_array();
+  for (const Kind& k : kinds) {
+    w.begin_object();
+    w.key("kind").value(k.name);
+    w.key("num_layers").value(k.num_layers);
+    w.key("backend").value(k.backend);
+    w.key("split").value(k.split);
+    w.key("mha_form").value(k.mha_form);
+    w.end_object();
+  }
+  w.end_array();
+}
+
 }  // namespace
 
 std::string deploy_report_json(const DeployReport& r) {
@@ -258,6 +302,7 @@ std::string deploy_report_json(const DeployReport& r) {
     w.key(key_of(s, member).name).value(*static_cast<const int*>(member));
   write_selection_json(w, s, d.selection);
   write_kv_cache_groups_json(w, s);
+  write_layer_kinds_json(w, s);
   w.key("probes").begin_array();
   for (const ProbeResult& p : r.probes) {
     w.begin_object();
@@ -271,6 +316,14 @@ std::string deploy_report_json(const DeployReport& r) {
     w.key("fresh_on_decode_path").value(p.fresh_on_decode_path);
     w.key("num_mqa").value(p.num_mqa);
     w.key("num_mha").value(p.num_mha);
+    if (p.has_linear_attention) {
+      const LinearAttentionSplit& l = p.linear_attention;
+      w.key("linear_attention").begin_object();
+      w.key("num_spec_decodes").value(l.num_spec_decodes);
+      w.key("num_decodes").value(l.num_decodes);
+      w.key("num_prefills").value(l.num_prefills);
+      w.end_object();
+    }
     w.end_object();
   }
   w.end_array();

@@ -49,6 +49,8 @@ std::vector<ProbeResult> probe_results(const RunRecord& run, int k) {
       d.fresh_on_decode_path = row->fresh_on_decode_path;
       d.num_mqa = step.counts.num_mqa_tokens;
       d.num_mha = step.counts.num_mha_tokens;
+      d.has_linear_attention = step.has_linear_attention;
+      d.linear_attention = step.linear_attention;
       results.push_back(d);
       break;
     }

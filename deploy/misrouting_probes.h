@@ -36,6 +36,9 @@ struct ProbeResult {
   bool decode_path = false;  // MQA (absorbed) form
   bool fresh_on_decode_path = false;
   int num_mqa = 0, num_mha = 0;  // the step's totals, as vLLM logs them
+  // A model with linear-attention (KDA) layers: the step's split of those layers.
+  bool has_linear_attention = false;
+  LinearAttentionSplit linear_attention;
 };
 
 // The probes of a dry replay of a scenario holding probe_requests_yaml(k), in spec order (the

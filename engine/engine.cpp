@@ -246,6 +246,8 @@ void Engine::record_step(const SchedulerOutput& out, const BatchRoute& route) {
   record_rows(route);
   s.reorder_modified = route.modified;
   s.counts = route.counts;
+  s.has_linear_attention = routing_.linear_attention_layers;
+  if (s.has_linear_attention) record_linear_attention(out);
   s.split_reason = route.batch_reason;
   record_context_chunks();
   record_requests(out);
@@ -271,6 +273,20 @@ void Engine::record_rows(const BatchRoute& route) {
     std::tie(rec.region, rec.path, rec.fresh_on_decode_path) = std::tie(rr.region, rr.path, rr.fresh_on_decode_path);
     rec.reason.assign(rr.reason);
   }
+}
+
+void Engine::record_linear_attention(const SchedulerOutput& out) {
+  linear_rows_.resize(batch_.rows().size());
+  for (std::size_t i = 0; i < linear_rows_.size(); ++i) {
+    const BatchRow& row = batch_.rows()[i];
+    LinearAttentionRow& r = linear_rows_[i];
+    r = {row.num_scheduled_tokens, row.num_computed_tokens, row.num_prompt_tokens,
+         batch_.prefill_len(static_cast<int>(i)), -1};
+    for (const auto& [id, drafts] : out.scheduled_spec_decode_tokens)
+      if (id == row.req_id) r.num_drafts = static_cast<int>(drafts.size());
+  }
+  current_.linear_attention =
+      split_linear_attention(linear_rows_, routing_.num_speculative_tokens, routing_.model_runner);
 }
 
 void Engine::record_context_chunks() {

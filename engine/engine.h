@@ -84,6 +84,7 @@ class Engine {
   std::int64_t step_duration_ns() const;
   void record_step(const SchedulerOutput& out, const BatchRoute& route);
   void record_rows(const BatchRoute& route);
+  void record_linear_attention(const SchedulerOutput& out);
   void record_context_chunks();
   void record_requests(const SchedulerOutput& out);
   void note_first_tokens(std::int64_t end_ns);
@@ -102,6 +103,7 @@ class Engine {
   Scheduler scheduler_;
   InputBatch batch_;
   RoutingConfig routing_;
+  std::vector<LinearAttentionRow> linear_rows_;  // reused: the rows the linear-attention split reads
   AttentionMetadata metadata_;
   std::unique_ptr<RequestStream> arrivals_;
   RequestNames names_;  // the alive requests' ids, handed to the sinks (on_start)

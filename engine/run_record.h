@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "attention/linear_attention_split.h"
 #include "attention/precision_class.h"
 #include "attention/reorder.h"
 #include "attention/row_route.h"
@@ -76,6 +77,9 @@ struct StepRecord {
   // The split of the reordered batch and MLA's forward split.
   bool reorder_modified = false;
   SplitCounts counts;
+  // A model with linear-attention layers: their own split (they have no MLA path).
+  bool has_linear_attention = false;
+  LinearAttentionSplit linear_attention;
   std::string split_reason;  // the split rule or SGLang dispatch, in words
   ContextChunksRecord context_chunks;
   // Simulated time (the scenario's timing model): when the step starts and how long it takes.

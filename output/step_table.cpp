@@ -20,9 +20,11 @@ std::string id_list(const char* label, const std::vector<int>& requests, const R
 
 std::string format_step_line(const StepRecord& s, const RequestNames& names) {
   // "num_mqa=.. num_mha=.. total_toks=.." is the form of the observation being reproduced.
-  std::string out = fmt::format("step {:>4}: num_mqa={} num_mha={} total_toks={} decodes={}/{} prefills={}/{} free_blocks={} |",
+  std::string out = fmt::format("step {:>4}: num_mqa={} num_mha={} total_toks={} decodes={}/{} prefills={}/{}",
                                 s.step, s.counts.num_mqa_tokens, s.counts.num_mha_tokens, s.total_num_scheduled_tokens, s.counts.num_decodes,
-                                s.counts.num_decode_tokens, s.counts.num_prefills, s.counts.num_prefill_tokens, s.num_free_blocks);
+                                s.counts.num_decode_tokens, s.counts.num_prefills, s.counts.num_prefill_tokens);
+  if (s.has_linear_attention) out += format_linear_attention_counts(s.linear_attention);
+  out += fmt::format(" free_blocks={} |", s.num_free_blocks);
   for (const RowRecord& r : s.rows) {
     out += fmt::format(" {}(q={},nct={},P={})={}", names[r.index], r.q, r.nct, r.prompt_len, to_string(r.path));
     if (r.fresh_on_decode_path) out += "[fresh-on-decode-path]";
@@ -39,6 +41,9 @@ std::string format_step_line(const StepRecord& s, const RequestNames& names) {
 
 std::string format_step_explanation(const StepRecord& s, const RequestNames& names) {
   std::string out = fmt::format("       batch: {}{}\n", s.split_reason, s.reorder_modified ? " (batch reordered)" : "");
+  if (s.has_linear_attention)
+    out += fmt::format("       linear-attention (KDA) layers:{} (GDN_ATTN's split: first chunks prefill, one token over "
+                       "prior state decode)\n", format_linear_attention_counts(s.linear_attention));
   for (const RowRecord& r : s.rows)
     out += fmt::format("       {} -> {}: {}\n", names[r.index], to_string(r.path), r.reason);
   return out;

@@ -1,5 +1,6 @@
 // The per-step table `mlasim run` prints: one line per step with the totals, the rows in batch
-// order (q, nct, P) and the step's new/resumed/preempted/finished requests.
+// order (q, nct, P) and the step's new/resumed/preempted/finished requests; a model with
+// linear-attention layers also gets their split.
 #pragma once
 
 #include <string>

@@ -114,8 +114,14 @@ std::string format_split_line(const StepRecord& st, const RequestNames& names) {
   std::string rows;
   for (const RowRecord& r : st.rows)
     rows += fmt::format("{}{}:{}[{},{}]", rows.empty() ? "" : " ", names[r.index], to_string(r.path), r.q, r.nct);
-  return fmt::format("step {} | {} | {} | preempted {} | finished {}", st.step, format_split_counts(st.counts),
-                     rows.empty() ? "-" : rows, joined(st.preempted, names), joined(st.finished, names));
+  std::string counts = format_split_counts(st.counts);
+  if (st.has_linear_attention) {  // linear-attention (KDA) layers: their own split
+    const LinearAttentionSplit& l = st.linear_attention;
+    counts += fmt::format("; kda spec {}/{} decode {}/{} prefill {}/{}", l.num_spec_decodes, l.num_spec_decode_tokens,
+                          l.num_decodes, l.num_decode_tokens, l.num_prefills, l.num_prefill_tokens);
+  }
+  return fmt::format("step {} | {} | {} | preempted {} | finished {}", st.step, counts, rows.empty() ? "-" : rows,
+                     joined(st.preempted, names), joined(st.finished, names));
 }
 
 std::string format_split_golden(const Scenario& scenario, const RunRecord& run, const std::string& generator) {

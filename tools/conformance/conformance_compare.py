@@ -35,6 +35,7 @@ FIELDS = (
     "routing.order",
     "routing.split",
     "routing.num_mqa_mha",
+    "routing.linear_attention",
     "routing.threshold",
     "finished",
     "final.token_ids",
@@ -73,6 +74,8 @@ def compare(m: dict[str, Any], v: dict[str, Any], route: bool, ignore: frozenset
                     b["split"],
                 ),
                 ("routing.num_mqa_mha", [a["num_mqa_tokens"], a["num_mha_tokens"]], [b["num_mqa_tokens"], b["num_mha_tokens"]]),
+                # Linear-attention (KDA) layers: their builder's split (absent on both sides without them).
+                ("routing.linear_attention", a.get("linear_attention"), b.get("linear_attention")),
             ]
         checks.append(("finished", sorted(a["finished"]), b["finished"]))
         for field, x, y in checks:

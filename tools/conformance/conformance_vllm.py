@@ -13,6 +13,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import conformance_linear
 from conformance_mlasim import Req, Trace
 from conformance_release import Release
 
@@ -705,6 +706,8 @@ def replay_vllm(trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] 
     require_uniform) also the batch row order and split of `runner`."""
     sched, vllm_config = make_scheduler(trace, tmp)
     k = trace.sched["num_speculative_tokens"]
+    # Linear-attention layers: their builder's split beside the MLA split (conformance_linear.py).
+    linear = conformance_linear.make(trace, sched, vllm_config, runner) if routing is not None else None
     order = trace.requests
     reqs = {r.id: r for r in order}
     live: dict[str, Any] = {}
@@ -759,6 +762,7 @@ def replay_vllm(trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] 
             rows = batch.update(so)
             nd, np_, ndt, npt = split(rows, so, routing[0], routing[1], batch)
             rec.update(order=rows, split=[nd, np_, ndt, npt], num_mqa_tokens=ndt, num_mha_tokens=so.total_num_scheduled_tokens - ndt)
+            conformance_linear.record(linear, rec, rows, so, batch)
         req_ids, sampled, drafts_next = [], [], []
         for rid in so.num_scheduled_tokens:
             q, r = live[rid], reqs[rid]
