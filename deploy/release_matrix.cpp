@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "deploy/model_families.h"
 #include "engine/replay.h"
 #include "base/formats/json_writer.h"
 #include "scenario/scenario_keys.h"
@@ -149,7 +150,7 @@ std::string release_matrix_text(const std::vector<ReleaseCell>& cells) {
   }
   out += "\ndecode* = the fresh prompt takes MLA's decode path (the misrouting); a/b = num_mqa/num_mha of its step;\n"
          "k > 0: MTP speculation, n-gram for vLLM 0.8 (its V1 engine runs no MTP)\n";
-  return out;
+  return out + model_families_text();
 }
 
 std::string release_matrix_markdown(const std::vector<ReleaseCell>& cells) {
@@ -167,7 +168,7 @@ std::string release_matrix_markdown(const std::vector<ReleaseCell>& cells) {
     for (int i = 0; i < kReleaseProbeColumns; ++i) out += fmt::format(" {} |", cell_text(probe_at(c, i)));
     out += "\n";
   }
-  return out;
+  return out + model_families_markdown();
 }
 
 std::string release_matrix_json(const std::vector<ReleaseCell>& cells) {
@@ -206,6 +207,7 @@ std::string release_matrix_json(const std::vector<ReleaseCell>& cells) {
     w.end_object();
   }
   w.end_array();
+  write_model_families_json(w);
   w.end_object();
   return w.str();
 }

@@ -15,6 +15,7 @@ class Outcome:
     detail: str = ""
     size: tuple = ()  # (requests, prompt tokens, output tokens): the smallest of a category is shown
     path: Path | None = None  # the scenario replayed
+    linear_steps: int = 0  # steps whose linear-attention (KDA) split was compared
 
 
 def _short(v: Any, limit: int = 160) -> str:

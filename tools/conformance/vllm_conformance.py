@@ -163,7 +163,8 @@ def check(path: Path, opts: Options, name: str | None = None) -> Outcome:
         note = "scheduler only: sparse MLA"
     else:
         note = f"scheduler only: model runner {e['model_runner']}, vLLM's {opts.runner}"
-    return Outcome(name, None, note, size, path)
+    linear = sum(1 for st in vrec["steps"] if "linear_attention" in st) if route else 0
+    return Outcome(name, None, note, size, path, linear)
 
 
 def compare_stopped(record: dict, ex: cv.VllmStops | cv.VllmStall, route: bool, ignore: set[str]) -> tuple[str, str] | None:
@@ -311,6 +312,9 @@ def main(argv: list[str]) -> int:
                 _print(outcomes[-1], args.quiet)
         differing = [o for o in outcomes if o.category is not None]
         print(f"{len(outcomes) - len(differing)} identical, {len(differing)} differing")
+        if any(o.linear_steps for o in outcomes):
+            print(f"  linear-attention (KDA) split compared on {sum(1 for o in outcomes if o.linear_steps)} traces, "
+                  f"{sum(o.linear_steps for o in outcomes)} steps")
         cats: dict[str, list[Outcome]] = {}
         for o in differing:
             cats.setdefault(o.category, []).append(o)

@@ -38,7 +38,9 @@ void add_releases_command(CLI::App& app, int& exit_code) {
       "prompt behind a decode, with k = 0; a short fresh prompt of 1 + k tokens with k = 1 and 3):\n"
       "the path, whether the fresh prompt takes the decode path, and the step's num_mqa/num_mha. Each\n"
       "release says whether its real code was run against the profile (tools/conformance/) and the\n"
-      "counts. A dry replay of generated scenarios; the same output every time.\n"
+      "counts. Then every MLA model family vLLM 0.33 serves: how mlasim reads it, its shipped configs\n"
+      "and what was checked against vLLM and transformers, with the counts. A dry replay of generated\n"
+      "scenarios; the same output every time.\n"
       "Exit 0, 2 on bad input, 3 when an output cannot be written.\n"
       "Examples: mlasim releases\n"
       "          mlasim releases --json releases.json --markdown-stdout");
