@@ -139,7 +139,7 @@ ReorderResult reorder_rows(std::span<const RowInput> rows, ReorderVersion versio
 }
 
 ReorderResult reorder_rows(std::span<const RowInput> rows, const RoutingConfig& config) {
-  return reorder_rows(rows, reorder_version(config.profile), config.decode_threshold);
+  return reorder_rows(rows, reorder_version(config.profile), reorder_threshold(config));
 }
 
 std::vector<RowInput> row_inputs(const InputBatch& batch) {

@@ -21,7 +21,7 @@ std::size_t sz(int i) { return static_cast<std::size_t>(i); }
 ReorderResult unreordered(std::span<const RowInput> rows, const RoutingConfig& config) {
   ReorderResult kept;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    kept.regions.push_back(row_region(rows[i], reorder_version(config.profile), config.decode_threshold));
+    kept.regions.push_back(row_region(rows[i], reorder_version(config.profile), reorder_threshold(config)));
     kept.order.push_back(static_cast<int>(i));
   }
   return kept;

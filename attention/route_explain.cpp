@@ -146,7 +146,7 @@ std::string explain_split(const SplitResult& split) {
 
 std::string explain_vllm_row(const RowRoute& row, int pos, const SplitResult& split, const RoutingConfig& config,
                              std::string_view split_text) {
-  std::string out = explain_region(row, reorder_version(config.profile), split.decode_threshold);
+  std::string out = explain_region(row, reorder_version(config.profile), reorder_threshold(config));
   out += "; ";
   if (split.rule == SplitRule::kFirstPrefill)
     out += explain_first_prefill(split, pos, row);

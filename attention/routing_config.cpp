@@ -36,6 +36,12 @@ RoutingConfig make_routing_config(const RoutingOptions& o) {
   // An explicit T wins over the builder's and its raise for speculation (the early-2025 builder
   // had no threshold to override).
   if (o.reorder_batch_threshold && card.has_threshold) c.decode_threshold = *o.reorder_batch_threshold;
+  if (o.linear_attention_layers) {
+    // GDNAttentionMetadataBuilder: _init_reorder_batch_threshold(1, use_spec_decode) votes 1, or
+    // max_decode_query_len with speculation; the runner takes the minimum over the groups.
+    const int gdn = o.num_speculative_tokens > 0 ? max_decode_query_len(o.num_speculative_tokens, o.parallel_drafting) : 1;
+    if (gdn < c.decode_threshold) c.reorder_threshold = gdn;
+  }
   if (!o.sparse_mla) return c;
   // A sparse model: the runner reorders with the minimum over attention groups, the DSA indexer's
   // among them where it votes; vLLM 0.33's sparse backends take dense MHA for short prefills.

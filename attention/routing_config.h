@@ -36,10 +36,18 @@ struct RoutingConfig : RoutingDeployment {
   // vLLM 0.33's sparse backends: prefill rows take dense MHA when their longest sequence fits
   // index_topk (not SM120's, which has no dense prefill: flashinfer_mla_sparse_sm120.py ~37).
   bool sparse_dense_mha_prefill = false;
+  // The runner's reorder_batch_threshold when it is below T: the minimum over every KV cache
+  // group's builder (§3), which the linear-attention layers' builder lowers to 1 + k
+  // (gdn_attn.py ~171-176; model runner V1 reorders with it, the MLA builder still splits with T).
+  // 0: T.
+  int reorder_threshold = 0;
   // Build RowRoute::reason for every row (reports, --explain); when false only a fresh prefill on
   // the decode path gets its reason, which saves the string work on long traces.
   bool row_reasons = true;
 };
+
+// The threshold the batch is reordered with (regions, swaps): reorder_threshold, else T.
+inline int reorder_threshold(const RoutingConfig& c) { return c.reorder_threshold > 0 ? c.reorder_threshold : c.decode_threshold; }
 
 // Inputs of make_routing_config; every field documents its default. Used by the `mlasim route`
 // CLI and by tests; make_routing_config(const Scenario&) fills it from a scenario.

@@ -165,7 +165,9 @@ std::string explain_backend(const Scenario& s) {
     line("paths (the " + std::to_string(num_linear) + " linear-attention (KDA) layers): no MLA path; GDN_ATTN's own "
          "split (gdn_attn.py ~337-430): a first chunk (nct = 0), one token or more, on the chunked prefill kernel, one "
          "token over prior state on the recurrent decode kernel" +
-         (s.scheduler.num_speculative_tokens > 0 ? ", decodes of up to 1 + k tokens on the speculative-decode kernel" : ""));
+         (s.scheduler.num_speculative_tokens > 0 ? ", decodes of up to 1 + k tokens on the speculative-decode kernel" : "") +
+         "; model runner V1 reorders the batch with the smallest group threshold, this builder's " +
+         std::to_string(1 + s.scheduler.num_speculative_tokens) + " (gdn_attn.py ~171-176)");
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "attention/linear_attention_split.h"
+#include "attention/routing_config.h"
 
 using namespace mlasim;
 
@@ -77,4 +78,25 @@ TEST_CASE("linear attention with k = 2 under model runner v1", "[routing]") {
 TEST_CASE("linear attention counts as the step line prints them", "[routing]") {
   CHECK(format_linear_attention_counts(counts(0, 0, 1, 1, 1, 5)) == " kda_decodes=1/1 kda_prefills=1/5");
   CHECK(format_linear_attention_counts(counts(2, 6, 0, 0, 1, 4)) == " kda_spec=2/6 kda_decodes=0/0 kda_prefills=1/4");
+}
+
+TEST_CASE("linear-attention layers lower the runner's reorder threshold, not the MLA split's", "[routing]") {
+  RoutingOptions o;
+  o.profile = EngineProfile::kVllm033;
+  o.backend = AttentionBackendKind::kFlashAttnMla;
+  o.linear_attention_layers = true;
+  RoutingConfig c = make_routing_config(o);
+  CHECK(c.decode_threshold == 512);  // FLASH_ATTN_MLA's builder splits with its own
+  CHECK(reorder_threshold(c) == 1);  // GDNAttentionMetadataBuilder votes 1
+  o.num_speculative_tokens = 2;
+  c = make_routing_config(o);
+  CHECK(c.decode_threshold == 512);
+  CHECK(reorder_threshold(c) == 3);  // 1 + k with speculation
+  o.backend = AttentionBackendKind::kFlashInferMla;  // T = 1, raised to 1 + k: the same as the vote
+  c = make_routing_config(o);
+  CHECK(c.reorder_threshold == 0);
+  CHECK(reorder_threshold(c) == c.decode_threshold);
+  o.linear_attention_layers = false;
+  o.backend = AttentionBackendKind::kFlashAttnMla;
+  CHECK(make_routing_config(o).reorder_threshold == 0);
 }

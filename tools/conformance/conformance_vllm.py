@@ -716,7 +716,10 @@ def replay_vllm(trace: Trace, tmp: Path, runner: str, routing: tuple[int, bool] 
     batch = None
     if routing is not None:
         v1 = V1PersistentBatch08 if V.MLACommonMetadataBuilder is not None else V1PersistentBatch
-        batch = V2Batch(trace, live) if runner == "v2" else v1(trace, routing[0])
+        # Model runner V1 reorders with the minimum over the groups' builders (the KDA builder's
+        # too, as vLLM's own instance reports it); the MLA builder splits with its own threshold.
+        reorder = routing[0] if linear is None else min(routing[0], linear.builder.reorder_batch_threshold)
+        batch = V2Batch(trace, live) if runner == "v2" else v1(trace, reorder)
     steps = []
     step = nxt = idle = 0
     usable = trace.sched["num_gpu_blocks"] - 1  # BlockPool holds the null block back
