@@ -23,7 +23,7 @@ std::string file_text(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("every MLA family is listed; the ones mlasim reads with a shipped config and checks", "[report]") {
+TEST_CASE("every MLA family is listed, the ones mlasim reads with a shipped config and checks", "[report]") {
   const auto& table = model_family_table();
   REQUIRE(table.size() == hf_families().size());
   int read = 0;
