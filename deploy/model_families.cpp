@@ -28,6 +28,10 @@ const std::map<std::string, std::pair<std::vector<std::string>, std::string>>& s
       {"deepseek_v32", {{"deepseek-v3.2.json"}, std::string(kSelection) + "; logits: computed dense (issue 49)"}},
       {"deepseek_v4", {{"deepseek-v4.json"}, std::string(kHybrid) + "; routing: no MHA form (DeepseekV4Attention)" + kStandIn}},
       {"glm5_next", {{"glm-5-next.json"}, std::string(kHybrid) + kKdaSplit + kStandIn}},
+      {"glm5_next_text",
+       {{"glm-5-next-text.json"},
+        "backend selection 192, KV cache groups 120: identical to vLLM 0.33.0, 0 differing (the same layers as "
+        "glm5_next's, whose scheduler and KDA split checks hold for it)" + std::string(kStandIn)}},
       {"glm_moe_dsa", {{"glm-5.json"}, std::string(kSelection) + "; logits: computed dense (issue 49)"}},
       {"glm4_moe_lite", {{"glm4-moe-lite-defaults.json"}, std::string(kSelection) + "; " + kOwnClassLogits}},
       {"kimi_k2", {{"kimi-k2.json"}, kSelection}},

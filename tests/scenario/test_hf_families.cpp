@@ -74,7 +74,7 @@ TEST_CASE("hf families: vLLM 0.33's is_deepseek_mla model types, each with its k
       {"deepseek_v4", K::kSeveralGroups, 1048576},          {"deepseek_v41", K::kHybrid, 0},
       {"dots3_note", K::kHybrid, 0},           {"deepseek_mtp", K::kDrafter, 0},
       {"k3_dspark", K::kDrafter, 0},           {"glm5_next", K::kSeveralGroups, 1048576},
-      {"glm5_next_text", K::kHybrid, 0},       {"glm_moe_dsa", K::kOneGroup, 202752},
+      {"glm5_next_text", K::kSeveralGroups, 1048576}, {"glm_moe_dsa", K::kOneGroup, 202752},
       {"glm4_moe_lite", K::kOneGroup, 202752}, {"glm4_moe_lite_mtp", K::kDrafter, 0},
       {"kimi_k2", K::kOneGroup, 4096},         {"kimi_linear", K::kSeveralGroups, 4096},
       {"longcat_flash", K::kOneGroup, 131072}, {"pangu_ultra_moe", K::kNoConfigClass, 0},

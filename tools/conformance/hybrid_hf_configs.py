@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the config.json of each hybrid MLA family vLLM 0.33 serves with several KV cache groups
-(scenarios/hf_configs/{deepseek-v4,kimi-linear,glm-5-next}.json), from the config classes the
+(scenarios/hf_configs/{deepseek-v4,kimi-linear,glm-5-next,glm-5-next-text}.json), from the config classes the
 vLLM 0.33 venv holds (transformers 5.20), with `architectures` as vLLM's model registry names the
 class (model_executor/models/registry.py ~99, ~127, ~148).
 
@@ -10,6 +10,8 @@ class (model_executor/models/registry.py ~99, ~127, ~148).
                 docstring checkpoint zai-org/GLM-5.3-Flash), to_dict(), written flat with
                 model_type glm5_next (Glm5NextConfig takes a flat text-only checkpoint as its
                 text_config, configuration_glm5_next.py ~307).
+  glm-5-next-text  the same, with the class's own model_type glm5_next_text (Glm5NextTextConfig,
+                which vLLM 0.33's is_deepseek_mla lists beside glm5_next).
   kimi-linear   transformers KimiLinearConfig() dimensions (models/kimi_linear/
                 configuration_kimi_linear.py, docstring checkpoint
                 moonshotai/Kimi-Linear-48B-A3B-Instruct) in the checkpoint's own keys, which vLLM
@@ -64,6 +66,14 @@ def glm5_next() -> dict:
     d = model_keys(Glm5NextTextConfig().to_dict())
     d["architectures"] = ["Glm5NextForCausalLM"]
     d["model_type"] = "glm5_next"
+    return dict(sorted(d.items()))
+
+
+def glm5_next_text() -> dict:
+    from transformers import Glm5NextTextConfig
+
+    d = model_keys(Glm5NextTextConfig().to_dict())
+    d["architectures"] = ["Glm5NextForCausalLM"]
     return dict(sorted(d.items()))
 
 
@@ -122,7 +132,8 @@ def kimi_linear() -> dict:
     return d
 
 
-FAMILIES = {"deepseek-v4": deepseek_v4, "glm-5-next": glm5_next, "kimi-linear": kimi_linear}
+FAMILIES = {"deepseek-v4": deepseek_v4, "glm-5-next": glm5_next, "glm-5-next-text": glm5_next_text,
+            "kimi-linear": kimi_linear}
 
 
 def main() -> int:

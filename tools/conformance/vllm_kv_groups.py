@@ -60,7 +60,7 @@ from venv_reexec import DEFAULT_VENV, reexec_in_venv
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_MLASIM = REPO / "build/tools/mlasim/mlasim"
 CONFIG_DIR = REPO / "scenarios/hf_configs"
-FAMILIES = ["deepseek-v4.json", "kimi-linear.json", "glm-5-next.json"]
+FAMILIES = ["deepseek-v4.json", "kimi-linear.json", "glm-5-next.json", "glm-5-next-text.json"]
 KV_DTYPES = ["auto", "bfloat16", "fp8"]
 BLOCKS: list[int | None] = [None, 64, 256, 2048]
 TPS = [1, 8]
@@ -227,7 +227,8 @@ def glm5_next_layers(vs, vc, hf) -> None:
             indexer=object() if sparse else None, non_causal_multi_token_decode=False, attn_backend=backend, layer_name=f"{prefix}.attn"))
 
 
-BUILDERS = {"deepseek_v4": deepseek_v4_layers, "kimi_linear": kimi_linear_layers, "glm5_next": glm5_next_layers}
+BUILDERS = {"deepseek_v4": deepseek_v4_layers, "kimi_linear": kimi_linear_layers, "glm5_next": glm5_next_layers,
+            "glm5_next_text": glm5_next_layers}
 
 
 def spec_row(spec) -> dict[str, Any]:
