@@ -73,4 +73,15 @@ std::string format_linear_attention_counts(const LinearAttentionSplit& l) {
   return out;
 }
 
+void write_linear_attention_json(JsonWriter& w, const LinearAttentionSplit& l) {
+  w.key("linear_attention").begin_object();
+  w.key("num_spec_decodes").value(l.num_spec_decodes);
+  w.key("num_spec_decode_tokens").value(l.num_spec_decode_tokens);
+  w.key("num_decodes").value(l.num_decodes);
+  w.key("num_decode_tokens").value(l.num_decode_tokens);
+  w.key("num_prefills").value(l.num_prefills);
+  w.key("num_prefill_tokens").value(l.num_prefill_tokens);
+  w.end_object();
+}
+
 }  // namespace mlasim

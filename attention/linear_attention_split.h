@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "base/formats/json_writer.h"
 #include "config/engine_enums.h"
 
 namespace mlasim {
@@ -49,5 +50,10 @@ LinearAttentionSplit split_linear_attention(std::span<const LinearAttentionRow> 
 // The split as the step line and `deploy` print it: " [kda_spec=n/t] kda_decodes=n/t
 // kda_prefills=n/t" (requests/tokens; the speculative rows only when there are some).
 std::string format_linear_attention_counts(const LinearAttentionSplit& l);
+
+// The member "linear_attention": {num_spec_decodes, num_spec_decode_tokens, num_decodes,
+// num_decode_tokens, num_prefills, num_prefill_tokens}, written into an open object (run JSON/JSONL
+// steps, deploy's probes).
+void write_linear_attention_json(JsonWriter& w, const LinearAttentionSplit& l);
 
 }  // namespace mlasim

@@ -316,14 +316,7 @@ std::string deploy_report_json(const DeployReport& r) {
     w.key("fresh_on_decode_path").value(p.fresh_on_decode_path);
     w.key("num_mqa").value(p.num_mqa);
     w.key("num_mha").value(p.num_mha);
-    if (p.has_linear_attention) {
-      const LinearAttentionSplit& l = p.linear_attention;
-      w.key("linear_attention").begin_object();
-      w.key("num_spec_decodes").value(l.num_spec_decodes);
-      w.key("num_decodes").value(l.num_decodes);
-      w.key("num_prefills").value(l.num_prefills);
-      w.end_object();
-    }
+    if (p.has_linear_attention) write_linear_attention_json(w, p.linear_attention);
     w.end_object();
   }
   w.end_array();

@@ -50,17 +50,7 @@ void write_step_fields(JsonWriter& w, const StepRecord& s, const RequestNames& n
   w.end_object();
   w.key("total_num_scheduled_tokens").value(s.total_num_scheduled_tokens);
   write_split_counts(w, s.counts);
-  if (s.has_linear_attention) {  // a model with linear-attention (KDA) layers: their own split
-    const LinearAttentionSplit& l = s.linear_attention;
-    w.key("linear_attention").begin_object();
-    w.key("num_spec_decodes").value(l.num_spec_decodes);
-    w.key("num_spec_decode_tokens").value(l.num_spec_decode_tokens);
-    w.key("num_decodes").value(l.num_decodes);
-    w.key("num_decode_tokens").value(l.num_decode_tokens);
-    w.key("num_prefills").value(l.num_prefills);
-    w.key("num_prefill_tokens").value(l.num_prefill_tokens);
-    w.end_object();
-  }
+  if (s.has_linear_attention) write_linear_attention_json(w, s.linear_attention);  // KDA layers' own split
   w.key("reorder_modified").value(s.reorder_modified);
   w.key("split_reason").value(s.split_reason);
   w.key("rows").begin_array();
