@@ -188,6 +188,20 @@ void kimi_linear_layers(LayerList& list, KvModelLayers& m, const ModelConfig& cf
   }
 }
 
+// BailingMoeV3ForCausalLM: KDA layers (BailingMoeV3KimiDeltaAttention) and MLA layers, whose
+// MLAAttention sits at `.attn` of MultiHeadLatentAttentionWrapper (bailing_moe_v3.py ~1229-1263,
+// layers/mla.py ~132).
+void bailing_hybrid_layers(LayerList& list, KvModelLayers& m, const ModelConfig& cfg, const KvCachePlanInputs& in) {
+  const HybridAttentionDims& h = cfg.hybrid;
+  for (std::size_t i = 0; i < cfg.attention_layers.size(); ++i) {
+    const std::string prefix = "model.layers." + std::to_string(i) + ".self_attn";
+    if (cfg.attention_layers[i].kind == AttentionLayerKind::kLinear)
+      add_kda(list, prefix, h.linear_num_heads, h.linear_head_dim, h.linear_conv_kernel_dim);
+    else
+      add_mla(list, m, cfg, in, prefix + ".attn");
+  }
+}
+
 // Glm5NextForCausalLM: KDA layers (Glm5NextLinearAttention) and MLA layers with the kpool
 // indexer's K cache and tail ring (glm5next/common/attention.py ~260-276) before MLAAttention.
 void glm5_next_layers(LayerList& list, KvModelLayers& m, const ModelConfig& cfg, const KvCachePlanInputs& in) {
@@ -257,6 +271,8 @@ Result<KvModelLayers> kv_model_layers(const ModelConfig& cfg, const KvCachePlanI
     if (!r) return r.error();
   } else if (cfg.architecture == "KimiLinearForCausalLM") {
     kimi_linear_layers(list, m, cfg, in);
+  } else if (cfg.architecture == "BailingMoeV3ForCausalLM") {
+    bailing_hybrid_layers(list, m, cfg, in);
   } else {
     glm5_next_layers(list, m, cfg, in);
   }

@@ -18,6 +18,11 @@ std::optional<MtpDrafter> mtp_drafter(const std::string& model_type, const std::
   if (model_type == "longcat_flash") return MtpDrafter{"longcat_flash_mtp", "LongCatFlashMTPModel"};
   if (model_type == "hy_v4") return MtpDrafter{"hy_v4_mtp", "HYV4MTPModel"};
   if (model_type == "glm5_next") return MtpDrafter{"glm5_next_mtp", "Glm5NextMTPModel"};  // ~1146-1158
+  // Bailing (~946-970): BailingMoeV3 by its architecture first, then bailing_hybrid / V2.5.
+  if (architecture == "BailingMoeV3ForCausalLM" || architecture == "BailingMoeV3VLForConditionalGeneration")
+    return MtpDrafter{"bailing_hybrid_v3_mtp", "BailingMoeV3MTPModel"};
+  if (model_type == "bailing_hybrid" || architecture == "BailingMoeV2_5ForCausalLM")
+    return MtpDrafter{"bailing_hybrid_mtp", "BailingMoeV25MTPModel"};
   return std::nullopt;
 }
 

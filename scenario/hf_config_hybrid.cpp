@@ -1,4 +1,5 @@
-// The hybrid MLA families' config.json (DeepSeek-V4, Kimi-Linear, GLM-5-Next) as vLLM 0.33 reads it.
+// The hybrid MLA families' config.json (DeepSeek-V4, Kimi-Linear, GLM-5-Next, Bailing-hybrid) as
+// vLLM 0.33 reads it.
 #include "scenario/hf_config_hybrid.h"
 
 #include <algorithm>
@@ -222,10 +223,39 @@ void read_glm5_next(const Reader& r, const JsonNode& root, ModelConfig& out) {
     out.attention_layers.push_back({t == "linear_attention" ? AttentionLayerKind::kLinear : AttentionLayerKind::kMla, 1});
 }
 
+// BailingHybridConfig (transformers/models/bailing_hybrid/configuration_bailing_hybrid.py) served
+// as BailingMoeV3ForCausalLM (model_executor/models/bailing_moe_v3.py): every layer KDA but each
+// layer_group_size-th and the trailing ones, which are MLA (_is_kda_layer ~131-137). The KDA layers'
+// head dim is the config's head_dim, which the class's __post_init__ sets to qk_rope_head_dim.
+void read_bailing_hybrid(const Reader& r, const JsonNode& root, ModelConfig& out) {
+  out.kv_lora_rank = opt_int(r, root, "kv_lora_rank", 512, 1, 1 << 16);
+  out.qk_nope_head_dim = opt_int(r, root, "qk_nope_head_dim", 128, 1, 1 << 12);
+  out.qk_rope_head_dim = opt_int(r, root, "qk_rope_head_dim", 64, 1, 1 << 12);
+  out.v_head_dim = opt_int(r, root, "v_head_dim", 128, 1, 1 << 12);
+  out.q_lora_rank = opt_int(r, root, "q_lora_rank", 0, 0, 1 << 16);  // getattr(config, "q_lora_rank", None)
+  out.intermediate_size = opt_int(r, root, "intermediate_size", 6144, 1, 1 << 20);
+  const JsonNode* no_lora = present(root, "no_kda_lora");
+  if (!no_lora || !r.read_bool(*no_lora, "no_kda_lora"))
+    r.fail(no_lora ? *no_lora : root, "no_kda_lora",
+           "vLLM 0.33 refuses it: BailingMoeV3 KDA currently expects no_kda_lora=True "
+           "(model_executor/models/bailing_moe_v3.py ~687)",
+           "set \"no_kda_lora\": true, as the Ling checkpoints vLLM serves do");
+  const int group = opt_int(r, root, "layer_group_size", 6, 1, 1 << 16);
+  HybridAttentionDims& h = out.hybrid;
+  h.linear_num_heads = out.num_attention_heads;
+  h.linear_head_dim = out.qk_rope_head_dim;  // head_dim after BailingHybridConfig.__post_init__
+  h.linear_conv_kernel_dim = opt_int(r, root, "short_conv_kernel_size", 4, 1, 64);
+  const int n = out.num_hidden_layers;
+  for (int i = 0; i < n; ++i) {
+    const bool mla = (i + 1) % group == 0 || i >= n / group * group;
+    out.attention_layers.push_back({mla ? AttentionLayerKind::kMla : AttentionLayerKind::kLinear, 1});
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> hf_hybrid_architectures() {
-  return {"DeepseekV4ForCausalLM", "KimiLinearForCausalLM", "Glm5NextForCausalLM"};
+  return {"DeepseekV4ForCausalLM", "KimiLinearForCausalLM", "Glm5NextForCausalLM", "BailingMoeV3ForCausalLM"};
 }
 
 bool is_hybrid_architecture(const std::string& architecture) {
@@ -239,6 +269,7 @@ void read_hybrid_attention(const Reader& r, const JsonNode& root, const std::str
   out.hybrid = {};
   if (architecture == "DeepseekV4ForCausalLM") read_deepseek_v4(r, root, out);
   else if (architecture == "KimiLinearForCausalLM") read_kimi_linear(r, root, out, notes);
+  else if (architecture == "BailingMoeV3ForCausalLM") read_bailing_hybrid(r, root, out);
   else read_glm5_next(r, root, out);
 }
 

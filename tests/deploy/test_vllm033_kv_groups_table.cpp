@@ -1,6 +1,6 @@
 // mlasim's KV cache plan for the hybrid MLA families against a table vLLM 0.33.0 itself computed:
 // tests/data/vllm033_kv_groups.json holds, per cell of family (DeepSeek-V4, Kimi-Linear,
-// GLM-5-Next, GLM-5-Next's text-only config) x GPU (A100, H100, H200, B200, RTX PRO 6000) x KV dtype (auto, bfloat16, fp8) x TP
+// GLM-5-Next, GLM-5-Next's text-only config, Bailing-hybrid) x GPU (A100, H100, H200, B200, RTX PRO 6000) x KV dtype (auto, bfloat16, fp8) x TP
 // (1, 8) x --block-size (unset, 64, 256, 2048), the block size, layout, cache dtype, num_blocks,
 // scheduler and hash block sizes, Mamba block size and padded page, and every KV cache group (spec
 // class, layer count, the FNV-1a 64 of its newline-joined layer names, block size, page bytes, its
@@ -90,7 +90,7 @@ TEST_CASE("every cell of vLLM 0.33's own KV cache group table for the hybrid fam
   Result<JsonValue> doc = parse_json(test::read_table(root + "/tests/data/vllm033_kv_groups.json"), "vllm033_kv_groups.json");
   REQUIRE(doc.ok());
   const auto& cells = doc.value().find("cells")->array();
-  REQUIRE(cells.size() == 480);
+  REQUIRE(cells.size() == 600);
   int accepted = 0, refused = 0;
   for (const JsonValue& c : cells) {
     const DeployOptions o = test::deploy_options(c, root, "block");
@@ -114,7 +114,7 @@ TEST_CASE("every cell of vLLM 0.33's own KV cache group table for the hybrid fam
     CHECK(held.scheduler_block_size == plan.value().layout.scheduler_block_size);
     CHECK(s.value().scheduler.block_size == plan.value().block_size);
   }
-  CHECK(accepted == 356);  // GLM-5-Next's text-only config: as its flat form, 88 and 32
+  CHECK(accepted == 476);  // GLM-5-Next's text-only config as its flat form (88, 32); Bailing-hybrid 120, 0
   CHECK(refused == 124);
 }
 

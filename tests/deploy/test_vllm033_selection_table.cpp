@@ -77,8 +77,8 @@ TEST_CASE("every cell of vLLM 0.33's own selection table: backend, block sizes, 
 }
 
 // The hybrid MLA families (tests/data/vllm033_selection_hybrid.json, the same grid over
-// DeepSeek-V4, Kimi-Linear, GLM-5-Next and its text-only config): the block size and the MLA group's kernel block size come
+// DeepSeek-V4, Kimi-Linear, GLM-5-Next and its text-only config, Bailing-hybrid): the block size and the MLA group's kernel block size come
 // from the KV cache plan (config/kv_cache_plan.h); DeepSeek-V4's backend from its attention class.
 TEST_CASE("every cell of vLLM 0.33's own selection table for the hybrid MLA families", "[selection][vllm033]") {
-  check_table("vllm033_selection_hybrid.json", 768, 504, 264);
+  check_table("vllm033_selection_hybrid.json", 960, 696, 264);
 }

@@ -78,7 +78,7 @@ TEST_CASE("hf families: vLLM 0.33's is_deepseek_mla model types, each with its k
       {"glm4_moe_lite", K::kOneGroup, 202752}, {"glm4_moe_lite_mtp", K::kDrafter, 0},
       {"kimi_k2", K::kOneGroup, 4096},         {"kimi_linear", K::kSeveralGroups, 4096},
       {"longcat_flash", K::kOneGroup, 131072}, {"pangu_ultra_moe", K::kNoConfigClass, 0},
-      {"pangu_ultra_moe_mtp", K::kDrafter, 0}, {"bailing_hybrid", K::kHybrid, 0},
+      {"pangu_ultra_moe_mtp", K::kDrafter, 0}, {"bailing_hybrid", K::kSeveralGroups, 262144},
       {"bailing_hybrid_mtp", K::kDrafter, 0},  {"bailing_hybrid_v3_mtp", K::kDrafter, 0},
       {"hy_v4", K::kOwnAttention, 0},          {"hy_v4_mtp", K::kDrafter, 0},
       {"kimi_k25", K::kOneGroup, 0},

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the config.json of each hybrid MLA family vLLM 0.33 serves with several KV cache groups
-(scenarios/hf_configs/{deepseek-v4,kimi-linear,glm-5-next,glm-5-next-text}.json), from the config classes the
+(scenarios/hf_configs/{bailing-hybrid,deepseek-v4,kimi-linear,glm-5-next,glm-5-next-text}.json), from the config classes the
 vLLM 0.33 venv holds (transformers 5.20), with `architectures` as vLLM's model registry names the
 class (model_executor/models/registry.py ~99, ~127, ~148).
 
@@ -12,6 +12,11 @@ class (model_executor/models/registry.py ~99, ~127, ~148).
                 text_config, configuration_glm5_next.py ~307).
   glm-5-next-text  the same, with the class's own model_type glm5_next_text (Glm5NextTextConfig,
                 which vLLM 0.33's is_deepseek_mla lists beside glm5_next).
+  bailing-hybrid  transformers BailingHybridConfig() (models/bailing_hybrid/configuration_bailing_hybrid.py,
+                docstring checkpoint inclusionAI/Ling-3.0-Flash), to_dict(), architectures
+                BailingMoeV3ForCausalLM (the KDA model vLLM serves for it: model_executor/models/
+                bailing_moe_v3.py reads layer_group_size and kda_lower_bound), and no_kda_lora true,
+                which vLLM's KDA layer requires (bailing_moe_v3.py ~687) and the class lacks.
   kimi-linear   transformers KimiLinearConfig() dimensions (models/kimi_linear/
                 configuration_kimi_linear.py, docstring checkpoint
                 moonshotai/Kimi-Linear-48B-A3B-Instruct) in the checkpoint's own keys, which vLLM
@@ -77,6 +82,15 @@ def glm5_next_text() -> dict:
     return dict(sorted(d.items()))
 
 
+def bailing_hybrid() -> dict:
+    from transformers import BailingHybridConfig
+
+    d = model_keys(BailingHybridConfig().to_dict())
+    d["architectures"] = ["BailingMoeV3ForCausalLM"]
+    d["no_kda_lora"] = True  # BailingMoeV3KimiDeltaAttention raises without it (bailing_moe_v3.py ~687)
+    return dict(sorted(d.items()))
+
+
 def kimi_linear() -> dict:
     from transformers import KimiLinearConfig
 
@@ -132,8 +146,8 @@ def kimi_linear() -> dict:
     return d
 
 
-FAMILIES = {"deepseek-v4": deepseek_v4, "glm-5-next": glm5_next, "glm-5-next-text": glm5_next_text,
-            "kimi-linear": kimi_linear}
+FAMILIES = {"bailing-hybrid": bailing_hybrid, "deepseek-v4": deepseek_v4, "glm-5-next": glm5_next,
+            "glm-5-next-text": glm5_next_text, "kimi-linear": kimi_linear}
 
 
 def main() -> int:

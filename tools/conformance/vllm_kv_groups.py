@@ -60,7 +60,7 @@ from venv_reexec import DEFAULT_VENV, reexec_in_venv
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_MLASIM = REPO / "build/tools/mlasim/mlasim"
 CONFIG_DIR = REPO / "scenarios/hf_configs"
-FAMILIES = ["deepseek-v4.json", "kimi-linear.json", "glm-5-next.json", "glm-5-next-text.json"]
+FAMILIES = ["deepseek-v4.json", "kimi-linear.json", "glm-5-next.json", "glm-5-next-text.json", "bailing-hybrid.json"]
 KV_DTYPES = ["auto", "bfloat16", "fp8"]
 BLOCKS: list[int | None] = [None, 64, 256, 2048]
 TPS = [1, 8]
@@ -107,6 +107,7 @@ def import_hybrid_models() -> None:
         import vllm.models.glm5next.common.kda  # noqa: F401
         import vllm.models.glm5next.common.model  # noqa: F401
         import vllm.models.kimi_k3.nvidia.model  # noqa: F401
+        import vllm.model_executor.models.bailing_moe_v3  # noqa: F401
     finally:
         triton.runtime.driver._active = None
 
@@ -227,8 +228,32 @@ def glm5_next_layers(vs, vc, hf) -> None:
             indexer=object() if sparse else None, non_causal_multi_token_decode=False, attn_backend=backend, layer_name=f"{prefix}.attn"))
 
 
+def bailing_hybrid_layers(vs, vc, hf) -> None:
+    """BailingMoeV3DecoderLayer's attention (model_executor/models/bailing_moe_v3.py ~1229-1263): KDA
+    layers but each layer_group_size-th and the trailing ones, which are MLA (MultiHeadLatentAttentionWrapper,
+    its MLAAttention at `.attn`)."""
+    from vllm.model_executor.layers.attention.mla_attention import MLAAttention
+    from vllm.model_executor.models.bailing_moe_v3 import BailingMoeV3KimiDeltaAttention, _is_kda_layer
+
+    cc = vc.cache_config
+    tp = vc.parallel_config.tensor_parallel_size
+    for i in range(hf.num_hidden_layers):
+        prefix = f"model.layers.{i}.self_attn"
+        if _is_kda_layer(i, hf.layer_group_size, hf.num_hidden_layers):
+            register(vc, prefix, standin(BailingMoeV3KimiDeltaAttention, tp_size=tp, num_heads=hf.num_attention_heads,
+                                         head_dim=hf.head_dim, conv_size=hf.short_conv_kernel_size,
+                                         num_speculative_tokens=num_spec(vc), model_config=vc.model_config,
+                                         cache_config=cc, prefix=prefix))
+            continue
+        hs = hf.kv_lora_rank + hf.qk_rope_head_dim
+        register(vc, f"{prefix}.attn", standin(
+            MLAAttention, kv_cache_dtype=cc.cache_dtype, head_size=hs, sliding_window=None, topk_buffer_width=None,
+            indexer=None, non_causal_multi_token_decode=False, attn_backend=mla_backend(vs, vc, hs, False),
+            layer_name=f"{prefix}.attn"))
+
+
 BUILDERS = {"deepseek_v4": deepseek_v4_layers, "kimi_linear": kimi_linear_layers, "glm5_next": glm5_next_layers,
-            "glm5_next_text": glm5_next_layers}
+            "glm5_next_text": glm5_next_layers, "bailing_hybrid": bailing_hybrid_layers}
 
 
 def spec_row(spec) -> dict[str, Any]:

@@ -499,7 +499,7 @@ def builder_threshold(backend, spec, layer_name: str, hf, heads: int, vc) -> tup
     return threshold, qls
 
 
-HYBRID_MODEL_TYPES = ("deepseek_v4", "kimi_linear", "glm5_next", "glm5_next_text")
+HYBRID_MODEL_TYPES = ("deepseek_v4", "kimi_linear", "glm5_next", "glm5_next_text", "bailing_hybrid")
 
 
 def _hybrid_cell(vc, hf, out: dict[str, Any]) -> None:
