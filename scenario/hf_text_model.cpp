@@ -69,7 +69,10 @@ void require_readable_family(const Reader& r, const JsonNode& at, const std::str
 
 HfTextModel find_text_model(const Reader& r, const JsonNode& root, const std::string& model_type) {
   HfTextModel text{&root, "", find_hf_family(model_type), model_type};
-  if (!text.family->text_config) return text;
+  // Glm5NextConfig holds its text model in text_config (a Glm5NextTextConfig) unless the checkpoint
+  // is flat, when the top level is the text model (configuration_glm5_next.py ~291-311).
+  const bool glm5_next_nested = model_type == "glm5_next" && present(root, "text_config");
+  if (!text.family->text_config && !glm5_next_nested) return text;
   // Kimi_K25Config: the text model is text_config, an AutoConfig of its model_type
   // (sub_configs_defaults), which is_deepseek_mla reads (hf_text_config.model_type).
   const JsonNode* sub = present(root, "text_config");
@@ -82,7 +85,7 @@ HfTextModel find_text_model(const Reader& r, const JsonNode& root, const std::st
   if (type_node) given = r.read_string(*type_node, "text_config.model_type");
   text.node = sub;
   text.prefix = "text_config.";
-  text.model_type = kimi_k25_text_model_type(given);
+  text.model_type = glm5_next_nested ? given.value_or("glm5_next_text") : kimi_k25_text_model_type(given);
   require_readable_family(r, type_node ? *type_node : *sub, "text_config.model_type", text.model_type);
   text.family = find_hf_family(text.model_type);
   if (text.family->text_config)

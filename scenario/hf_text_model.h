@@ -29,7 +29,8 @@ void require_readable_family(const JsonFieldReader& r, const JsonNode& at, const
                              const std::string& model_type);
 
 // The text model of a config whose (top-level) model_type is a family mlasim reads: the root, or
-// its text_config (Kimi_K25Config), whose own model_type must be a family mlasim reads too.
+// its text_config (Kimi_K25Config; Glm5NextConfig when nested), whose own model_type must be a
+// family mlasim reads too.
 HfTextModel find_text_model(const JsonFieldReader& r, const JsonNode& root, const std::string& model_type);
 
 // The layer count and MLP width under their family's names: LongcatFlashConfig's num_layers (each

@@ -181,3 +181,57 @@ TEST_CASE("A plain MLA config has no per-layer plan", "[hf_config][hybrid]") {
   REQUIRE(r.status.ok());
   CHECK(r.model.attention_layers.empty());
 }
+
+TEST_CASE("GLM-5-Next: a nested text_config reads as the flat checkpoint, glm5_next_text too", "[hf_config][hybrid]") {
+  std::ifstream in(kRoot + "/scenarios/hf_configs/glm-5-next.json");
+  const std::string flat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const Read a = read_path(kRoot + "/scenarios/hf_configs/glm-5-next.json");
+  REQUIRE(a.status.ok());
+  // Glm5NextConfig with the text model nested, as transformers' to_dict writes it.
+  const Read nested = read_text(R"({"architectures": ["Glm5NextForCausalLM"], "model_type": "glm5_next", "text_config": )" +
+                                flat + "}");
+  REQUIRE(nested.status.ok());
+  CHECK(nested.model.text_model_type == "glm5_next");  // the nested one's own model_type (the file's)
+  CHECK(nested.model.attention_layers.size() == a.model.attention_layers.size());
+  int linear = 0;
+  for (std::size_t i = 0; i < a.model.attention_layers.size(); ++i) {
+    CHECK(nested.model.attention_layers[i].kind == a.model.attention_layers[i].kind);
+    linear += a.model.attention_layers[i].kind == AttentionLayerKind::kLinear;
+  }
+  CHECK(linear == 34);
+  CHECK(nested.model.kv_lora_rank == a.model.kv_lora_rank);
+  CHECK(nested.model.index_topk == a.model.index_topk);
+  const Read text = read_path(kRoot + "/scenarios/hf_configs/glm-5-next-text.json");
+  REQUIRE(text.status.ok());
+  CHECK(text.model.model_type == "glm5_next_text");
+  CHECK(text.model.attention_layers.size() == a.model.attention_layers.size());
+}
+
+TEST_CASE("Bailing-hybrid: every layer_group_size-th layer and the trailing ones MLA, no_kda_lora required",
+          "[hf_config][hybrid]") {
+  const Read b = read_path(kRoot + "/scenarios/hf_configs/bailing-hybrid.json");
+  REQUIRE(b.status.ok());
+  REQUIRE(b.model.attention_layers.size() == 42U);
+  std::vector<int> mla;
+  for (std::size_t i = 0; i < b.model.attention_layers.size(); ++i)
+    if (b.model.attention_layers[i].kind == AttentionLayerKind::kMla) mla.push_back(static_cast<int>(i));
+  CHECK(mla == std::vector<int>{5, 11, 17, 23, 29, 35, 41});
+  CHECK(b.model.hybrid.linear_head_dim == 64);  // head_dim after BailingHybridConfig.__post_init__
+  CHECK(b.model.hybrid.linear_num_heads == 32);
+  // 8 layers in groups of 3: layers 2 and 5 by the group rule, 6 and 7 trailing (_is_kda_layer ~131-137).
+  const std::string small = R"({"architectures": ["BailingMoeV3ForCausalLM"], "model_type": "bailing_hybrid",
+"vocab_size": 1000, "hidden_size": 256, "num_hidden_layers": 8, "num_attention_heads": 4, "layer_group_size": 3,
+"intermediate_size": 512, "no_kda_lora": true})";
+  const Read s = read_text(small);
+  REQUIRE(s.status.ok());
+  std::vector<int> small_mla;
+  for (std::size_t i = 0; i < s.model.attention_layers.size(); ++i)
+    if (s.model.attention_layers[i].kind == AttentionLayerKind::kMla) small_mla.push_back(static_cast<int>(i));
+  CHECK(small_mla == std::vector<int>{2, 5, 6, 7});
+  std::string refused = small;
+  refused.replace(refused.find("\"no_kda_lora\": true"), 19, "\"no_kda_lora\": false");
+  const Read r = read_text(refused);
+  REQUIRE_FALSE(r.status.ok());
+  CHECK_THAT(r.status.error().message, Catch::Contains("BailingMoeV3 KDA currently expects no_kda_lora=True"));
+  CHECK(r.status.error().key_path == "no_kda_lora");
+}
