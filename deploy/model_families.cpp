@@ -32,10 +32,7 @@ const std::map<std::string, std::pair<std::vector<std::string>, std::string>>& s
        {{"glm-5-next-text.json"},
         "backend selection 192, KV cache groups 120: identical to vLLM 0.33.0, 0 differing (the same layers as "
         "glm5_next's, whose scheduler and KDA split checks hold for it)" + std::string(kStandIn)}},
-      {"bailing_hybrid",
-       {{"bailing-hybrid.json"},
-        "backend selection 192, KV cache groups 120: identical to vLLM 0.33.0, 0 differing; scheduler and KDA split: "
-        "the scenario suite's bailing_hybrid_h200 identical" + std::string(kStandIn)}},
+      {"bailing_hybrid", {{"bailing-hybrid.json"}, std::string(kHybrid) + kKdaSplit + kStandIn}},
       {"glm_moe_dsa", {{"glm-5.json"}, std::string(kSelection) + "; logits: computed dense (issue 49)"}},
       {"glm4_moe_lite", {{"glm4-moe-lite-defaults.json"}, std::string(kSelection) + "; " + kOwnClassLogits}},
       {"kimi_k2", {{"kimi-k2.json"}, kSelection}},

@@ -17,6 +17,9 @@ Families (the deployment vLLM 0.33 gives them on an H100/H200):
   glm5-next     Glm5NextTextConfig(): 45 layers, 11 indexed MLA attention (MLA, kpool indexer cache
                 with tokens_per_state = index_kpool, the kpool tail's circular buffer,
                 glm5next/common/attention.py:79-178), 34 KDA; the tail backend's BLHNC layout.
+  bailing-hybrid  BailingHybridConfig(), served as BailingMoeV3ForCausalLM: 42 layers, every 6th MLA
+                (at `.self_attn.attn`), the others KDA without prefill checkpoints
+                (model_executor/models/bailing_moe_v3.py:131-137, 1229-1263).
 KDA layers on FlashKDA (H100/H200, bf16, head_dim 128) export prefill checkpoints: one block,
 alignment 16 (glm5next/common/kda.py:168-176, kimi_k3/nvidia/kda.py:902-909,
 kda_checkpoint.py:9-10); Mamba mode "align" with prefix caching, "none" (block = max_model_len)
@@ -30,11 +33,11 @@ from __future__ import annotations
 import types
 from typing import Any
 
-FAMILIES = ("deepseek-v4", "kimi-linear", "glm5-next")
+FAMILIES = ("deepseek-v4", "kimi-linear", "glm5-next", "bailing-hybrid")
 # The block size vLLM 0.33 gives each family's attention (cache_config.block_size): DeepSeek-V4's
 # sparse SWA backend prefers 256 (sparse_swa.py:182-184); MLA next to Mamba is a multiple of 128
 # (platforms/interface.py:1083-1088).
-BLOCK_SIZE = {"deepseek-v4": 256, "kimi-linear": 128, "glm5-next": 128}
+BLOCK_SIZE = {"deepseek-v4": 256, "kimi-linear": 128, "glm5-next": 128, "bailing-hybrid": 128}
 KIND = {"MLAAttentionSpec": "mla_attention", "SlidingWindowMLASpec": "sliding_window_mla", "MambaSpec": "mamba",
         "CircularBufferSpec": "circular_buffer"}
 
@@ -74,7 +77,7 @@ def _dsv4_specs(vc, torch) -> tuple[dict[str, Any], list[str]]:
     return specs, ["BLHNC", "BLNHC"]
 
 
-def _kda_spec(vc, torch, num_spec: int):
+def _kda_spec(vc, torch, num_spec: int, checkpoints: bool = True):
     """A KDA layer's MambaSpec (MambaBase.get_kv_cache_spec, abstract.py:71-90, with FlashKDA's
     checkpoint fields), its state shape from vLLM's calculator with two heads of the largest head
     dim (64 down to 4) whose page the attention page holds."""
@@ -91,6 +94,8 @@ def _kda_spec(vc, torch, num_spec: int):
         if spec.page_size_bytes <= cc.mamba_page_size_padded:
             break
     spec = replace(spec, page_size_padded=cc.mamba_page_size_padded)
+    if not checkpoints:
+        return spec
     return replace(spec, num_prefill_checkpoint_blocks=1, prefill_checkpoint_alignment=16)
 
 
@@ -112,6 +117,23 @@ def _kimi_specs(vc, torch, num_spec: int) -> tuple[dict[str, Any], list[str]]:
             specs[f"model.layers.{i}.self_attn.attn"] = mla
         else:
             specs[f"model.layers.{i}.self_attn"] = _kda_spec(vc, torch, num_spec)
+    return specs, ["LBNHC", "LBHNC", "BLNHC", "BLHNC", "BHLNC", "LHBNC"]
+
+
+def _bailing_specs(vc, torch, num_spec: int) -> tuple[dict[str, Any], list[str]]:
+    from transformers.models.bailing_hybrid.configuration_bailing_hybrid import BailingHybridConfig
+
+    cfg = BailingHybridConfig()
+    g, n = cfg.layer_group_size, cfg.num_hidden_layers
+    mla = _mla(vc, torch, cfg.kv_lora_rank + cfg.qk_rope_head_dim)
+    _align_mamba(vc, mla)
+    specs = {}
+    for i in range(n):
+        p = f"model.layers.{i}.self_attn"
+        if not ((i + 1) % g == 0 or i >= n // g * g):  # bailing_moe_v3.py:131-137 _is_kda_layer
+            specs[p] = _kda_spec(vc, torch, num_spec, checkpoints=False)
+        else:
+            specs[f"{p}.attn"] = mla
     return specs, ["LBNHC", "LBHNC", "BLNHC", "BLHNC", "BHLNC", "LHBNC"]
 
 
@@ -158,6 +180,8 @@ def layer_specs(family: str, vc, num_spec: int) -> tuple[dict[str, Any], list[st
         return _dsv4_specs(vc, torch)
     if family == "kimi-linear":
         return _kimi_specs(vc, torch, num_spec)
+    if family == "bailing-hybrid":
+        return _bailing_specs(vc, torch, num_spec)
     return _glm_specs(vc, torch, num_spec)
 
 
