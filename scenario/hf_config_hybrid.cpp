@@ -154,8 +154,9 @@ void read_kimi_linear(const Reader& r, const JsonNode& root, ModelConfig& out, s
   out.intermediate_size = opt_int(r, root, "intermediate_size", 11008, 1, 1 << 20);
   const JsonNode* nope = present(root, "mla_use_nope");
   if (!nope || !r.read_bool(*nope, "mla_use_nope"))
-    r.fail(nope ? *nope : root, "mla_use_nope", "Kimi-Linear's MLA layers are NoPE-only: vLLM asserts mla_use_nope "
-           "(models/kimi_k3/nvidia/model.py ~744)", "set \"mla_use_nope\": true, as the checkpoint does");
+    r.fail(nope ? *nope : root, "mla_use_nope",
+           "vLLM 0.33 refuses it: Kimi-K3 MLA (MultiHeadLatentAttention) is NoPE-only (an assert on mla_use_nope, "
+           "models/kimi_k3/nvidia/model.py ~744)", "set \"mla_use_nope\": true, as the checkpoint does");
   out.attention_layers.assign(out.num_hidden_layers, {AttentionLayerKind::kMla, 1});
   const JsonNode* lac = present(root, "linear_attn_config");
   if (!lac) return;  // no linear attention: every layer MLA

@@ -235,3 +235,12 @@ TEST_CASE("Bailing-hybrid: every layer_group_size-th layer and the trailing ones
   CHECK_THAT(r.status.error().message, Catch::Contains("BailingMoeV3 KDA currently expects no_kda_lora=True"));
   CHECK(r.status.error().key_path == "no_kda_lora");
 }
+
+TEST_CASE("Kimi-Linear without mla_use_nope is refused with vLLM's assert message", "[hf_config][hybrid]") {
+  const Read k = read_text(R"({"architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear",
+"vocab_size": 1000, "hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 4, "kv_lora_rank": 64,
+"qk_nope_head_dim": 32, "qk_rope_head_dim": 16, "v_head_dim": 32})");
+  REQUIRE_FALSE(k.status.ok());
+  CHECK_THAT(k.status.error().message, Catch::Contains("Kimi-K3 MLA (MultiHeadLatentAttention) is NoPE-only"));
+  CHECK(k.status.error().key_path == "mla_use_nope");
+}
