@@ -175,30 +175,20 @@ KvLayer& add_kda(LayerList& list, const std::string& name, int heads, int head_d
   return l;
 }
 
-// KimiLinearForCausalLM: KDA layers (KimiGatedDeltaNetAttention) and MultiHeadLatentAttention
-// layers, whose spec is MLAAttention's without the sparse fields (kimi_k3/nvidia/mla.py ~421).
-void kimi_linear_layers(LayerList& list, KvModelLayers& m, const ModelConfig& cfg, const KvCachePlanInputs& in) {
+// KDA layers at `model.layers.N.self_attn` and dense MLA layers at that name + `mla_suffix`:
+// KimiLinearForCausalLM (KimiGatedDeltaNetAttention; MultiHeadLatentAttention, whose spec is
+// MLAAttention's without the sparse fields, kimi_k3/nvidia/mla.py ~421; suffix "") and
+// BailingMoeV3ForCausalLM (BailingMoeV3KimiDeltaAttention; MultiHeadLatentAttentionWrapper's
+// MLAAttention, bailing_moe_v3.py ~1229-1263, layers/mla.py ~132; suffix ".attn").
+void kda_and_mla_layers(LayerList& list, KvModelLayers& m, const ModelConfig& cfg, const KvCachePlanInputs& in,
+                        const std::string& mla_suffix) {
   const HybridAttentionDims& h = cfg.hybrid;
   for (std::size_t i = 0; i < cfg.attention_layers.size(); ++i) {
     const std::string prefix = "model.layers." + std::to_string(i) + ".self_attn";
     if (cfg.attention_layers[i].kind == AttentionLayerKind::kLinear)
       add_kda(list, prefix, h.linear_num_heads, h.linear_head_dim, h.linear_conv_kernel_dim);
     else
-      add_mla(list, m, cfg, in, prefix);
-  }
-}
-
-// BailingMoeV3ForCausalLM: KDA layers (BailingMoeV3KimiDeltaAttention) and MLA layers, whose
-// MLAAttention sits at `.attn` of MultiHeadLatentAttentionWrapper (bailing_moe_v3.py ~1229-1263,
-// layers/mla.py ~132).
-void bailing_hybrid_layers(LayerList& list, KvModelLayers& m, const ModelConfig& cfg, const KvCachePlanInputs& in) {
-  const HybridAttentionDims& h = cfg.hybrid;
-  for (std::size_t i = 0; i < cfg.attention_layers.size(); ++i) {
-    const std::string prefix = "model.layers." + std::to_string(i) + ".self_attn";
-    if (cfg.attention_layers[i].kind == AttentionLayerKind::kLinear)
-      add_kda(list, prefix, h.linear_num_heads, h.linear_head_dim, h.linear_conv_kernel_dim);
-    else
-      add_mla(list, m, cfg, in, prefix + ".attn");
+      add_mla(list, m, cfg, in, prefix + mla_suffix);
   }
 }
 
@@ -270,9 +260,9 @@ Result<KvModelLayers> kv_model_layers(const ModelConfig& cfg, const KvCachePlanI
     auto r = deepseek_v4_layers(list, m, cfg, in);
     if (!r) return r.error();
   } else if (cfg.architecture == "KimiLinearForCausalLM") {
-    kimi_linear_layers(list, m, cfg, in);
+    kda_and_mla_layers(list, m, cfg, in, "");
   } else if (cfg.architecture == "BailingMoeV3ForCausalLM") {
-    bailing_hybrid_layers(list, m, cfg, in);
+    kda_and_mla_layers(list, m, cfg, in, ".attn");
   } else {
     glm5_next_layers(list, m, cfg, in);
   }
