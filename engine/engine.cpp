@@ -282,9 +282,10 @@ void Engine::record_linear_attention(const SchedulerOutput& out) {
     LinearAttentionRow& r = linear_rows_[i];
     r = {row.num_scheduled_tokens, row.num_computed_tokens, row.num_prompt_tokens,
          batch_.prefill_len(static_cast<int>(i)), -1};
-    for (const auto& [id, drafts] : out.scheduled_spec_decode_tokens)
-      if (id == row.req_id) r.num_drafts = static_cast<int>(drafts.size());
   }
+  for (const auto& [id, drafts] : out.scheduled_spec_decode_tokens)
+    if (const std::optional<int> row = batch_.row_of(id))
+      linear_rows_[static_cast<std::size_t>(*row)].num_drafts = static_cast<int>(drafts.size());
   current_.linear_attention =
       split_linear_attention(linear_rows_, routing_.num_speculative_tokens, routing_.model_runner);
 }
