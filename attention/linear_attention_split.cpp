@@ -3,6 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
+#include "attention/split.h"
+
 namespace mlasim {
 
 bool is_spec_decode_row(const LinearAttentionRow& row, int num_speculative_tokens, ModelRunner runner) {
@@ -25,23 +29,23 @@ LinearAttentionSplit split_linear_attention(std::span<const LinearAttentionRow> 
   int num_spec = 0;
   for (const LinearAttentionRow& r : rows) num_spec += is_spec_decode_row(r, num_speculative_tokens, runner);
   if (num_spec == 0) {
-    // gdn_attn.py ~356-387: no prior state = a first chunk (seq_len <= q, is_prefilling).
-    std::size_t first_prefill = rows.size();
-    if (rows[0].q > 1) {
-      first_prefill = 0;  // utils.py split_decodes_and_prefills: the first row is no decode
-    } else {
-      for (std::size_t i = 0; i < rows.size() && first_prefill == rows.size(); ++i)
-        if (rows[i].q > 1 || (rows[i].q > 0 && rows[i].nct == 0)) first_prefill = i;
+    // gdn_attn.py ~356-387: split_decodes_and_prefills (§2) with threshold 1, short extends not
+    // decodes, and is_prefilling = no prior state (a first chunk: seq_len <= q, is_prefilling).
+    thread_local std::vector<int> query_lens;
+    thread_local std::vector<bool> no_prior_state;
+    query_lens.clear();
+    no_prior_state.clear();
+    for (const LinearAttentionRow& r : rows) {
+      query_lens.push_back(r.q);
+      no_prior_state.push_back(r.q > 0 && r.nct == 0);
     }
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      if (i < first_prefill) {
-        ++s.num_decodes;
-        s.num_decode_tokens += rows[i].q;
-      } else {
-        s.num_prefills += rows[i].q > 0;  // trailing padding is no prefill (~381)
-        s.num_prefill_tokens += rows[i].q;
-      }
-    }
+    const SplitCounts c = split_decodes_and_prefills(query_lens, no_prior_state, 1, false, false).counts;
+    s.num_decodes = c.num_decodes;
+    s.num_decode_tokens = c.num_decode_tokens;
+    s.num_prefills = c.num_prefills;
+    s.num_prefill_tokens = c.num_prefill_tokens;
+    // Padding rows (q = 0) among the prefills are none (~381); mlasim's batches have none.
+    for (std::size_t i = static_cast<std::size_t>(c.num_decodes); i < rows.size(); ++i) s.num_prefills -= rows[i].q == 0;
     return s;
   }
   // gdn_attn.py ~389-430: masks, not the row order.

@@ -9,19 +9,11 @@ namespace {
 
 using Customize = KvBackendFacts::Customize;
 
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
 std::string kv_quant_mode(const std::string& d) {  // get_kv_quant_mode (kv_cache_interface.py ~120)
   if (d == "nvfp4_ds_mla") return "NVFP4_DS_MLA";
-  if (starts_with(d, "nvfp4")) return "NVFP4";
-  if (starts_with(d, "fp8")) return "FP8_PER_TENSOR";
+  if (d.starts_with("nvfp4")) return "NVFP4";
+  if (d.starts_with("fp8")) return "FP8_PER_TENSOR";
   return "NONE";
-}
-
-TorchDtype cache_torch_dtype(const std::string& d, const std::string& model_dtype) {  // torch_utils.py ~519
-  if (d == "auto") return torch_dtype(model_dtype);
-  if (d == "bfloat16" || d == "float16" || d == "float32") return torch_dtype(d);
-  return torch_dtype("uint8");
 }
 
 KvCacheSpec attention_spec(KvCacheSpecKind kind, int block_size, int head_size, TorchDtype dtype) {
@@ -143,6 +135,12 @@ KvCacheSpec customize(const KvBackendFacts& b, KvCacheSpec s) {
 }
 
 }  // namespace
+
+TorchDtype cache_torch_dtype(const std::string& d, const std::string& model_dtype) {  // torch_utils.py ~519
+  if (d == "auto") return torch_dtype(model_dtype);
+  if (d == "bfloat16" || d == "float16" || d == "float32") return torch_dtype(d);
+  return torch_dtype("uint8");
+}
 
 KvCacheSpec kda_state_spec(const KvModelLayers& m, int num_heads, int head_dim, int conv_size, const KvSpecContext& ctx) {
   KvCacheSpec s;

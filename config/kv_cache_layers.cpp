@@ -13,8 +13,6 @@ using Customize = KvBackendFacts::Customize;
 // The KvCacheDtype as vLLM's cache_dtype string.
 std::string cache_dtype_name(KvCacheDtype d) { return to_string(d); }
 
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
 // _canonicalize_sparse_mla_kv_cache_dtype (model_executor/layers/attention/mla_attention.py ~359).
 std::string canonical_sparse_mla_dtype(K backend, const std::string& d) {
   if (backend == K::kFlashMlaSparse && d != "auto" && d != "bfloat16" && d != "float16")
@@ -110,11 +108,11 @@ Status resolve_deepseek_v4_dtype(KvModelLayers& m) {
   std::string d = m.cache_dtype;
   if (!m.dsv4_ds_layout) {
     m.dsv4_kv_cache_dtype = d;
-    m.dsv4_torch_dtype = torch_dtype(starts_with(d, "fp8") ? "float8_e4m3fn" : "bfloat16");
+    m.dsv4_torch_dtype = torch_dtype(d.starts_with("fp8") ? "float8_e4m3fn" : "bfloat16");
     return Status::Ok();
   }
   if (d == "auto") d = "fp8";
-  if (!starts_with(d, "fp8")) {
+  if (!d.starts_with("fp8")) {
     Error e;
     e.message = "DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got " + d +
                 ". Please set `--kv-cache-dtype fp8` or select a backend that supports bfloat16 KV cache.";

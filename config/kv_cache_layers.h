@@ -113,4 +113,8 @@ std::optional<KvCacheSpec> kv_layer_spec(const KvModelLayers& model, const KvLay
 // (heads / tp, head_dim, head_dim) in float32.
 KvCacheSpec kda_state_spec(const KvModelLayers& model, int num_heads, int head_dim, int conv_size, const KvSpecContext& ctx);
 
+// The cache tensor's element type for a kv_cache_dtype string (get_kv_cache_torch_dtype,
+// utils/torch_utils.py ~519): "auto" the model dtype, a float name itself, anything else uint8.
+TorchDtype cache_torch_dtype(const std::string& kv_cache_dtype, const std::string& model_dtype);
+
 }  // namespace mlasim

@@ -72,10 +72,7 @@ long long mamba_page(const KvModelLayers& m, const KvCachePlanInputs& in) {
 // The MLA page of one token as _align_hybrid_block_size computes it (interface.py ~975): the
 // head size in the cache dtype, without a backend's packing.
 long long mla_page_per_token(const ModelConfig& cfg, const KvModelLayers& m) {
-  const std::string& d = m.cache_dtype;
-  const int dtype_size = d == "auto" ? torch_dtype(m.model_dtype).size
-                         : (d == "bfloat16" || d == "float16") ? 2 : d == "float32" ? 4 : 1;
-  return static_cast<long long>(cfg.kv_lora_rank + cfg.qk_rope_head_dim) * dtype_size;
+  return static_cast<long long>(cfg.kv_lora_rank + cfg.qk_rope_head_dim) * cache_torch_dtype(m.cache_dtype, m.model_dtype).size;
 }
 
 // _align_hybrid_block_size (interface.py ~940-1130): attention blocks whose page holds a Mamba
@@ -322,16 +319,6 @@ KvCachePlanInputs kv_cache_plan_inputs(const Scenario& s) {
   in.mla_backend = s.deployment.selection.backend;
   in.mla_query = backend_query(s);
   return in;
-}
-
-KvCacheLayout kv_cache_layout(const Scenario& s) {
-  if (!s.deployment.kv_cache_layout.groups.empty()) return s.deployment.kv_cache_layout;
-  auto plan = plan_kv_cache(s.model, kv_cache_plan_inputs(s));
-  if (plan) return plan.value().layout;
-  KvCacheLayout one;  // a plan vLLM refuses was refused at load; a hand-built Scenario gets one group
-  one.num_blocks = s.scheduler.num_gpu_blocks;
-  one.scheduler_block_size = one.hash_block_size = s.scheduler.block_size;
-  return one;
 }
 
 }  // namespace mlasim

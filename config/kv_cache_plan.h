@@ -42,9 +42,5 @@ Result<KvCachePlan> plan_kv_cache(const ModelConfig& m, const KvCachePlanInputs&
 // The inputs a scenario gives (its deployment as resolved by resolve_deployment).
 KvCachePlanInputs kv_cache_plan_inputs(const Scenario& s);
 
-// The scenario's KV cache layout: one MLA group of scheduler.block_size for a plain MLA model, the
-// hybrid families' groups otherwise (the scenario loader has refused a plan vLLM refuses).
-KvCacheLayout kv_cache_layout(const Scenario& s);
-
 
 }  // namespace mlasim

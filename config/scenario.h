@@ -12,7 +12,6 @@
 #include "config/kv_cache_layout.h"
 #include "config/deployment.h"
 #include "config/engine_enums.h"
-#include "config/kv_cache_layout.h"
 #include "config/model_config.h"
 
 namespace mlasim {

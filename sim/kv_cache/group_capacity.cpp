@@ -3,17 +3,17 @@
 
 #include <algorithm>
 
+#include "sim/kv_cache/sliding_window_manager.h"
+
 namespace mlasim {
 
 namespace {
 
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
+// The group's admission cap (SlidingWindowSpec.max_admission_blocks_per_request), as its manager has it.
 long long sliding_window_cap(const KvCacheGroup& g, int max_model_len, int max_num_batched_tokens) {
-  const long long tokens =
-      std::min<long long>(static_cast<long long>(g.sliding_window) - 1 + g.extra_retained_tokens + max_num_batched_tokens,
-                          max_model_len);
-  return ceil_div(tokens, g.block_size) + 1;
+  return SlidingWindowManager::max_admission_blocks(g, max_num_batched_tokens, max_model_len);
 }
 
 long long fixed_blocks(const KvCacheGroup& g) {

@@ -222,7 +222,8 @@ void GroupedKVCacheManager::new_step_starts() {
 
 void GroupedKVCacheManager::audit() const {
   pool_.audit();
-  std::vector<int> owners(static_cast<std::size_t>(pool_.num_gpu_blocks()), 0);
+  std::vector<int>& owners = audit_owners_;  // kept across calls, as the single-group audit keeps its own
+  owners.assign(static_cast<std::size_t>(pool_.num_gpu_blocks()), 0);
   for (const auto& m : managers_) m->count_owners(owners);
   for (int id = 1; id < pool_.num_gpu_blocks(); ++id)
     MLASIM_CHECK(owners[static_cast<std::size_t>(id)] == pool_.ref_cnt(id),

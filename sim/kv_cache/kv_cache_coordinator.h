@@ -80,6 +80,7 @@ class GroupedKVCacheManager {
   int retention_interval_;  // kDenseRetention: None
   int attention_group_ = 0;
   std::vector<std::unique_ptr<SingleTypeKVCacheManager>> managers_;
+  mutable std::vector<int> audit_owners_;  // audit()'s per-block owner counts, reused
   std::vector<SpecGroup> attention_groups_;  // full attention first
   GroupBlocks no_hits_;
 };
