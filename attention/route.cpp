@@ -101,7 +101,8 @@ void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, Bat
   // Sparse MLA: every token on the decode path, except that vLLM 0.33's sparse backends send the
   // prefill rows through dense MHA when the longest prefill sequence fits index_topk
   // (MLAAttention.forward_impl ~986-994, _use_sparse_mha ~1215-1240; _use_dense_mha_prefill,
-  // sparse_mla_attention.py ~136-144).
+  // sparse_mla_attention.py ~136-144), unless attention_config.sparse_mla_force_mqa is set (both
+  // read it), which make_routing_config folds into sparse_dense_mha_prefill.
   bool sparse_all_mqa = config.sparse_mla;
   if (config.sparse_mla && config.sparse_dense_mha_prefill && config.index_topk > 0) {
     long long prefill_max_seq_len = 0;
@@ -116,6 +117,8 @@ void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, Bat
   if (is_deepseek_v4_backend(config.backend))
     route.batch_reason += "; DeepSeek-V4 attention: every token absorbed (MQA), the decode rows on the sparse decode "
                           "kernel, the rest on the sparse prefill kernel";
+  else if (config.sparse_mla && config.sparse_mla_force_mqa)
+    route.batch_reason += "; sparse MLA with sparse_mla_force_mqa: every token on the decode path (top-k MQA)";
   else if (config.sparse_mla)
     route.batch_reason += sparse_all_mqa ? "; sparse MLA: every token on the decode path (top-k MQA)"
                                          : "; sparse MLA: prefill rows fit index_topk, dense MHA prefill";

@@ -49,7 +49,7 @@ RoutingConfig make_routing_config(const RoutingOptions& o) {
     const std::array<std::optional<int>, 2> groups{c.decode_threshold, card.indexer_threshold};
     c.decode_threshold = *min_threshold(groups);
   }
-  c.sparse_dense_mha_prefill = card.dense_mha_prefill && o.index_topk > 0;
+  c.sparse_dense_mha_prefill = card.dense_mha_prefill && o.index_topk > 0 && !o.sparse_mla_force_mqa;
   return c;
 }
 
@@ -73,6 +73,7 @@ RoutingConfig make_routing_config(const Scenario& s) {
   o.num_speculative_tokens = s.scheduler.num_speculative_tokens;
   o.sparse_mla = s.model.index_topk.has_value();
   o.index_topk = s.model.index_topk.value_or(0);
+  o.sparse_mla_force_mqa = s.deployment.selection.sparse_mla_force_mqa;
   o.sglang_chunked_prefix_cache_threshold = s.engine.sglang_chunked_prefix_cache_threshold;
   o.block_size = s.scheduler.block_size;
   o.max_model_len = s.scheduler.max_model_len > 0 ? s.scheduler.max_model_len : s.model.max_position_embeddings;

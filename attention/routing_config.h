@@ -18,6 +18,9 @@ struct RoutingDeployment {
   int num_speculative_tokens = 0;       // k
   bool sparse_mla = false;              // model.index_topk present: every token on the decode path
   int index_topk = 0;                   // with sparse_mla: model.index_topk
+  // attention_config.sparse_mla_force_mqa (config/attention.py ~135; HY-V4's learnable sink sets it,
+  // config/hy_v4_attention.h): a sparse model's prefill rows never take dense MHA.
+  bool sparse_mla_force_mqa = false;
   int sglang_chunked_prefix_cache_threshold = 8192;  // SGLang default
   int block_size = 16;                  // B, vLLM default
   int max_model_len = 163840;           // DeepSeek-V3 max_position_embeddings

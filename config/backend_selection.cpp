@@ -215,12 +215,18 @@ BackendSelection select_backend(const SelectionRequest& request) {
   const BackendQuery& q = request.query;
   const bool chosen = request.backend ? select_explicit(request, sel) : select_by_priority(q, sel);
   if (!chosen) return sel;
-  sel.card = backend_card(request.profile, sel.backend, q);
+  bind_backend(request, sel.backend, sel);
+  choose_model_runner(request, sel);
+  return sel;
+}
+
+void bind_backend(const SelectionRequest& request, AttentionBackendKind kind, BackendSelection& sel) {
+  const BackendQuery& q = request.query;
+  sel.backend = kind;
+  sel.card = backend_card(request.profile, kind, q);
   sel.block_size_auto = !q.block_size.has_value();
   sel.block_size = q.block_size ? *q.block_size : preferred_block_size(sel.card, q);
   sel.kernel_block_size = kernel_block_size(sel.card, q, sel.block_size);
-  choose_model_runner(request, sel);
-  return sel;
 }
 
 }  // namespace mlasim

@@ -34,6 +34,12 @@ struct BackendSelection {
   // The model's attention class names its backend itself, without the selector (DeepSeek-V4,
   // vllm/models/deepseek_v4/nvidia/model.py ~537): `candidates` stays empty.
   bool chosen_by_model = false;
+  // HY-V4's learnable attention sink (config/hy_v4_attention.h): applied by the backend bound
+  // (the selector's when it takes sinks, else HY-V4's FLASHMLA_SPARSE subclass), which also sets
+  // attention_config.sparse_mla_force_mqa: no dense-MHA prefill on the sparse layers.
+  bool learnable_sink_applied = false;
+  bool sparse_mla_force_mqa = false;
+  std::vector<std::string> notes;     // vLLM's info lines about the choice (HY-V4's sink backend)
 };
 
 struct SelectionRequest {
@@ -48,6 +54,11 @@ struct SelectionRequest {
 std::vector<AttentionBackendKind> backend_priorities(const BackendQuery& q);
 
 BackendSelection select_backend(const SelectionRequest& request);
+
+// The layers' backend is `kind` (chosen by the selector, or bound by the model's attention class):
+// its card, and the block sizes that follow from it (the user's, else the backend's preferred size
+// with a sparse model's indexer; the kernel's by select_common_block_size).
+void bind_backend(const SelectionRequest& request, AttentionBackendKind kind, BackendSelection& sel);
 
 // DeepSeek-V4's attention class (_select_dsv4_attn_cls, vllm/models/deepseek_v4/nvidia/model.py
 // ~537-568): FLASHINFER_MLA_SPARSE_DSV4 on SM12x or when named, else FLASHMLA_SPARSE_DSV4; vLLM's

@@ -64,6 +64,9 @@ struct ModelConfig {
   ModelDtype dtype = ModelDtype::kFp32;
   int eos_token_id = 1;               // DeepSeek's <｜end▁of▁sentence｜> id
   std::optional<int> index_topk;      // present => sparse MLA (every token on the decode path)
+  // HY-V4 with no DSA layer: the config's index_topk, which no layer uses but backends' checks read
+  // from hf_text_config (FLASHINFER_MLA_SPARSE*, FLASH_ATTN_MLA_SPARSE: hasattr, index_topk values).
+  std::optional<int> unused_index_topk;
 
   // The serving model as vLLM sees it (from model.hf_config, else DeepSeek-V3's): what the
   // backend selection reads. torch_dtype is the serving dtype, not mlasim's compute `dtype`.
@@ -85,6 +88,9 @@ struct ModelConfig {
   // norms (modeling_longcat_flash.py ~364-408; vLLM folds it into the norms' weights,
   // models/longcat_flash.py ~91-101).
   bool mla_lora_scaling = false;
+  // HY-V4's per-head learnable attention sink (HYV4Config.learnable_sink, default on): its attention
+  // class binds a backend that applies it, or disables it (config/hy_v4_attention.h).
+  bool learnable_sink = false;
   int num_nextn_predict_layers = 0;   // the config's MTP layers (the MTP drafter's n_predict, config/speculative.py)
   double hf_derived_max_model_len = 0;  // vLLM's max_model_len derived from the config; 0 without one
   // The hybrid families' layers (DeepseekV4ForCausalLM, KimiLinearForCausalLM,

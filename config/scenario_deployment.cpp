@@ -4,6 +4,7 @@
 #include <initializer_list>
 #include <utility>
 
+#include "config/hy_v4_attention.h"
 #include "config/kv_cache_plan.h"
 #include "config/mtp_drafter.h"
 
@@ -52,7 +53,7 @@ BackendQuery backend_query(const Scenario& s) {
   q.qk_rope_head_dim = m.qk_rope_head_dim;
   q.kv_lora_rank = m.kv_lora_rank;
   q.v_head_dim = m.v_head_dim;
-  q.index_topk = m.index_topk;
+  q.index_topk = m.index_topk ? m.index_topk : m.unused_index_topk;
   q.num_speculative_tokens = s.scheduler.num_speculative_tokens;
   return q;
 }
@@ -109,6 +110,7 @@ std::string resolve_deployment(Scenario& s) {
   d.validated = !req.backend || d.gpu_given || !s.model.hf_config.empty();
   req.validate_explicit = d.validated;
   d.selection = s.model.architecture == "DeepseekV4ForCausalLM" ? select_deepseek_v4_backend(req) : select_backend(req);
+  if (s.model.architecture == "HYV4ForCausalLM") apply_hy_v4_attention(req, s.model.learnable_sink, d.selection);
   if (!d.selection.error.empty()) return d.selection.error;
   s.engine.attention_backend = d.selection.backend;
   s.scheduler.block_size = d.selection.block_size;
@@ -151,7 +153,10 @@ std::string explain_backend(const Scenario& s) {
       for (const AttentionLayerPlan& l : m.attention_layers) n += l.compress_ratio == ratio;
       if (n > 0) line("  " + std::to_string(n) + " layers " + what);
     }
-  } else if (m.index_topk && b.sparse)
+  } else if (m.index_topk && b.sparse && sel.sparse_mla_force_mqa)
+    line("paths: every token on the decode path (top-k MQA): the split's decodes (q <= " + t + ") and its prefills "
+         "alike, as attention_config.sparse_mla_force_mqa asks (no dense-MHA prefill, mla_attention.py ~1238-1240)");
+  else if (m.index_topk && b.sparse)
     line("paths" + mla_layers + ": the split's decodes (q <= " + t + ") on the decode path; its prefills take dense MHA while the "
          "longest prefill sequence fits index_topk " + std::to_string(*m.index_topk) +
          (b.dense_mha_prefill ? "" : " (not on this backend: no dense prefill)") +
@@ -203,10 +208,19 @@ std::string explain_deployment(const Scenario& s) {
        std::to_string(m.kv_lora_rank) + " + qk_rope_head_dim " + std::to_string(m.qk_rope_head_dim) + ")" +
        (m.num_attn_modules > 1 ? ", " + std::to_string(m.num_attn_modules) + " MLA modules per decoder layer" : ""));
   line_mtp_drafter(s, line);
+  const bool hy_v4 = m.architecture == "HYV4ForCausalLM";
   line(std::string("sparse: ") +
        (m.index_topk ? "yes: index_topk = " + std::to_string(*m.index_topk) +
-                           " (is_v32 = hasattr(config, \"index_topk\"), deepseek_v2.py ~1138)"
-                     : "no: the config has no index_topk (deepseek_v2.py ~1138), so dense MLA"));
+                           (hy_v4 ? " on every layer (layer_types: DSA, models/hy_v4/nvidia/attention.py ~323-330)"
+                                  : " (is_v32 = hasattr(config, \"index_topk\"), deepseek_v2.py ~1138)")
+        : hy_v4 ? "no: no layer_types entry is DSA, so every layer is dense MLA (models/hy_v4/nvidia/attention.py ~323-330)"
+                : "no: the config has no index_topk (deepseek_v2.py ~1138), so dense MLA"));
+  if (hy_v4)
+    line(std::string("learnable sink: ") +
+         (!m.learnable_sink                 ? "off (learnable_sink false)"
+          : sel.learnable_sink_applied      ? "applied by " + std::string(vllm_backend_name(sel.backend))
+          : sel.error.empty()               ? "loaded but disabled: no backend here applies it (see the warning)"
+                                            : "-"));
   line(std::string("deployment: ") + gpu.display +
        (gpu.vendor == GpuVendor::kNvidia
             ? " (compute capability " + std::to_string(gpu.major) + "." + std::to_string(gpu.minor) + ")"
@@ -244,6 +258,7 @@ std::string explain_deployment(const Scenario& s) {
     return out;
   }
   for (const auto& w : sel.warnings) line("warning: " + w);
+  for (const auto& n : sel.notes) line("note: " + n + " (models/hy_v4/nvidia/attention.py ~544-664)");
   out += explain_backend(s);
   return out;
 }

@@ -226,8 +226,13 @@ void write_selection_json(JsonWriter& w, const Scenario& s, const BackendSelecti
   w.key("query_len_support").value(to_string(sel.card.query_len_support));
   w.key("require_uniform").value(sel.card.require_uniform);
   w.key("model_runner").value(to_string(sel.model_runner));
+  w.key("learnable_sink_applied").value(sel.learnable_sink_applied);
+  w.key("sparse_mla_force_mqa").value(sel.sparse_mla_force_mqa);
   w.key("warnings").begin_array();
   for (const auto& x : sel.warnings) w.value(x);
+  w.end_array();
+  w.key("notes").begin_array();
+  for (const auto& x : sel.notes) w.value(x);
   w.end_array();
 }
 

@@ -45,10 +45,11 @@ const std::map<std::string, std::pair<std::vector<std::string>, std::string>>& s
 
 std::string status_of(const HfFamily& f) {
   switch (f.kind) {
-    case HfFamilyKind::kOneGroup: return f.text_config ? "read: one MLA KV cache group (its text_config)" : "read: one MLA KV cache group";
+    case HfFamilyKind::kOneGroup:
+      if (!f.why.empty()) return fmt::format("read: one MLA KV cache group; {}", f.why);
+      return f.text_config ? "read: one MLA KV cache group (its text_config)" : "read: one MLA KV cache group";
     case HfFamilyKind::kSeveralGroups: return fmt::format("read: several KV cache groups ({})", f.why);
     case HfFamilyKind::kHybrid: return fmt::format("not read: several KV cache groups ({})", f.why);
-    case HfFamilyKind::kOwnAttention: return fmt::format("not read: {}", f.why);
     case HfFamilyKind::kDrafter: return fmt::format("a drafter, not a target: {}", f.why);
     case HfFamilyKind::kNoConfigClass: return fmt::format("no config class: {}", f.why);
   }

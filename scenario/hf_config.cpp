@@ -11,6 +11,7 @@
 #include "base/file_read.h"
 #include "base/json_document.h"
 #include "scenario/hf_config_hybrid.h"
+#include "scenario/hf_config_hy_v4.h"
 #include "scenario/hf_text_model.h"
 #include "scenario/json_field_reader.h"
 
@@ -305,6 +306,9 @@ HfDerivedMaxLen read_config(const Reader& r, const JsonNode& root, ModelConfig& 
   read_torch_dtype(r, root, text, out);
   read_quantization(r, root, text, out);
   read_index_topk(r, present(root, "architectures")->items[0], text, out);
+  out.learnable_sink = false;
+  out.unused_index_topk.reset();
+  if (out.model_type == "hy_v4") read_hy_v4_attention(r, *text.node, present(root, "architectures")->items[0], out, notes);
   // The MTP layers SpeculativeConfig.hf_config_override reads (n_predict, config/speculative.py).
   out.num_nextn_predict_layers = 0;
   if (const JsonNode* n = present(root, "num_nextn_predict_layers"))
@@ -320,7 +324,8 @@ HfDerivedMaxLen read_config(const Reader& r, const JsonNode& root, ModelConfig& 
 std::vector<std::string> hf_mla_architectures() {
   return {"DeepseekV2ForCausalLM",   "DeepseekV3ForCausalLM",   "DeepseekV32ForCausalLM",
           "GlmMoeDsaForCausalLM",    "AXK1ForCausalLM",         "Glm4MoeLiteForCausalLM",
-          "LongcatFlashForCausalLM", "LongcatFlashNgramForCausalLM", "KimiK25ForConditionalGeneration"};
+          "LongcatFlashForCausalLM", "LongcatFlashNgramForCausalLM", "KimiK25ForConditionalGeneration",
+          "HYV4ForCausalLM"};
 }
 
 Status read_hf_config(const std::string& path, ModelConfig& out, HfConfigInfo* info) {

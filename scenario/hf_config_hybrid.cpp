@@ -48,11 +48,13 @@ int need_int(const Reader& r, const JsonNode& root, const char* key, long long m
 // A list of layer-type strings (`key`), checked against `allowed` and the layer count as the
 // config class's validate_layer_type checks it.
 std::vector<std::string> read_layer_types(const Reader& r, const JsonNode& list, const char* key,
-                                          const std::vector<std::string>& allowed, int num_layers, bool remap) {
+                                          const std::vector<std::string>& allowed, int num_layers, bool remap,
+                                          std::string (*fold)(const std::string&) = nullptr) {
   r.expect_list(list, key);
   std::vector<std::string> types;
   for (std::size_t i = 0; i < list.items.size(); ++i) {
     std::string t = r.read_string(list.items[i], json_index_key(key, i));
+    if (fold) t = fold(t);
     if (remap)
       if (auto it = kLegacyLayerTypes.find(t); it != kLegacyLayerTypes.end()) t = it->second;
     if (std::find(allowed.begin(), allowed.end(), t) == allowed.end())
@@ -254,6 +256,11 @@ void read_bailing_hybrid(const Reader& r, const JsonNode& root, ModelConfig& out
 }
 
 }  // namespace
+
+std::vector<std::string> read_transformers_layer_types(const JsonFieldReader& r, const JsonNode& list, const char* key,
+                                                       int num_layers, std::string (*fold)(const std::string&)) {
+  return read_layer_types(r, list, key, kAllowedLayerTypes, num_layers, true, fold);
+}
 
 std::vector<std::string> hf_hybrid_architectures() {
   return {"DeepseekV4ForCausalLM", "KimiLinearForCausalLM", "Glm5NextForCausalLM", "BailingMoeV3ForCausalLM"};

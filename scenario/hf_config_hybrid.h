@@ -28,4 +28,12 @@ bool is_hybrid_architecture(const std::string& architecture);
 void read_hybrid_attention(const JsonFieldReader& r, const JsonNode& root, const std::string& architecture,
                            ModelConfig& out, std::vector<std::string>& notes);
 
+// A config's layer-type list (`key`) as transformers' PreTrainedConfig.validate_layer_type takes
+// it (configuration_utils.py ~66-99, ~694-709): each entry folded by `fold` first (a config class's
+// own spellings, e.g. HYV4Config's), the legacy names remapped, checked against
+// ALLOWED_ATTN_LAYER_TYPES and the layer count. Throws LoadError naming the entry.
+std::vector<std::string> read_transformers_layer_types(const JsonFieldReader& r, const JsonNode& list, const char* key,
+                                                       int num_layers,
+                                                       std::string (*fold)(const std::string&) = nullptr);
+
 }  // namespace mlasim

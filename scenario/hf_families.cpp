@@ -26,6 +26,12 @@ HfFamily several_groups(std::string_view type, std::string_view config_class, in
   return f;
 }
 
+// A one-group family whose attention class, not the selector alone, decides its backend.
+HfFamily own_attention(HfFamily f, std::string_view why) {
+  f.why = why;
+  return f;
+}
+
 HfFamily not_read(std::string_view type, HfFamilyKind kind, std::string_view config_class, std::string_view why) {
   HfFamily f;
   f.model_type = type;
@@ -68,9 +74,9 @@ const std::vector<HfFamily> kFamilies{
                    "KDA linear-attention layers beside MLA layers (layer_group_size), served as BailingMoeV3ForCausalLM"),
     not_read("bailing_hybrid_mtp", K::kDrafter, "", "the MTP drafter vLLM makes of a bailing_hybrid target"),
     not_read("bailing_hybrid_v3_mtp", K::kDrafter, "", "the MTP drafter vLLM makes of a BailingMoeV3 target"),
-    not_read("hy_v4", K::kOwnAttention, "vLLM HYV4Config",
-             "HYV4MLAAttention resolves its own sink-capable backend and forces sparse MQA on layers with learnable "
-             "sinks (models/hy_v4/nvidia/attention.py ~486-500)"),
+    own_attention(read("hy_v4", "vLLM HYV4Config", 262144, 2048),
+                  "its attention class binds a sink-capable backend (HY-V4's FLASHMLA_SPARSE) and then forces sparse "
+                  "MQA (models/hy_v4/nvidia/attention.py ~486-500, ~544-664); DSA only on the layer_types that say so"),
     not_read("hy_v4_mtp", K::kDrafter, "", "the MTP drafter vLLM makes of a hy_v4 target"),
     read("kimi_k25", "transformers Kimi_K25Config", 0, std::nullopt, true),
 };

@@ -18,7 +18,6 @@ enum class HfFamilyKind {
   kSeveralGroups,  // its layers give vLLM several KV cache groups (sliding window, compressed MLA,
                    // linear attention): read by scenario/hf_config_hybrid.h, laid out by config/kv_cache_plan.h
   kHybrid,         // several KV cache groups too, in layer kinds mlasim does not read
-  kOwnAttention,   // one group, but its attention class picks its own backends (not modelled)
   kDrafter,        // an MTP or DSpark drafter's model_type: vLLM writes it over a target's config
   kNoConfigClass,  // no config class in transformers 5.20 or vLLM 0.33: remote code only
 };
@@ -27,7 +26,8 @@ struct HfFamily {
   std::string_view model_type;
   HfFamilyKind kind = HfFamilyKind::kOneGroup;
   std::string_view config_class;  // "transformers DeepseekV3Config", "vLLM Dots3NoteConfig", ...
-  std::string_view why;           // kHybrid / kOwnAttention / kDrafter: what its layers or config are
+  std::string_view why;           // kHybrid / kDrafter: what its layers or config are; kOneGroup: what
+                                  // its attention class decides past the selector (HY-V4)
   // The class defaults read when the config.json leaves the key out (getattr on the config object).
   int max_position_embeddings = 0;
   std::optional<int> index_topk;  // GlmMoeDsaConfig's 2048: hasattr(config, "index_topk") holds

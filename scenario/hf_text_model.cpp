@@ -60,10 +60,6 @@ void require_readable_family(const Reader& r, const JsonNode& at, const std::str
              "model_type " + type + " (" + std::string(f->config_class) + "): its layers give vLLM 0.33 several KV "
                  "cache groups (" + why + "), which mlasim does not read",
              "mlasim reads " + readable_model_types());
-    case HfFamilyKind::kOwnAttention:
-      r.fail(at, key_path, "model_type " + type + " (" + std::string(f->config_class) + "): " + why +
-                               "; mlasim does not model that choice",
-             "mlasim reads " + readable_model_types());
   }
 }
 

@@ -270,6 +270,42 @@ TEST_CASE("routing sparse MLA on vLLM 0.33's sparse backends: dense MHA prefill 
   CHECK(route_batch(fits, make_routing_config(o)).counts.num_mha_tokens == 0);
 }
 
+TEST_CASE("routing sparse MLA with sparse_mla_force_mqa: no dense MHA prefill", "[routing][hy_v4]") {
+  // HY-V4's learnable sink binds FLASHMLA_SPARSE and sets attention_config.sparse_mla_force_mqa
+  // (models/hy_v4/nvidia/attention.py ~643-664); _use_sparse_mha then answers False
+  // (mla_attention.py ~1238-1240): prefills that fit index_topk stay on the top-k MQA path.
+  RoutingOptions o;
+  o.backend = K::kFlashMlaSparse;
+  o.sparse_mla = true;
+  o.index_topk = 2048;
+  BackendQuery h200;
+  h200.use_sparse = true;
+  h200.num_heads_per_rank = 32;
+  h200.index_topk = 2048;
+  o.backend_query = h200;
+  const std::vector<RowInput> lone{{5, 0, 5}};
+  const std::vector<RowInput> mixed{{1, 50, 40}, {280, 0, 280}};
+  const RoutingConfig dense_prefill = make_routing_config(o);
+  CHECK(dense_prefill.sparse_dense_mha_prefill);
+  CHECK(route_batch(mixed, dense_prefill).counts.num_mha_tokens == 280);
+  o.sparse_mla_force_mqa = true;
+  const RoutingConfig forced = make_routing_config(o);
+  CHECK_FALSE(forced.sparse_dense_mha_prefill);
+  CHECK(forced.decode_threshold == 128);
+  const BatchRoute a = route_batch(mixed, forced);
+  CHECK(a.counts.num_mqa_tokens == 281);
+  CHECK(a.counts.num_mha_tokens == 0);
+  CHECK(a.counts.num_decodes == 1);
+  CHECK(a.counts.num_prefills == 1);  // the split is still the builder's (280 > 128)
+  CHECK(paths_of(a) == "mqa,mqa");
+  CHECK(a.batch_reason.find("sparse_mla_force_mqa") != std::string::npos);
+  // A lone 5-token prompt is a decode of the split (q <= 128), so a fresh prefill on the decode path.
+  const BatchRoute b = route_batch(lone, forced);
+  CHECK(b.counts.num_mqa_tokens == 5);
+  CHECK(b.counts.num_decodes == 1);
+  CHECK(b.rows[0].fresh_on_decode_path);
+}
+
 TEST_CASE("routing config: backend thresholds, spec tokens, overrides (§3)", "[routing]") {
   CHECK(current(K::kFlashMla, 3).decode_threshold == 128);
   CHECK(current(K::kFlashMla, 200).decode_threshold == 201);

@@ -55,6 +55,8 @@ void check_table(const std::string& file, std::size_t cells_expected, int accept
     CHECK(to_string(sel.card.query_len_support) == text(c.find("query_len_support")));
     CHECK(to_string(sel.model_runner) == text(c.find("model_runner")));
     CHECK(to_string(s.value().deployment.effective_kv_cache_dtype) == text(c.find("kv_cache_dtype")));
+    if (const JsonValue* forced = c.find("sparse_mla_force_mqa"))
+      CHECK(sel.sparse_mla_force_mqa == std::get<bool>(forced->v));
     const auto& expected = lists.array().at(static_cast<std::size_t>(integer(c.find("candidates")))).array();
     REQUIRE(sel.candidates.size() == expected.size());
     for (std::size_t i = 0; i < expected.size(); ++i) {
@@ -81,4 +83,11 @@ TEST_CASE("every cell of vLLM 0.33's own selection table: backend, block sizes, 
 // from the KV cache plan (config/kv_cache_plan.h); DeepSeek-V4's backend from its attention class.
 TEST_CASE("every cell of vLLM 0.33's own selection table for the hybrid MLA families", "[selection][vllm033]") {
   check_table("vllm033_selection_hybrid.json", 960, 696, 264);
+}
+
+// HY-V4 (tests/data/vllm033_selection_hyv4.json, the same grid over HYV4Config's defaults, every
+// layer dense MLA, and the same with every layer DSA): the backend HYV4MLAAttention binds for its
+// learnable sink and whether it forces sparse MQA (config/hy_v4_attention.h).
+TEST_CASE("every cell of vLLM 0.33's own selection table for HY-V4", "[selection][vllm033][hy_v4]") {
+  check_table("vllm033_selection_hyv4.json", 384, 300, 84);
 }

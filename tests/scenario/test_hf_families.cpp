@@ -80,7 +80,7 @@ TEST_CASE("hf families: vLLM 0.33's is_deepseek_mla model types, each with its k
       {"longcat_flash", K::kOneGroup, 131072}, {"pangu_ultra_moe", K::kNoConfigClass, 0},
       {"pangu_ultra_moe_mtp", K::kDrafter, 0}, {"bailing_hybrid", K::kSeveralGroups, 262144},
       {"bailing_hybrid_mtp", K::kDrafter, 0},  {"bailing_hybrid_v3_mtp", K::kDrafter, 0},
-      {"hy_v4", K::kOwnAttention, 0},          {"hy_v4_mtp", K::kDrafter, 0},
+      {"hy_v4", K::kOneGroup, 262144},         {"hy_v4_mtp", K::kDrafter, 0},
       {"kimi_k25", K::kOneGroup, 0},
   };
   REQUIRE(hf_families().size() == std::size(rows));
@@ -91,7 +91,8 @@ TEST_CASE("hf families: vLLM 0.33's is_deepseek_mla model types, each with its k
     CHECK(f.kind == rows[i].kind);
     CHECK(f.max_position_embeddings == rows[i].max_position_embeddings);
     CHECK(f.text_config == (f.model_type == "kimi_k25"));
-    CHECK(f.index_topk == (f.model_type == "glm_moe_dsa" ? std::optional<int>(2048) : std::nullopt));
+    const bool topk_default = f.model_type == "glm_moe_dsa" || f.model_type == "hy_v4";
+    CHECK(f.index_topk == (topk_default ? std::optional<int>(2048) : std::nullopt));
   }
   CHECK(find_hf_family("llama") == nullptr);
   CHECK(kimi_k25_text_model_type(std::nullopt) == "deepseek_v3");
@@ -245,10 +246,30 @@ TEST_CASE("hf families: what vLLM refuses, with its message, and bad keys naming
        "model_type deepseek_v41 (vLLM DeepseekV41Config): its layers give vLLM 0.33 several KV cache groups "
        "(DeepSeek-V4's compressed and sliding-window MLA layers (models/deepseek_v4)), which mlasim does not read", 1},
       {mla_config(head("DeepseekV4ForCausalLM", "deepseek_v4"), dims), "head_dim", "missing `head_dim`", 1},
-      {mla_config(head("HYV4ForCausalLM", "hy_v4"), dims), "model_type",
-       "model_type hy_v4 (vLLM HYV4Config): HYV4MLAAttention resolves its own sink-capable backend and forces sparse "
-       "MQA on layers with learnable sinks (models/hy_v4/nvidia/attention.py ~486-500); mlasim does not model that "
-       "choice", 1},
+      // HY-V4: DSA beside dense MLA layers, an unknown layer type, indexer_types vLLM refuses, a DSA
+      // layer without q_lora_rank.
+      {mla_config(head("HYV4ForCausalLM", "hy_v4") + "\n \"layer_types\": [\"sparse_attention\", \"full_attention\"],",
+                  dims),
+       "layer_types",
+       "1 of 2 layers are DSA and the rest dense MLA: vLLM 0.33 gives each kind its own backend "
+       "(models/hy_v4/nvidia/attention.py ~341-500), and mlasim routes one kind of MLA layer", 2},
+      {mla_config(head("HYV4ForCausalLM", "hy_v4") + "\n \"layer_types\": [\"sparse\", \"dsa\"],", dims),
+       "layer_types[1]", "unknown layer type \"dsa\"", 2},
+      {mla_config(head("HYV4ForCausalLM", "hy_v4") + "\n \"layer_types\": [\"sparse\", \"sparse\"], \"indexer_types\": [\"full\"],",
+                  dims),
+       "indexer_types",
+       "indexer_types must contain one entry per hidden layer: expected 2, got 1. (vLLM 0.33 raises it building a DSA "
+       "layer, models/hy_v4/nvidia/attention.py ~81-86)", 2},
+      {mla_config(head("HYV4ForCausalLM", "hy_v4") +
+                      "\n \"layer_types\": [\"sparse\", \"sparse\"], \"indexer_types\": [\"full\", \"half\"],",
+                  dims),
+       "indexer_types[1]",
+       "indexer_types only supports 'full' and 'shared', got ['half']. (models/hy_v4/nvidia/attention.py ~87-91)", 2},
+      {mla_config(head("HYV4ForCausalLM", "hy_v4") + "\n \"layer_types\": [\"indexed_attention\", \"sparse\"], "
+                      "\"q_lora_rank\": null,", dims),
+       "q_lora_rank",
+       "HYV4 sparse attention requires q_lora_rank to be set (the DSA indexer projects its queries from the q latent, "
+       "models/hy_v4/nvidia/attention.py ~431-434)", 1},
       {mla_config(head("DeepseekV3ForCausalLM", "llama"), dims), "model_type",
        "model_type \"llama\" is not one vLLM 0.33 serves with MLA", 1},
       {mla_config(head("LongcatFlashForCausalLM", "longcat_flash"), ", \"num_hidden_layers\": 1, \"ffn_hidden_size\": 8"),
@@ -323,4 +344,63 @@ TEST_CASE("hf families: a scenario takes vLLM's derived max_model_len and refuse
   CHECK(mtp.error().message ==
         "vLLM 0.33 refuses it: Unsupported speculative method: 'mtp' (config/speculative.py ~1499: "
         "SpeculativeConfig.hf_config_override makes no MTP drafter of model_type kimi_k25)");
+}
+
+TEST_CASE("hf families: HY-V4's DSA layers, learnable sink and sink backend, as vLLM 0.33 builds them",
+          "[hf_config][families][hy_v4]") {
+  // The class defaults: no layer_types, so every layer dense MLA despite index_topk 2048.
+  Read d = read_path(kConfigs + "hy-v4-defaults.json");
+  REQUIRE(d.status.ok());
+  CHECK(d.model.architecture == "HYV4ForCausalLM");
+  CHECK_FALSE(d.model.index_topk.has_value());
+  CHECK(d.model.unused_index_topk == 2048);
+  CHECK(d.model.learnable_sink);
+  CHECK(d.model.q_lora_rank == 1536);
+  CHECK(d.model.qk_nope_head_dim == 192);
+  CHECK(d.model.v_head_dim == 256);
+  CHECK(d.model.max_position_embeddings == 262144);
+  CHECK(d.model.num_nextn_predict_layers == 1);
+  REQUIRE(d.model.hf_config_notes.size() == 1);
+  CHECK(d.model.hf_config_notes[0].find(": index_topk: 2048 with no DSA layer (layer_types unset)") != std::string::npos);
+  // Every layer DSA ("indexed_attention", as transformers writes it).
+  Read s = read_path(kConfigs + "hy-v4-sparse.json");
+  REQUIRE(s.status.ok());
+  CHECK(s.model.index_topk == 2048);
+  CHECK_FALSE(s.model.unused_index_topk.has_value());
+  // HYV4Config's own spellings fold into a DSA layer; the class defaults fill index_topk and
+  // q_lora_rank; learnable_sink as given.
+  Read folded = read_text(mla_config("{\"architectures\": [\"HYV4ForCausalLM\"], \"model_type\": \"hy_v4\",\n"
+                                     " \"layer_types\": [\"sparse_attention\", \"sparse\"], \"learnable_sink\": false,",
+                                     ", \"num_hidden_layers\": 2, \"intermediate_size\": 64"));
+  REQUIRE(folded.status.ok());
+  CHECK(folded.model.index_topk == 2048);
+  CHECK(folded.model.q_lora_rank == 1536);
+  CHECK_FALSE(folded.model.learnable_sink);
+}
+
+TEST_CASE("hf families: HY-V4 scenarios route as its attention class leaves them", "[hf_config][families][hy_v4][loader]") {
+  const std::string dir = kConfigs;
+  auto load = [&](const std::string& config, const std::string& gpu) {
+    return load_scenario_text("version: 1\nmodel: {hf_config: " + config + ", num_layers: 1, vocab_size: 4096}\n"
+                              "engine: {profile: vllm-0.33, gpu: " + gpu + "}\n"
+                              "requests:\n  - {id: a, prompt_len: 5, max_tokens: 2}\n",
+                              dir + "t.yaml");
+  };
+  Result<Scenario> sparse = load("hy-v4-sparse.json", "h200");
+  REQUIRE(sparse.ok());
+  const BackendSelection& sel = sparse.value().deployment.selection;
+  CHECK(vllm_backend_name(sel.backend) == std::string("FLASHMLA_SPARSE"));
+  CHECK(sel.sparse_mla_force_mqa);
+  CHECK(sparse.value().scheduler.block_size == 64);
+  CHECK(sparse.value().scheduler.max_model_len == 262144);
+  Result<Scenario> dense = load("hy-v4-defaults.json", "h200");
+  REQUIRE(dense.ok());
+  CHECK(vllm_backend_name(dense.value().deployment.selection.backend) == std::string("FLASH_ATTN_MLA"));
+  CHECK_FALSE(dense.value().deployment.selection.sparse_mla_force_mqa);
+  CHECK(dense.value().deployment.selection.warnings.size() == 1);
+  // A DSA layer on an A100: vLLM's model refuses rather than fall back to dense attention.
+  Result<Scenario> a100 = load("hy-v4-sparse.json", "a100");
+  REQUIRE_FALSE(a100.ok());
+  CHECK(a100.error().message.find("HYV4 sparse attention was requested, but no valid sparse MLA backend") !=
+        std::string::npos);
 }

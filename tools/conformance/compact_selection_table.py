@@ -27,6 +27,8 @@ def main(argv: list[str]) -> int:
             "reorder_threshold": c.get("reorder_threshold"), "query_len_support": c.get("query_len_support"),
             "model_runner": c.get("model_runner"), "kv_cache_dtype": c.get("kv_cache_dtype"), "candidates": lists.index(cand),
         })
+        if "sparse_mla_force_mqa" in c:  # tables written since HY-V4's sink backend
+            cells[-1]["sparse_mla_force_mqa"] = c["sparse_mla_force_mqa"]
     dump = lambda v: json.dumps(v, separators=(",", ":"))  # noqa: E731
     with open(out_path, "w") as f:
         f.write('{"format":"mlasim-vllm033-selection","version":1,\n"source":' + dump(source) + ',\n"candidate_lists":[\n')

@@ -154,6 +154,7 @@ COMPARED = (
     "reorder_threshold",
     "query_len_support",
     "model_runner",
+    "sparse_mla_force_mqa",
     "candidates",
 )
 AVAILABLE_MEMORY = 1 << 40  # bytes per worker for KV-cache planning (only num_blocks depends on it)
@@ -554,6 +555,7 @@ def _hybrid_cell(vc, hf, out: dict[str, Any]) -> None:
     backend = layers[mla_name].get_attn_backend()
     out["backend"] = backend_enum_name(backend)
     out["layer_kv_cache_dtype"] = cc.cache_dtype  # as the layers resolved it (DeepSeek-V4: fp8_ds_mla)
+    out["sparse_mla_force_mqa"] = bool(vc.attention_config.sparse_mla_force_mqa)
     try:
         V.current_platform.update_block_size_for_backend(vc)
     except Exception as e:  # noqa: BLE001
@@ -592,6 +594,69 @@ def _hybrid_cell(vc, hf, out: dict[str, Any]) -> None:
     threshold, qls = builder_threshold(backend, group_spec, mla_name, stand_in, heads, vc)
     out["reorder_threshold"] = threshold
     out["query_len_support"] = qls
+
+
+def hy_v4_sparse_layers(hf) -> list[bool]:
+    """HYV4MLAAttention's requested_sparse per layer (hy_v4/nvidia/attention.py ~323-330): index_topk
+    present and the layer's type one of _SPARSE_LAYER_TYPES."""
+    from vllm.models.hy_v4.nvidia.attention import _SPARSE_LAYER_TYPES
+
+    types_ = getattr(hf, "layer_types", None)
+    n = hf.num_hidden_layers
+    return [hasattr(hf, "index_topk") and types_ is not None and i < len(types_) and types_[i] in _SPARSE_LAYER_TYPES
+            for i in range(n)]
+
+
+def hy_v4_indexer_layers(hf, sparse_layers: list[bool]) -> list[bool]:
+    """create_indexer per backbone layer: sparse and not a top-k sharing layer (compute_skip_topk_layers)."""
+    from vllm.models.hy_v4.nvidia.attention import compute_skip_topk_layers
+
+    skip = compute_skip_topk_layers(hf) if any(sparse_layers) else set()
+    return [s and i not in skip for i, s in enumerate(sparse_layers)]
+
+
+def hy_v4_layers_backend(vc, hf, heads: int, sparse_layers: list[bool], out: dict[str, Any]):
+    """HY-V4's layers built in order as HYV4MLAAttention.__init__ builds them (hy_v4/nvidia/attention.py
+    ~341-500): the sparse layers' probe of the selector (a RuntimeError when it finds nothing), the
+    learnable sink's backend (_resolve_sink_backend, real code on a stand-in self) with _force_sparse_mqa,
+    then MLAAttention's backend (the sink backend, else the selector's) and its canonicalised cache dtype
+    written back to cache_config (mla_attention.py ~506-534), which the next layer reads. Returns the
+    first layer's backend; out["layer_backends"] names every distinct one."""
+    import torch
+    from vllm.models.hy_v4.nvidia.attention import HYV4MLAAttention
+
+    cc = vc.cache_config
+    head_size = hf.kv_lora_rank + hf.qk_rope_head_dim
+    dtype = torch.get_default_dtype()
+    chosen = []
+    sinks = []
+    for is_sparse in sparse_layers:
+        kv = cc.cache_dtype
+        if is_sparse:
+            try:
+                V.selector.get_attn_backend(head_size, dtype, kv, use_mla=True, has_sink=False, use_sparse=True, num_heads=heads)
+            except Exception as exc:  # noqa: BLE001 - as the model wraps it
+                raise RuntimeError(
+                    "HYV4 sparse attention was requested, but no valid sparse MLA backend is available for current "
+                    "runtime/config. Refusing to fall back to dense attention."
+                ) from exc
+        stand_in = types.SimpleNamespace(kv_lora_rank=hf.kv_lora_rank, qk_rope_head_dim=hf.qk_rope_head_dim,
+                                         is_sparse=is_sparse, num_local_heads=heads)
+        sink_backend = None
+        if bool(getattr(hf, "learnable_sink", False)):
+            sink_backend = HYV4MLAAttention._resolve_sink_backend(stand_in, kv)
+            if sink_backend is not None:
+                HYV4MLAAttention._force_sparse_mqa(stand_in)
+        backend = sink_backend or V.selector.get_attn_backend(head_size, dtype, kv, use_mla=True, use_sparse=is_sparse,
+                                                              num_heads=heads)
+        normalized = V._canonicalize_sparse_mla_kv_cache_dtype(backend, kv)
+        if normalized != kv:
+            cc.cache_dtype = normalized
+        chosen.append(backend)
+        sinks.append(sink_backend is not None)
+    out["layer_backends"] = sorted({f"{b.get_name()}({b.__name__})" for b in chosen})
+    out["learnable_sink_applied"] = sinks[0] if sinks else False
+    return chosen[0]
 
 
 def vllm_cell(cell: Cell, workdir: Path) -> dict[str, Any]:
@@ -639,7 +704,10 @@ def _vllm_cell(cell: Cell, workdir: Path, out: dict[str, Any]) -> None:
         with V.set_current_vllm_config(vc), V.set_default_torch_dtype(mc.dtype):
             _hybrid_cell(vc, hf, out)
         return
-    sparse = hasattr(hf, "index_topk")  # deepseek_v2.py ~1138 is_v32
+    hy_v4 = getattr(mc.hf_config, "model_type", None) == "hy_v4"
+    # deepseek_v2.py ~1138 is_v32; HY-V4: per layer, its layer_types (hy_v4/nvidia/attention.py ~323-330)
+    sparse_layers = hy_v4_sparse_layers(hf) if hy_v4 else None
+    sparse = any(sparse_layers) if hy_v4 else hasattr(hf, "index_topk")
     heads = mc.get_num_attention_heads(pc)
     head_size = hf.kv_lora_rank + hf.qk_rope_head_dim  # MLAAttention.head_size, mla_attention.py ~478
     out.update(
@@ -660,16 +728,20 @@ def _vllm_cell(cell: Cell, workdir: Path, out: dict[str, Any]) -> None:
         real = V.platform.get_attn_backend_cls.__func__
 
         def spy(cls, selected_backend, attn_selector_config, num_heads=None):
-            captured.update(selected=selected_backend, config=attn_selector_config, num_heads=num_heads)
+            if "config" not in captured:  # the first layer's call (HY-V4 asks once per layer)
+                captured.update(selected=selected_backend, config=attn_selector_config, num_heads=num_heads)
             return real(cls, selected_backend, attn_selector_config, num_heads)
 
         V.platform.get_attn_backend_cls = classmethod(spy)
         try:
             backend_exc: Exception | None = None
             try:
-                backend = V.selector.get_attn_backend(
-                    head_size, torch.get_default_dtype(), cc.cache_dtype, use_mla=True, use_sparse=sparse, num_heads=heads
-                )
+                if hy_v4:
+                    backend = hy_v4_layers_backend(vc, hf, heads, sparse_layers, out)
+                else:
+                    backend = V.selector.get_attn_backend(
+                        head_size, torch.get_default_dtype(), cc.cache_dtype, use_mla=True, use_sparse=sparse, num_heads=heads
+                    )
             except Exception as e:  # noqa: BLE001
                 backend, backend_exc = None, e
         finally:
@@ -683,6 +755,7 @@ def _vllm_cell(cell: Cell, workdir: Path, out: dict[str, Any]) -> None:
             raise Refusal("backend", backend_exc)
         out["backend"] = backend_enum_name(backend)
         layer_kv = V._canonicalize_sparse_mla_kv_cache_dtype(backend, cc.cache_dtype)  # mla_attention.py ~528
+        out["sparse_mla_force_mqa"] = bool(vc.attention_config.sparse_mla_force_mqa)
         out["layer_kv_cache_dtype"] = layer_kv
 
         # block: interface.py ~750 with the model's layer backends (stub 5)
@@ -700,15 +773,20 @@ def _vllm_cell(cell: Cell, workdir: Path, out: dict[str, Any]) -> None:
         # kernel: the worker's specs -> layout -> KV cache groups/config -> kernel block sizes
         specs: dict[str, Any] = {}
         layer_backend: dict[str, Any] = {}
-        mla_layer = types.SimpleNamespace(
-            kv_cache_dtype=layer_kv,
-            head_size=head_size,
-            sliding_window=None,
-            topk_buffer_width=(int(hf.index_topk) if sparse else None),
-            indexer=(object() if sparse else None),
-            non_causal_multi_token_decode=False,
-        )
-        mla_spec = V.customize_attention_spec(backend, V.MLAAttention.get_kv_cache_spec(mla_layer, vc))
+        def mla_spec_of(has_indexer: bool):
+            mla_layer = types.SimpleNamespace(
+                kv_cache_dtype=layer_kv,
+                head_size=head_size,
+                sliding_window=None,
+                topk_buffer_width=(int(hf.index_topk) if sparse else None),
+                indexer=(object() if has_indexer else None),
+                non_causal_multi_token_decode=False,
+            )
+            return V.customize_attention_spec(backend, V.MLAAttention.get_kv_cache_spec(mla_layer, vc))
+
+        # The layers that build a DSA indexer: every sparse layer, but HY-V4's "shared" indexer layers
+        # (create_indexer, hy_v4/nvidia/attention.py ~331-339).
+        indexer_layers = hy_v4_indexer_layers(hf, sparse_layers) if hy_v4 else [sparse] * mc.get_num_layers(pc)
         idx_spec = None
         if sparse:
             idx_dim = int(hf.index_head_dim)
@@ -720,11 +798,11 @@ def _vllm_cell(cell: Cell, workdir: Path, out: dict[str, Any]) -> None:
             )
         mla_names = []
         for i in range(mc.get_num_layers(pc)):
-            if sparse:
+            if indexer_layers[i]:
                 n = f"model.layers.{i}.self_attn.indexer.k_cache"
                 specs[n], layer_backend[n] = idx_spec, V.DeepseekV32IndexerBackend
             for n in mla_layer_names(mc, i):
-                specs[n], layer_backend[n] = mla_spec, backend
+                specs[n], layer_backend[n] = mla_spec_of(indexer_layers[i]), backend
                 mla_names.append(n)
         try:
             layouts = [layout.name for layout in V.get_supported_kv_cache_layouts(list(dict.fromkeys(layer_backend.values())))]
@@ -748,6 +826,7 @@ def _vllm_cell(cell: Cell, workdir: Path, out: dict[str, Any]) -> None:
         gid = next(i for i, g in enumerate(kv_cfg.kv_cache_groups) if mla_names[0] in g.layer_names)
         out["kernel_block_size"] = kernel_sizes[gid]
         out["kv_cache_layout"] = cc.kv_cache_layout
+        out["kv_cache_groups"] = len(kv_cfg.kv_cache_groups)
         mla_group_spec = kv_cfg.kv_cache_groups[gid].kv_cache_spec
         if isinstance(mla_group_spec, V.UniformTypeKVCacheSpecs):
             mla_group_spec = mla_group_spec.kv_cache_specs[mla_names[0]]
