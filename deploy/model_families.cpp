@@ -39,6 +39,11 @@ const std::map<std::string, std::pair<std::vector<std::string>, std::string>>& s
       {"kimi_linear", {{"kimi-linear.json"}, std::string(kHybrid) + kKdaSplit + kStandIn}},
       {"longcat_flash", {{"longcat-flash-defaults.json"}, std::string(kSelection) + "; " + kOwnClassLogits}},
       {"kimi_k25", {{"kimi-k25-defaults.json"}, kSelection}},
+      {"hy_v4",
+       {{"hy-v4-defaults.json", "hy-v4-sparse.json"},
+        "backend selection with the sink backend and sparse_mla_force_mqa: identical to vLLM 0.33.0 on every cell of "
+        "the default grid (384 over the 2 configs); logits: a plain MLA stand-in (no output gate, sink or "
+        "hyper-connections)"}},
   };
   return table;
 }

@@ -28,6 +28,11 @@ when `import vllm` fails). vLLM is imported once; every cell then goes through v
              and the class defaults of AXK1, DeepSeek-V2, GLM-4.7-Flash (glm4_moe_lite), LongCat-Flash
              (two MLA modules per decoder layer) and Kimi-K2.5 (its text_config is hf_text_config):
              every family vLLM 0.33 serves with one MLA KV cache group (scenario/hf_families.h).
+             HY-V4 (hy-v4-defaults, hy-v4-sparse): its layers built in order as HYV4MLAAttention
+             builds them (models/hy_v4/nvidia/attention.py ~341-500): a DSA layer's probe of the
+             selector, the real _resolve_sink_backend and _force_sparse_mqa on a stand-in self, the
+             layer's canonicalised cache dtype written back; the backend compared is the first
+             layer's (every layer's agrees in every cell), sparse_mla_force_mqa the flag they leave.
   kernel     the worker's KV-cache specs (MLAAttention.get_kv_cache_spec ~1371 with the layer's
              canonicalised cache dtype, _canonicalize_sparse_mla_kv_cache_dtype ~359;
              DeepseekV32IndexerCache.get_kv_cache_spec; customize_attention_spec, v1/worker/utils.py
