@@ -40,7 +40,7 @@ TEST_CASE("every MLA family is listed, the ones mlasim reads with a shipped conf
       CHECK(json.find("\"model_type\": \"" + std::string(e.family->model_type) + "\"") != std::string::npos);
     }
   }
-  CHECK(read == 14);  // 9 one-group families (kimi_k25 included; 11 config files) and 5 with several groups
+  CHECK(read == 15);  // 10 one-group families (kimi_k25 and hy_v4 included; 13 config files) and 5 with several groups
 }
 
 TEST_CASE("the families' check figures are RESULTS.md's", "[report]") {
