@@ -64,6 +64,12 @@ struct ModelConfig {
   ModelDtype dtype = ModelDtype::kFp32;
   int eos_token_id = 1;               // DeepSeek's <｜end▁of▁sentence｜> id
   std::optional<int> index_topk;      // present => sparse MLA (every token on the decode path)
+  // The DSA indexer (DeepSeek-V3.2 / GLM-5, docs/spec/mla.md §10): index heads, their width (the
+  // first qk_rope_head_dim dims rotated), and its RoPE layout (NeoX unless indexer_rope_interleave).
+  // Used where has_dsa_indexer(): index_topk present on a one-group model.
+  int index_n_heads = 64;
+  int index_head_dim = 128;
+  bool indexer_rope_interleave = false;
   // HY-V4 with no DSA layer: the config's index_topk, which no layer uses but backends' checks read
   // from hf_text_config (FLASHINFER_MLA_SPARSE*, FLASH_ATTN_MLA_SPARSE: hasattr, index_topk values).
   std::optional<int> unused_index_topk;
@@ -102,6 +108,13 @@ struct ModelConfig {
   // read, as vLLM's json.loads does), one "FILE:LINE:COL: KEY: ..." line each, for a note on stderr.
   std::vector<std::string> hf_config_notes;
 };
+
+// Whether the CPU model computes DeepSeek-V3.2's DSA indexer and attends to its top-k positions:
+// a sparse model (index_topk) of one MLA KV cache group, but HY-V4 (its own indexer layout, computed
+// dense). The hybrid families' CPU model is a one-layer MLA stand-in.
+inline bool has_dsa_indexer(const ModelConfig& c) {
+  return c.index_topk.has_value() && c.attention_layers.empty() && c.architecture != "HYV4ForCausalLM";
+}
 
 // The preset's dimensions, or nullopt for an unknown name.
 std::optional<ModelConfig> model_preset(std::string_view name);

@@ -15,6 +15,8 @@ constexpr const char* kOwnClassLogits = "logits: transformers' own modeling clas
                                         "scenarios/seed and scenarios/deploy)";
 constexpr const char* kHybrid = "backend selection 192, KV cache groups 120, scheduler step by step 600 random traces: "
                                 "identical to vLLM 0.33.0, 0 differing";
+constexpr const char* kSparseLogits = "logits: the DSA indexer and its top-k computed; transformers' "
+                                      "DeepseekV32 / GlmMoeDsa modeling, top-1 100% (5 match)";
 constexpr const char* kStandIn = "; logits: a one-layer MLA stand-in (its other layers not computed)";
 constexpr const char* kKdaSplit = "; KDA layers' split (vLLM's GDN builder): 600 random traces identical";
 
@@ -25,7 +27,7 @@ const std::map<std::string, std::pair<std::vector<std::string>, std::string>>& s
       {"deepseek_v3",
        {{"deepseek-v3.json", "glm-5-gguf-as-deepseek-v3.json"},
         std::string(kSelection) + "; logits: transformers' DeepseekV3 modeling, top-1 100%"}},
-      {"deepseek_v32", {{"deepseek-v3.2.json"}, std::string(kSelection) + "; logits: computed dense (issue 49)"}},
+      {"deepseek_v32", {{"deepseek-v3.2.json"}, std::string(kSelection) + "; " + kSparseLogits}},
       {"deepseek_v4", {{"deepseek-v4.json"}, std::string(kHybrid) + "; routing: no MHA form (DeepseekV4Attention)" + kStandIn}},
       {"glm5_next", {{"glm-5-next.json"}, std::string(kHybrid) + kKdaSplit + kStandIn}},
       {"glm5_next_text",
@@ -33,7 +35,7 @@ const std::map<std::string, std::pair<std::vector<std::string>, std::string>>& s
         "backend selection 192, KV cache groups 120: identical to vLLM 0.33.0, 0 differing (the same layers as "
         "glm5_next's, whose scheduler and KDA split checks hold for it)" + std::string(kStandIn)}},
       {"bailing_hybrid", {{"bailing-hybrid.json"}, std::string(kHybrid) + kKdaSplit + kStandIn}},
-      {"glm_moe_dsa", {{"glm-5.json"}, std::string(kSelection) + "; logits: computed dense (issue 49)"}},
+      {"glm_moe_dsa", {{"glm-5.json"}, std::string(kSelection) + "; " + kSparseLogits}},
       {"glm4_moe_lite", {{"glm4-moe-lite-defaults.json"}, std::string(kSelection) + "; " + kOwnClassLogits}},
       {"kimi_k2", {{"kimi-k2.json"}, kSelection}},
       {"kimi_linear", {{"kimi-linear.json"}, std::string(kHybrid) + kKdaSplit + kStandIn}},

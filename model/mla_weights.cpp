@@ -42,6 +42,14 @@ void module_tensors(const ModelConfig& c, L* l, const ModuleNames& n, const Emit
   emit(a + "kv_b_proj.weight", {h * (c.qk_nope_head_dim + c.v_head_dim), c.kv_lora_rank}, WeightKind::kLinear,
        f(&M::kv_b_proj));
   emit(a + "o_proj.weight", {d, h * c.v_head_dim}, WeightKind::kLinear, f(&M::o_proj));
+  if (has_dsa_indexer(c)) {  // transformers' DeepseekV32Indexer / GlmMoeDsaIndexer names
+    const int nh = c.index_n_heads, D = c.index_head_dim;
+    emit(a + "indexer.wq_b.weight", {nh * D, c.q_lora_rank}, WeightKind::kLinear, f(&M::indexer_wq_b));
+    emit(a + "indexer.wk.weight", {D, d}, WeightKind::kLinear, f(&M::indexer_wk));
+    emit(a + "indexer.k_norm.weight", {D}, WeightKind::kNorm, f(&M::indexer_k_norm));
+    emit(a + "indexer.k_norm.bias", {D}, WeightKind::kBias, f(&M::indexer_k_norm_bias));
+    emit(a + "indexer.weights_proj.weight", {nh, d}, WeightKind::kLinear, f(&M::indexer_weights_proj));
+  }
   emit(n.p + "post_attention_layernorm" + n.norm + ".weight", {d}, WeightKind::kNorm, f(&M::post_attention_layernorm));
   emit(n.p + n.mlp + "gate_proj.weight", {c.intermediate_size, d}, WeightKind::kLinear, f(&M::gate_proj));
   emit(n.p + n.mlp + "up_proj.weight", {c.intermediate_size, d}, WeightKind::kLinear, f(&M::up_proj));
@@ -93,6 +101,7 @@ WeightTensor draw_new(const WeightSpec& spec, std::uint64_t seed) {
   double mean = 0.0, std_dev = 1.0;
   if (spec.kind == WeightKind::kLinear) std_dev = 1.0 / std::sqrt(static_cast<double>(spec.shape[1]));
   if (spec.kind == WeightKind::kNorm) mean = 1.0, std_dev = 0.2;
+  if (spec.kind == WeightKind::kBias) mean = 0.0, std_dev = 0.2;
   if (spec.kind == WeightKind::kZeros) {
     t.values.assign(static_cast<size_t>(n), 0.0f);
     return t;

@@ -28,6 +28,12 @@ struct MlaLayerWeights {
   WeightTensor kv_a_layernorm;            // [r_kv], on c_kv only
   WeightTensor kv_b_proj;                 // [H*(d_n+d_v), r_kv]: rows [h(d_n+d_v), +d_n) W_UK_h, next d_v W_UV_h
   WeightTensor o_proj;                    // [d, H*d_v]
+  // The DSA indexer (has_dsa_indexer only, else empty; n = index_n_heads, D = index_head_dim).
+  WeightTensor indexer_wq_b;              // [n*D, r_q]   self_attn.indexer.wq_b
+  WeightTensor indexer_wk;                // [D, d]       self_attn.indexer.wk
+  WeightTensor indexer_k_norm;            // [D]          self_attn.indexer.k_norm.weight (LayerNorm)
+  WeightTensor indexer_k_norm_bias;       // [D]          self_attn.indexer.k_norm.bias
+  WeightTensor indexer_weights_proj;      // [n, d]       self_attn.indexer.weights_proj
   WeightTensor post_attention_layernorm;  // [d]
   WeightTensor gate_proj;                 // [I, d]
   WeightTensor up_proj;                   // [I, d]
@@ -43,7 +49,7 @@ struct MlaLayerWeights {
 // (modeling_longcat_flash.py ~190 squeezes the top-k axis away).
 constexpr int kLongcatZeroExperts = 2;
 
-enum class WeightKind { kEmbedding, kLinear, kNorm, kZeros };
+enum class WeightKind { kEmbedding, kLinear, kNorm, kBias, kZeros };
 
 // One tensor of the model: its Hugging Face name, shape and initialisation kind.
 struct WeightSpec {

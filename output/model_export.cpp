@@ -30,6 +30,11 @@ struct ExportClass {
 };
 
 ExportClass export_class(const ModelConfig& m) {
+  // A model with the DSA indexer: transformers' sparse classes, whose indexer and top-k mask are
+  // the oracle's (GlmMoeDsa's indexer RoPE is interleaved, DeepseekV32's NeoX).
+  if (has_dsa_indexer(m))
+    return m.model_type == "glm_moe_dsa" || m.indexer_rope_interleave ? ExportClass{"GlmMoeDsaForCausalLM", "glm_moe_dsa"}
+                                                                      : ExportClass{"DeepseekV32ForCausalLM", "deepseek_v32"};
   if (m.model_type == "glm4_moe_lite") return {"Glm4MoeLiteForCausalLM", "glm4_moe_lite"};
   if (m.model_type == "axk1") return {"AXK1ForCausalLM", "axk1"};
   if (m.model_type == "longcat_flash") return {"LongcatFlashForCausalLM", "longcat_flash"};
@@ -59,6 +64,19 @@ void layer_keys(JsonWriter& w, const ModelConfig& m, const std::string& model_ty
   w.key("num_hidden_layers").value(m.num_hidden_layers);
   if (model_type == "deepseek_v3") {
     w.key("first_k_dense_replace").value(m.num_hidden_layers);  // every layer has a dense MLP
+  } else if (model_type == "deepseek_v32" || model_type == "glm_moe_dsa") {
+    w.key("first_k_dense_replace").value(m.num_hidden_layers);
+    w.key("mlp_layer_types").begin_array();
+    for (int i = 0; i < m.num_hidden_layers; ++i) w.value("dense");
+    w.end_array();
+    w.key("index_topk").value(*m.index_topk);
+    w.key("index_n_heads").value(m.index_n_heads);
+    w.key("index_head_dim").value(m.index_head_dim);
+    if (model_type == "glm_moe_dsa") {  // every layer computes its own top-k
+      w.key("indexer_types").begin_array();
+      for (int i = 0; i < m.num_hidden_layers; ++i) w.value("full");
+      w.end_array();
+    }
   } else {
     w.key("mlp_layer_types").begin_array();
     for (int i = 0; i < m.num_hidden_layers; ++i) w.value("dense");
@@ -120,7 +138,7 @@ std::string hf_config_json(const ModelConfig& m) {
   w.key("tie_word_embeddings").value(false);
   w.key("bos_token_id").value(0);
   w.key("eos_token_id").value(m.eos_token_id);
-  if (m.index_topk) w.key("index_topk").value(*m.index_topk);
+  if (m.index_topk && !has_dsa_indexer(m)) w.key("index_topk").value(*m.index_topk);
   w.key("torch_dtype").value("float32");
   w.end_object();
   return w.str();

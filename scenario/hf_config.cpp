@@ -290,6 +290,20 @@ void read_index_topk(const Reader& r, const JsonNode& arch_at, const HfTextModel
            "restore index_topk, or declare the dense architecture DeepseekV3ForCausalLM");
 }
 
+// The DSA indexer's shape (DeepseekV32Indexer, models/deepseek_v32/attention.py ~50-90, 244-284):
+// index_n_heads and index_head_dim (GlmMoeDsaConfig's defaults 32 and 128, DeepSeek-V3.2's 64 and
+// 128 otherwise), and indexer_rope_interleave (absent: NeoX).
+void read_indexer_dims(const Reader& r, const HfTextModel& text, ModelConfig& out) {
+  const JsonNode& n = *text.node;
+  out.index_n_heads = text.model_type == "glm_moe_dsa" ? 32 : 64;
+  out.index_head_dim = 128;
+  out.indexer_rope_interleave = false;
+  if (const JsonNode* v = present(n, "index_n_heads")) out.index_n_heads = r.read_int(*v, text.prefix + "index_n_heads", 1, 1 << 10);
+  if (const JsonNode* v = present(n, "index_head_dim")) out.index_head_dim = r.read_int(*v, text.prefix + "index_head_dim", 2, 1 << 12);
+  if (const JsonNode* v = present(n, "indexer_rope_interleave"))
+    out.indexer_rope_interleave = r.read_bool(*v, text.prefix + "indexer_rope_interleave");
+}
+
 HfDerivedMaxLen read_config(const Reader& r, const JsonNode& root, ModelConfig& out, std::vector<std::string>& notes) {
   if (!root.is_object())
     r.fail(root, "", "a config.json holds one JSON object, got " + json_kind_name(root), "is this a Hugging Face config.json?");
@@ -308,6 +322,7 @@ HfDerivedMaxLen read_config(const Reader& r, const JsonNode& root, ModelConfig& 
   read_index_topk(r, present(root, "architectures")->items[0], text, out);
   out.learnable_sink = false;
   out.unused_index_topk.reset();
+  read_indexer_dims(r, text, out);
   if (out.model_type == "hy_v4") read_hy_v4_attention(r, *text.node, present(root, "architectures")->items[0], out, notes);
   // The MTP layers SpeculativeConfig.hf_config_override reads (n_predict, config/speculative.py).
   out.num_nextn_predict_layers = 0;

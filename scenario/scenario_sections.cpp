@@ -38,7 +38,8 @@ T read_enum(const YamlReader& r, const YamlNode& node, const std::string& path, 
 void read_model_section(const YamlReader& r, const YamlNode& node, ModelConfig& out) {
   const std::string p = "model";
   r.expect_map(node, p,
-               {"preset", "hf_config", "num_layers", "seed", "dtype", "eos_token_id", "index_topk", "vocab_size", "hidden_size",
+               {"preset", "hf_config", "num_layers", "seed", "dtype", "eos_token_id", "index_topk", "index_n_heads",
+                "index_head_dim", "vocab_size", "hidden_size",
                 "num_hidden_layers", "num_attention_heads", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
                 "qk_rope_head_dim", "v_head_dim", "intermediate_size", "max_position_embeddings", "rms_norm_eps",
                 "rope_theta", "rope_scaling_factor", "mscale_all_dim", "original_max_position_embeddings",
@@ -125,6 +126,23 @@ void read_model_section(const YamlReader& r, const YamlNode& node, ModelConfig& 
              "token ids must be in [0, vocab_size)");
   }
   if (node["index_topk"]) out.index_topk = r.read_int(node["index_topk"], p + ".index_topk", 1, 1LL << 24);
+  if (node["index_n_heads"]) out.index_n_heads = r.read_int(node["index_n_heads"], p + ".index_n_heads", 1, 1 << 10);
+  if (node["index_head_dim"]) out.index_head_dim = r.read_int(node["index_head_dim"], p + ".index_head_dim", 2, 1 << 12);
+  if (has_dsa_indexer(out)) {
+    // DeepseekV32Indexer (models/deepseek_v32/attention.py ~50-90): queries from the q latent
+    // (wq_b), the rope part the first qk_rope_head_dim values of an index head.
+    const char* at = node["index_topk"] ? "index_topk" : node["preset"] ? "preset" : "hf_config";
+    if (out.q_lora_rank == 0)
+      r.fail(node[at], p + "." + at,
+             "a sparse (DSA) model needs q_lora_rank > 0: its indexer projects its queries from the q latent "
+             "(DeepseekV32Indexer.wq_b, models/deepseek_v32/attention.py ~50-90)",
+             "use preset tiny-dsa, or set model.q_lora_rank");
+    if (out.index_head_dim < out.qk_rope_head_dim)
+      r.fail(node[node["index_head_dim"] ? "index_head_dim" : at], p + ".index_head_dim",
+             "index_head_dim " + std::to_string(out.index_head_dim) + " is narrower than qk_rope_head_dim " +
+                 std::to_string(out.qk_rope_head_dim) + ": the indexer rotates its first qk_rope_head_dim values",
+             "index_head_dim >= qk_rope_head_dim (DeepSeek-V3.2: 128 and 64)");
+  }
   if (node["num_layers"]) {
     // The layers mlasim runs: a CPU cannot run DeepSeek-V3's 61; routing does not depend on it.
     const int n = r.read_int(node["num_layers"], p + ".num_layers", 1, out.num_hidden_layers);

@@ -54,6 +54,8 @@ YamlValue model_section(const ModelConfig& m) {
   if (m.dtype != p.dtype) out.set("dtype", YamlValue::plain(to_string(m.dtype)));
   i("eos_token_id", m.eos_token_id, p.eos_token_id);
   if (m.index_topk) out.set("index_topk", YamlValue::number(*m.index_topk));
+  i("index_n_heads", m.index_n_heads, p.index_n_heads);
+  i("index_head_dim", m.index_head_dim, p.index_head_dim);
   return out;
 }
 

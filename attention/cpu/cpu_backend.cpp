@@ -32,6 +32,12 @@ CpuBackend<T>::CpuBackend(const MlaWeights& weights, const CpuBackendOptions& op
   const int row = weights.config.kv_lora_rank + weights.config.qk_rope_head_dim;
   for (int l = 0; l < weights.config.num_hidden_layers * weights.config.num_attn_modules; ++l)
     caches_.emplace_back(options.num_blocks, options.block_size, row, static_cast<T>(options.cache_fill));
+  // The DSA indexer's key cache, one per layer, on the same block tables (vLLM's
+  // DeepseekV32IndexerCache shares the MLA layers' KV cache group).
+  if (has_dsa_indexer(weights.config))
+    for (int l = 0; l < weights.config.num_hidden_layers; ++l)
+      index_caches_.emplace_back(options.num_blocks, options.block_size, weights.config.index_head_dim,
+                                 static_cast<T>(options.cache_fill));
 }
 
 template <typename T>
@@ -58,7 +64,8 @@ StepOutputs CpuBackend<T>::run_step(const StepInputs& in) {
     const int id = in.token_ids[static_cast<size_t>(t)];
     std::copy_n(&model_.embed_tokens[static_cast<size_t>(id) * d], d, &h[static_cast<size_t>(t) * d]);
   }
-  for (int l = 0; l < c.num_hidden_layers; ++l) decoder_layer_forward(model_, l, plan, h, std::span(caches_));
+  for (int l = 0; l < c.num_hidden_layers; ++l)
+    decoder_layer_forward(model_, l, plan, h, std::span(caches_), std::span(index_caches_));
 
   std::vector<T> logits(plan.logits_indices.size() * static_cast<size_t>(V));
   final_logits(model_, h.data(), plan.logits_indices, logits.data());

@@ -43,6 +43,7 @@ class CpuBackend final : public Backend {
   CpuModel<T> model_;
   CpuBackendOptions options_;
   std::vector<LatentCache<T>> caches_;
+  std::vector<LatentCache<T>> index_caches_;  // the DSA indexer's keys, one per layer (has_dsa_indexer)
 };
 
 extern template class CpuBackend<float>;

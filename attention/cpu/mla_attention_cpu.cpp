@@ -60,12 +60,31 @@ struct LatentSource {
   }
 };
 
+// The cache rows of positions sel[j0, j0 + n) of a sequence with this block table, into buf.
+template <typename T>
+const T* gather_positions(const LatentCache<T>& cache, const std::vector<int>& blocks, const std::vector<int>& sel, int j0,
+                          int n, int L, std::vector<T>& buf) {
+  buf.resize(static_cast<size_t>(n) * L);
+  for (int j = 0; j < n; ++j)
+    std::copy_n(cache.row(cache.slot_of(blocks, sel[static_cast<size_t>(j0 + j)])), L, &buf[static_cast<size_t>(j) * L]);
+  return buf.data();
+}
+
+// A sparse row's key mask: keep[i * stride + pos] != 0 when the row's query i attends to position
+// pos (its indexer's top-k); `pos0` is the position of the source's first key.
+struct KeyMask {
+  const char* keep = nullptr;
+  int stride = 0;
+  int pos0 = 0;
+};
+
 // MHA attention of one head: nq queries (row stride ldq) over a source's keys, query i seeing
-// keys j < i + 1 + offset (offset >= len: all). Writes o [nq, d_v] and lse [nq]. Key blocks
-// outer (each projected once), query blocks inner, one online softmax per query block.
+// keys j < i + 1 + offset (offset >= len: all), and with a mask only its selected ones. Writes
+// o [nq, d_v] and lse [nq]. Key blocks outer (each projected once), query blocks inner, one online
+// softmax per query block.
 template <typename T>
 void attend_head(const MlaAttentionParams<T>& p, int h, const T* q, ll ldq, int nq, const LatentSource<T>& src,
-                 int offset, T* o, T* lse) {
+                 int offset, T* o, T* lse, KeyMask mask = {}) {
   const MlaDims& d = p.dims;
   const int L = d.latent_dim(), dqk = d.d_qk(), nqb = (nq + kQueryBlock - 1) / kQueryBlock;
   const T scale = static_cast<T>(p.scale);
@@ -83,7 +102,12 @@ void attend_head(const MlaAttentionParams<T>& p, int h, const T* q, ll ldq, int 
       if (!projected) kb.project(p, h, src.rows(j0, nk, L, gathered), nk), projected = true;
       gemm_nt(rows, nk, dqk, q + i0 * ldq, static_cast<int>(ldq), kb.k.data(), dqk, s.data(), nk);
       OnlineSoftmax<T>& st = state[static_cast<size_t>(b)];
-      st.add_block(s.data(), nk, nk, visible_base, scale);
+      if (mask.keep) {
+        st.add_block_masked(s.data(), nk, nk, visible_base, scale,
+                            mask.keep + static_cast<ll>(i0) * mask.stride + mask.pos0 + j0, mask.stride);
+      } else {
+        st.add_block(s.data(), nk, nk, visible_base, scale);
+      }
       gemm_nn(rows, d.d_v, nk, s.data(), nk, kb.v.data(), d.d_v, st.o(), d.d_v, true);
     }
   }
@@ -174,9 +198,12 @@ void mla_decode_form(const MlaAttentionParams<T>& p, const AttentionMetadata& md
     OnlineSoftmax<T> st;
     st.reset(nh, d.r_kv);
     std::vector<T> gathered, s(static_cast<size_t>(nh) * kKeyBlock);
-    for (int j0 = 0; j0 < src.len; j0 += kKeyBlock) {
-      const int nb = std::min(kKeyBlock, src.len - j0);
-      const T* keys = src.rows(j0, nb, L, gathered);
+    // Sparse: the selected positions, gathered in order (all of them: the same rows as dense).
+    const std::vector<int>* sel = p.topk.empty() ? nullptr : &p.topk[static_cast<size_t>(t)];
+    const int len = sel ? static_cast<int>(sel->size()) : src.len;
+    for (int j0 = 0; j0 < len; j0 += kKeyBlock) {
+      const int nb = std::min(kKeyBlock, len - j0);
+      const T* keys = sel ? gather_positions(cache, *src.blocks, *sel, j0, nb, L, gathered) : src.rows(j0, nb, L, gathered);
       gemm_nt(nh, nb, L, qi, L, keys, L, s.data(), nb);
       st.add_block(s.data(), nb, nb, nb, scale);
       gemm_nn(nh, d.r_kv, nb, s.data(), nb, keys, L, st.o(), d.r_kv, true);
@@ -202,6 +229,21 @@ void mla_prefill_form(const MlaAttentionParams<T>& p, const AttentionMetadata& m
   const int H = d.num_heads, nh = p.head_end - p.head_begin, L = d.latent_dim(), dqk = d.d_qk();
   MLASIM_CHECK(static_cast<int>(chunks.size()) == row_end - row_begin, "one chunk list per prefill-form row");
   const bool swapped = p.faults.has(Fault::kChunkLseMergeWrong);
+  // Sparse rows whose queries do not all see every causal position: their key masks.
+  std::vector<std::vector<char>> keep(static_cast<size_t>(row_end - row_begin));
+  if (!p.topk.empty())
+    for (int r = row_begin; r < row_end; ++r) {
+      const int t0 = md.query_start_loc[static_cast<size_t>(r)], t1 = md.query_start_loc[static_cast<size_t>(r) + 1];
+      const int seq = md.seq_lens[static_cast<size_t>(r)];
+      bool partial = false;
+      for (int t = t0; t < t1; ++t)
+        partial = partial || static_cast<int>(p.topk[static_cast<size_t>(t)].size()) < seq - (t1 - t) + 1;
+      if (!partial) continue;
+      std::vector<char>& k = keep[static_cast<size_t>(r - row_begin)];
+      k.assign(static_cast<size_t>(t1 - t0) * seq, 0);
+      for (int t = t0; t < t1; ++t)
+        for (int pos : p.topk[static_cast<size_t>(t)]) k[static_cast<size_t>(t - t0) * seq + pos] = 1;
+    }
   // One item per (row, head): the context chunks one by one merged in order, then the new tokens
   // (causal among themselves), then the two merged.
   parallel_for((row_end - row_begin) * nh, [&](int item) {
@@ -213,10 +255,14 @@ void mla_prefill_form(const MlaAttentionParams<T>& p, const AttentionMetadata& m
     const ll ldq = static_cast<ll>(H) * dqk;
     std::vector<T> o_new(static_cast<size_t>(nq) * d.d_v), lse_new(static_cast<size_t>(nq)), o_ctx, lse_ctx, o_c, lse_c;
     bool have_ctx = false;
+    const std::vector<char>& row_keep = keep[static_cast<size_t>(r - row_begin)];
+    const int seq = md.seq_lens[static_cast<size_t>(r)];
+    auto mask_at = [&](int pos0) { return row_keep.empty() ? KeyMask{} : KeyMask{row_keep.data(), seq, pos0}; };
     for (const ContextChunk& ch : chunks[static_cast<size_t>(r - row_begin)]) {
       if (ch.len <= 0) continue;
       o_c.resize(o_new.size()), lse_c.resize(lse_new.size());
-      attend_head(p, h, qh, ldq, nq, LatentSource<T>{nullptr, &cache, &blocks, ch.start, ch.len}, ch.len, o_c.data(), lse_c.data());
+      attend_head(p, h, qh, ldq, nq, LatentSource<T>{nullptr, &cache, &blocks, ch.start, ch.len}, ch.len, o_c.data(), lse_c.data(),
+                  mask_at(ch.start));
       if (!have_ctx) {
         o_ctx = o_c, lse_ctx = lse_c, have_ctx = true;
       } else {
@@ -224,7 +270,7 @@ void mla_prefill_form(const MlaAttentionParams<T>& p, const AttentionMetadata& m
       }
     }
     attend_head(p, h, qh, ldq, nq, LatentSource<T>{latent + static_cast<ll>(t0) * L, nullptr, nullptr, 0, nq}, 0,
-                o_new.data(), lse_new.data());
+                o_new.data(), lse_new.data(), mask_at(seq - nq));
     for (int i = 0; i < nq; ++i) {
       const size_t k = static_cast<size_t>(i);
       const ll at = static_cast<ll>(t0 + i) * H + h;

@@ -24,6 +24,9 @@ struct MlaAttentionParams {
   double scale = 0.0;                // the model's softmax scale (softmax_scale(config))
   FaultSet faults;                   // decode form: decode_scale_1_over_sqrt_576, w_uk_transposed;
                                      // prefill form: chunk_lse_merge_wrong
+  // Sparse MLA (the DSA indexer's top-k, docs/spec/mla.md §10): per token of the step, the
+  // positions it attends to in ascending order, in either form; empty: every causal one.
+  std::span<const std::vector<int>> topk;
 };
 
 // Shared layouts (N = metadata.num_actual_tokens, tokens in reordered order):
@@ -34,7 +37,8 @@ struct MlaAttentionParams {
 
 // Decode (absorbed MQA) form for rows [row_begin, row_end): query token i of a row with q tokens
 // and seq_len s sees cached positions j < s - q + i + 1 (bottom-right causal) through the row's
-// block table; q_lat_h = W_UK_h^T q_nope_h, keys [c_kv ; k_pe], values c_kv, o_h = W_UV_h o^_h.
+// block table, or with p.topk only its selected ones; q_lat_h = W_UK_h^T q_nope_h, keys
+// [c_kv ; k_pe], values c_kv, o_h = W_UV_h o^_h.
 template <typename T>
 void mla_decode_form(const MlaAttentionParams<T>& p, const AttentionMetadata& md, int row_begin, int row_end,
                      const T* q, const LatentCache<T>& cache, T* o, T* lse = nullptr);
@@ -42,7 +46,9 @@ void mla_decode_form(const MlaAttentionParams<T>& p, const AttentionMetadata& md
 // Prefill (MHA) form for rows [row_begin, row_end): k_nope_h = W_UK_h c_kv, v_h = W_UV_h c_kv; new
 // tokens attend causally to the row's new tokens (latents from `latent`); each context chunk of
 // chunks[row - row_begin] is gathered from the cache and attended non-causally; the partial
-// results are merged in chunk order, then with the new tokens' result (merge_attn_states).
+// results are merged in chunk order, then with the new tokens' result (merge_attn_states). With
+// p.topk a query skips the keys outside its selection (the sparse model in MHA form, as
+// transformers computes it with its top-k mask).
 template <typename T>
 void mla_prefill_form(const MlaAttentionParams<T>& p, const AttentionMetadata& md, int row_begin, int row_end,
                       std::span<const std::vector<ContextChunk>> chunks, const T* q, const T* latent,

@@ -75,7 +75,9 @@ CpuModel<T> to_cpu_model(const MlaWeights& w) {
     m.layers.push_back({as_t(l.input_layernorm), as_t(l.q_proj), as_t(l.q_a_proj), as_t(l.q_a_layernorm),
                         as_t(l.q_b_proj), as_t(l.kv_a_proj_with_mqa), as_t(l.kv_a_layernorm), as_t(l.kv_b_proj),
                         as_t(l.o_proj), as_t(l.post_attention_layernorm), as_t(l.gate_proj), as_t(l.up_proj),
-                        as_t(l.down_proj)});
+                        as_t(l.down_proj),
+                        {as_t(l.indexer_wq_b), as_t(l.indexer_wk), as_t(l.indexer_k_norm), as_t(l.indexer_k_norm_bias),
+                         as_t(l.indexer_weights_proj)}});
   }
   m.inv_freq = yarn_inv_freq(w.config);
   m.scale = softmax_scale(w.config);
@@ -84,7 +86,7 @@ CpuModel<T> to_cpu_model(const MlaWeights& w) {
 
 template <typename T>
 void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan, std::vector<T>& h, LatentCache<T>& cache,
-                   std::vector<T>* mlp_input) {
+                   std::vector<T>* mlp_input, LatentCache<T>* index_cache) {
   const ModelConfig& c = model.config;
   const CpuLayerWeights<T>& w = model.layers[static_cast<size_t>(layer)];
   const AttentionMetadata& md = *plan.md;
@@ -117,9 +119,14 @@ void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan,
     for (int i = 0; i < L; ++i) dst[i] = plan.bf16_cache ? static_cast<T>(round_to_bf16(static_cast<float>(src[i]))) : src[i];
   }
 
+  // The DSA indexer: its keys into its cache, each token's top-k positions, which both forms attend
+  // to (vLLM 0.33 takes the dense-MHA prefill only while every position is selected).
+  const int num_reqs = md.num_reqs, ndec = plan.forms.num_decodes;
+  std::vector<std::vector<int>> topk;
+  if (index_cache) topk = dsa_indexer_topk(c, w.indexer, plan, plan.angles, x.data(), cq.data(), *index_cache);
+
   // Per rank: its heads' q, attention in both forms, partial o_proj; summed in rank order.
   std::vector<T> q(at(n, H * dqk)), o(at(n, H * dims.d_v)), attn_sum(at(n, d), T(0)), partial(at(n, d));
-  const int num_reqs = md.num_reqs, ndec = plan.forms.num_decodes;
   for (int rank = 0; rank < plan.tp; ++rank) {
     const TpShard s = tp_shard(c, plan.tp, rank);
     const int q0 = s.head_begin * dqk, q_cols = (s.head_end - s.head_begin) * dqk;
@@ -130,7 +137,7 @@ void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan,
     }
     for (int t = 0; t < n; ++t)
       for (int hh = s.head_begin; hh < s.head_end; ++hh) rope(plan, &q[at(t, H * dqk)] + hh * dqk + dims.d_n, t);
-    MlaAttentionParams<T> p{dims, s.head_begin, s.head_end, w.kv_b_proj.data(), model.scale, plan.faults};
+    MlaAttentionParams<T> p{dims, s.head_begin, s.head_end, w.kv_b_proj.data(), model.scale, plan.faults, topk};
     if (ndec > 0) mla_decode_form(p, md, 0, ndec, q.data(), cache, o.data());
     if (ndec < num_reqs) mla_prefill_form(p, md, ndec, num_reqs, plan.context_chunks, q.data(), latent.data(), cache, o.data());
     const int cols = (s.head_end - s.head_begin) * dims.d_v, col0 = s.head_begin * dims.d_v;
@@ -158,10 +165,11 @@ void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan,
 
 template <typename T>
 void decoder_layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan, std::vector<T>& h,
-                           std::span<LatentCache<T>> caches) {
+                           std::span<LatentCache<T>> caches, std::span<LatentCache<T>> index_caches) {
   const int modules = model.config.num_attn_modules;
   if (modules == 1) {
-    layer_forward<T>(model, layer, plan, h, caches[static_cast<size_t>(layer)], nullptr);
+    layer_forward<T>(model, layer, plan, h, caches[static_cast<size_t>(layer)], nullptr,
+                     index_caches.empty() ? nullptr : &index_caches[static_cast<size_t>(layer)]);
     return;
   }
   // LongCat-Flash (modeling_longcat_flash.py ~471-524): module 0's MLP input also feeds the
@@ -189,13 +197,13 @@ void final_logits(const CpuModel<T>& model, const T* h, std::span<const int> tok
 template CpuModel<float> to_cpu_model<float>(const MlaWeights&);
 template CpuModel<double> to_cpu_model<double>(const MlaWeights&);
 template void layer_forward<float>(const CpuModel<float>&, int, const CpuStepPlan&, std::vector<float>&, LatentCache<float>&,
-                                   std::vector<float>*);
+                                   std::vector<float>*, LatentCache<float>*);
 template void layer_forward<double>(const CpuModel<double>&, int, const CpuStepPlan&, std::vector<double>&,
-                                    LatentCache<double>&, std::vector<double>*);
+                                    LatentCache<double>&, std::vector<double>*, LatentCache<double>*);
 template void decoder_layer_forward<float>(const CpuModel<float>&, int, const CpuStepPlan&, std::vector<float>&,
-                                           std::span<LatentCache<float>>);
+                                           std::span<LatentCache<float>>, std::span<LatentCache<float>>);
 template void decoder_layer_forward<double>(const CpuModel<double>&, int, const CpuStepPlan&, std::vector<double>&,
-                                            std::span<LatentCache<double>>);
+                                            std::span<LatentCache<double>>, std::span<LatentCache<double>>);
 template void final_logits<float>(const CpuModel<float>&, const float*, std::span<const int>, float*);
 template void final_logits<double>(const CpuModel<double>&, const double*, std::span<const int>, double*);
 

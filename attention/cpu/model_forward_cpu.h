@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attention/faults.h"
+#include "attention/cpu/dsa_indexer_cpu.h"
 #include "attention/cpu/latent_cache.h"
 #include "attention/cpu/mla_attention_cpu.h"
 #include "model/mla_weights.h"
@@ -19,6 +20,7 @@ template <typename T>
 struct CpuLayerWeights {  // MlaLayerWeights in T (same names and layouts)
   std::span<const T> input_layernorm, q_proj, q_a_proj, q_a_layernorm, q_b_proj, kv_a_proj_with_mqa, kv_a_layernorm,
       kv_b_proj, o_proj, post_attention_layernorm, gate_proj, up_proj, down_proj;
+  CpuIndexerWeights<T> indexer;  // the DSA indexer's (has_dsa_indexer), else empty
 };
 
 // The model's weights as T. For float the spans view the MlaWeights' own values (no copy: at
@@ -53,16 +55,19 @@ struct CpuStepPlan : StepPlan {
 
 // One MLA module with its MLP, h [N, d] in place: h += MLA(RMSNorm(h)); h += MLP(RMSNorm(h)).
 // `layer` indexes model.layers (num_hidden_layers x num_attn_modules). Writes the module's cache
-// first. `mlp_input`, when given, receives the MLP's input RMSNorm(h).
+// first. `mlp_input`, when given, receives the MLP's input RMSNorm(h). With `index_cache` (a
+// model with the DSA indexer) the indexer writes its keys there and the decode form attends to
+// each token's top-k positions.
 template <typename T>
 void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan, std::vector<T>& h, LatentCache<T>& cache,
-                   std::vector<T>* mlp_input = nullptr);
+                   std::vector<T>* mlp_input = nullptr, LatentCache<T>* index_cache = nullptr);
 
 // Decoder layer `layer`: its one MLA module (layer_forward), or LongCat-Flash's two and the
-// shortcut MoE. `caches` holds one cache per MLA module of the model.
+// shortcut MoE. `caches` holds one cache per MLA module of the model; `index_caches` one indexer
+// cache per layer of a model with the DSA indexer, else it is empty.
 template <typename T>
 void decoder_layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan, std::vector<T>& h,
-                           std::span<LatentCache<T>> caches);
+                           std::span<LatentCache<T>> caches, std::span<LatentCache<T>> index_caches = {});
 
 // logits[i, V] = lm_head(RMSNorm(h[tokens[i]], model.norm)) for the sampled tokens (h [N, d]).
 template <typename T>

@@ -49,6 +49,39 @@ class OnlineSoftmax {
     }
   }
 
+  // add_block with a key mask: query i also skips the keys j with keep[i * keep_stride + j] == 0 (a
+  // sparse model's unselected positions). Skipped keys get probability exactly 0: their scores are
+  // set 1000 below the row's maximum before the exponential, which is 0 there in float and double.
+  void add_block_masked(T* s, int lds, int nk, long long visible_base, T scale, const char* keep, int keep_stride) {
+    MLASIM_CHECK(scale > T(0), "the softmax scale must be positive");
+    for (int i = 0; i < rows_; ++i) {
+      T* si = s + static_cast<long long>(i) * lds;
+      const char* ki = keep + static_cast<long long>(i) * keep_stride;
+      const int n = static_cast<int>(std::clamp<long long>(visible_base + i, 0, nk));
+      std::fill(si + n, si + nk, T(0));
+      T best = -std::numeric_limits<T>::infinity();
+      for (int j = 0; j < n; ++j)
+        if (ki[j]) best = std::max(best, si[j]);
+      if (best == -std::numeric_limits<T>::infinity()) {  // nothing of this block is selected
+        std::fill(si, si + n, T(0));
+        continue;
+      }
+      const T m_old = m_[static_cast<size_t>(i)];
+      const T m_new = std::max(m_old, scale * best);
+      const T below = (m_new - T(1000)) / scale;
+      for (int j = 0; j < n; ++j)
+        if (!ki[j]) si[j] = below;
+      const T sum = exp_shifted_sum(si, n, scale, m_new);
+      const T alpha = m_old == -std::numeric_limits<T>::infinity() ? T(0) : std::exp(m_old - m_new);
+      m_[static_cast<size_t>(i)] = m_new;
+      l_[static_cast<size_t>(i)] = l_[static_cast<size_t>(i)] * alpha + sum;
+      if (alpha != T(1)) {
+        T* oi = &o_[static_cast<size_t>(i) * static_cast<size_t>(dv_)];
+        for (int k = 0; k < dv_; ++k) oi[k] *= alpha;
+      }
+    }
+  }
+
   T* o() { return o_.data(); }
 
   // out[i] = o_i / l_i (row stride ldo) and lse[i] = m_i + log l_i (-inf and zeros for a query

@@ -73,7 +73,7 @@ TEST_CASE("blocked prefill form equals a plain softmax over 1,300 causal tokens"
   for (double& v : latent) v = rnd();
   for (double& v : kv_b) v = rnd() * 0.05;
   LatentCache<double> cache(100, 16, L, 0.0);
-  const MlaAttentionParams<double> p{dims, 0, H, kv_b.data(), 0.07, {}};
+  const MlaAttentionParams<double> p{dims, 0, H, kv_b.data(), 0.07, {}, {}};
   const std::vector<std::vector<ContextChunk>> chunks(1);
   mla_prefill_form(p, step.md, 0, 1, chunks, q.data(), latent.data(), cache, o.data());
   // The plain form for a few queries on each side of the block edges (long double throughout):

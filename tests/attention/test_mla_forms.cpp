@@ -54,7 +54,7 @@ struct FormsFixture {
     }
   }
   MlaAttentionParams<double> params(int h0, int h1) const {
-    return {dims, h0, h1, kv_b.data(), softmax_scale(config), FaultSet{}};
+    return {dims, h0, h1, kv_b.data(), softmax_scale(config), FaultSet{}, {}};
   }
   size_t out_size() const { return static_cast<size_t>(step.md.num_actual_tokens) * dims.num_heads * dims.d_v; }
   size_t lse_size() const { return static_cast<size_t>(step.md.num_actual_tokens) * dims.num_heads; }

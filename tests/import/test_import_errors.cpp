@@ -169,6 +169,6 @@ TEST_CASE("bad --set and --model values name the override and the column", "[imp
   const Error e = import_error(sample, out, {}, TraceFormat::kAzure, "v4");
   CHECK(
       e.format() ==
-      "--model: error: model.preset: unknown model preset \"v4\"\n  hint: known presets: tiny, v2-lite-attn, v3-attn");
+      "--model: error: model.preset: unknown model preset \"v4\"\n  hint: known presets: tiny, tiny-dsa, v2-lite-attn, v3-attn");
   CHECK(dir.entries().empty());
 }

@@ -95,7 +95,7 @@ Typed<T> typed(const Problem& p) {
   for (int slot = 0; slot < c.num_slots(); ++slot)
     if (c.block_allocated(slot / c.block_size())) std::copy_n(c.row(slot), c.row_dim(), t.cache.mutable_row(slot));
   t.out.assign(static_cast<size_t>(p.md.num_actual_tokens) * p.dims.num_heads * p.dims.d_v, T(0));
-  t.params = {p.dims, 0, p.dims.num_heads, nullptr, 0.1147214, FaultSet{}};
+  t.params = {p.dims, 0, p.dims.num_heads, nullptr, 0.1147214, FaultSet{}, {}};
   t.params.kv_b_proj = t.kv_b.data();
   return t;
 }

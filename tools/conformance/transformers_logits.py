@@ -10,7 +10,9 @@ token ids (prompt + outputs) through it (`--chunk` tokens per forward pass, tran
 in between), and compares the logits at the positions of the scenario's logits golden
 (golden/<name>/logits.npy + logits_index.json: mlasim's fp64 CPU reference). Attention is causal
 per request, so one pass over the final tokens gives the logits every step of the replay computed. Scenarios with speculative decoding (draft rows past
-the final tokens) or sparse MLA (index_topk: transformers has no indexer) are skipped.
+the final tokens) are skipped. A sparse model (index_topk, one MLA group) is exported as
+DeepseekV32ForCausalLM or GlmMoeDsaForCausalLM with its indexer's weights, so transformers'
+DeepseekV32Indexer / GlmMoeDsaIndexer and top-k mask decide which positions each query attends to.
 
 transformers computes three things in float32 whatever the model's dtype: RoPE
 (modeling_rope_utils.py builds the YaRN inverse frequencies with float32 aranges;
@@ -109,7 +111,7 @@ def forward_at(model, token_ids: list[int], positions: list[int], chunk: int) ->
     import torch
     from transformers import DynamicCache
 
-    cache = DynamicCache()
+    cache = DynamicCache(config=model.config)  # the layers the config declares (indexed ones keep the indexer keys)
     out: dict[int, object] = {}
     for start in range(0, len(token_ids), chunk):
         ids = torch.tensor([token_ids[start:start + chunk]], dtype=torch.long)
@@ -131,8 +133,6 @@ def check(mlasim: Path, scenario: Path, golden_dir: Path, fp64: bool, chunk: int
     doc = yaml.safe_load(scenario.read_text())
     if int((doc.get("scheduler") or {}).get("num_speculative_tokens", 0)) > 0:
         return "skipped", "speculative decoding"
-    if "index_topk" in (doc.get("model") or {}):
-        return "skipped", "sparse MLA"
     with tempfile.TemporaryDirectory() as tmp:
         run = subprocess.run([str(mlasim), "export", str(scenario), "-o", f"{tmp}/model"], capture_output=True, text=True)
         if run.returncode != 0:

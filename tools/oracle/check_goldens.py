@@ -287,7 +287,7 @@ def pass_hidden(model: mla_model.Model, tokens: list[int], positions: np.ndarray
     cfg = model.cfg
     if max(tokens) >= cfg.vocab_size or min(tokens) < 0:
         raise BadInput(f"a token id is outside the vocabulary of {cfg.vocab_size}")
-    if cfg.index_topk is not None and len(tokens) > cfg.index_topk:
+    if cfg.index_topk is not None and not cfg.index_n_heads and len(tokens) > cfg.index_topk:
         raise BadInput(f"a sequence of {len(tokens)} tokens exceeds index_topk {cfg.index_topk}: sparse MLA's "
                        "indexer is not in docs/spec/mla.md, so the oracle checks only dense-equivalent runs")
     ids = np.asarray(tokens)

@@ -1,4 +1,5 @@
-"""mlasim's MLA model in float64, written from docs/spec/mla.md (§2 one layer, §3 weights, §9 layers).
+"""mlasim's MLA model in float64, written from docs/spec/mla.md (§2 one layer, §3 weights, §9 layers,
+§10 the DSA indexer of a sparse model).
 
 Both attention forms of §2 are here, computed independently from the same latents:
   mha       the prefill form: k_nope_h = W_UK_h c_kv, v_h = W_UV_h c_kv, keys [k_nope_h; k_pe];
@@ -51,6 +52,10 @@ class Config:
     lora_scaling: bool = False  # LongCat-Flash: c_q and c_kv times sqrt(d / rank) after their norms
     zero_experts: int = 0       # LongCat-Flash's shortcut MoE: its identity experts, all routed
     routed_scaling_factor: float = 1.0
+    # The DSA indexer (§10; DeepseekV32 / GlmMoeDsa exports): index heads, their width, RoPE layout.
+    index_n_heads: int = 0      # 0: no indexer (dense, or a sparse model the oracle computes dense)
+    index_head_dim: int = 0
+    indexer_interleave: bool = False
 
     @property
     def softmax_scale(self) -> float:
@@ -74,6 +79,10 @@ def config_from_hf(doc: dict) -> Config:
                      int(doc["qk_nope_head_dim"]), int(doc["qk_rope_head_dim"]), int(doc["v_head_dim"]),
                      int(doc["intermediate_size"]), float(doc["rms_norm_eps"]), float(doc["rope_theta"]), yarn,
                      None if doc.get("index_topk") is None else int(doc["index_topk"]))
+        if doc.get("model_type") in ("deepseek_v32", "glm_moe_dsa"):
+            cfg = Config(**(cfg.__dict__ | {"index_n_heads": int(doc["index_n_heads"]),
+                                            "index_head_dim": int(doc["index_head_dim"]),
+                                            "indexer_interleave": doc["model_type"] == "glm_moe_dsa"}))
     except (KeyError, TypeError, ValueError) as e:
         raise ModelError(f"config.json: missing or malformed key {e}") from e
     if cfg.rope_dim % 2:
@@ -134,7 +143,16 @@ def layer_shapes(cfg: Config) -> dict[str, tuple[int, ...]]:
                    "self_attn.q_b_proj": (heads * qk, cfg.q_lora_rank)}
     else:
         shapes["self_attn.q_proj"] = (heads * qk, d)
+    if cfg.index_n_heads:
+        n, dim = cfg.index_n_heads, cfg.index_head_dim
+        shapes |= {"self_attn.indexer.wq_b": (n * dim, cfg.q_lora_rank), "self_attn.indexer.wk": (dim, d),
+                   "self_attn.indexer.k_norm": (dim,), "self_attn.indexer.weights_proj": (n, d)}
     return shapes
+
+
+def bias_shapes(cfg: Config) -> dict[str, tuple[int, ...]]:
+    """The tensors of one layer named `.bias` (the indexer's LayerNorm)."""
+    return {"self_attn.indexer.k_norm": (cfg.index_head_dim,)} if cfg.index_n_heads else {}
 
 
 def weight_shapes(cfg: Config) -> dict[str, tuple[int, ...]]:
@@ -146,6 +164,8 @@ def weight_shapes(cfg: Config) -> dict[str, tuple[int, ...]]:
         for j in range(cfg.modules):
             shapes |= {f"model.layers.{i}.{checkpoint_name(cfg, j, name)}.weight": shape
                        for name, shape in layer_shapes(cfg).items()}
+            shapes |= {f"model.layers.{i}.{checkpoint_name(cfg, j, name)}.bias": shape
+                       for name, shape in bias_shapes(cfg).items()}
         if cfg.zero_experts:
             shapes |= {f"model.layers.{i}.mlp.router.classifier.weight": (cfg.zero_experts, d),
                        f"model.layers.{i}.mlp.router.e_score_correction_bias": (cfg.zero_experts,)}
@@ -168,7 +188,9 @@ class Model:
         self.norm = tensors["model.norm.weight"].astype(np.float64)
         # Per decoder layer its modules' weights under the canonical names, and its router.
         self.layers = [[{name: tensors[f"model.layers.{i}.{checkpoint_name(cfg, j, name)}.weight"].astype(np.float64)
-                         for name in layer_shapes(cfg)} for j in range(cfg.modules)]
+                         for name in layer_shapes(cfg)}
+                        | {name + ".bias": tensors[f"model.layers.{i}.{checkpoint_name(cfg, j, name)}.bias"].astype(np.float64)
+                           for name in bias_shapes(cfg)} for j in range(cfg.modules)]
                        for i in range(cfg.num_layers)]
         self.routers = [(tensors[f"model.layers.{i}.mlp.router.classifier.weight"].astype(np.float64),
                          tensors[f"model.layers.{i}.mlp.router.e_score_correction_bias"].astype(np.float64))
@@ -209,13 +231,25 @@ def rope(x: np.ndarray, positions: np.ndarray, inv_freq: np.ndarray) -> np.ndarr
     return out
 
 
+def rope_neox(x: np.ndarray, positions: np.ndarray, inv_freq: np.ndarray) -> np.ndarray:
+    """NeoX RoPE: each pair (x[i], x[i + d_r/2]) of the last axis rotated by angle p·f_i."""
+    angle = np.multiply.outer(positions.astype(np.float64), inv_freq)
+    angle = angle.reshape(angle.shape[:1] + (1,) * (x.ndim - 2) + angle.shape[1:])
+    cos, sin = np.cos(angle), np.sin(angle)
+    half = x.shape[-1] // 2
+    a, b = x[..., :half], x[..., half:]
+    return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
+
+
 def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
     """y = w ⊙ x / sqrt(mean(x²) + eps) over the last axis."""
     return weight * x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
 
 
-def causal_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, q_pos: np.ndarray, scale: float) -> np.ndarray:
-    """softmax(scale · q kᵀ) v where query i sees keys 0..q_pos[i] (one request, causal).
+def causal_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, q_pos: np.ndarray, scale: float,
+                     keep: np.ndarray | None = None) -> np.ndarray:
+    """softmax(scale · q kᵀ) v where query i sees keys 0..q_pos[i] (one request, causal), and with
+    `keep` [m, n] only the keys it marks (a sparse model's top-k, §10).
     q: [m, e], k: [n, e], v: [n, f], q_pos: [m] ascending. Blocks of QUERY_BLOCK queries."""
     q = q * scale
     out = np.empty((len(q), v.shape[1]))
@@ -230,6 +264,8 @@ def causal_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, q_pos: np.ndar
         first_masked = int(pos[0]) + 1  # keys before it are visible to every query of the block
         tail = s[:, first_masked:]
         tail[np.arange(first_masked, n_keys)[None, :] > pos[:, None]] = -np.inf
+        if keep is not None:
+            s[~keep[rows, :n_keys]] = -np.inf
         np.subtract(s, s.max(axis=1, keepdims=True), out=s)
         np.exp(s, out=s)
         out[rows] = (s @ v[:n_keys]) / s.sum(axis=1, keepdims=True)
@@ -264,26 +300,58 @@ def head_up_projections(cfg: Config, kv_b: np.ndarray, head: int) -> tuple[np.nd
     return kv_b[base:base + cfg.nope_dim], kv_b[base + cfg.nope_dim:base + cfg.nope_dim + cfg.v_dim]
 
 
-def mha_form(cfg: Config, kv_b, c_kv, k_pe, q_nope, q_pe, q_pos) -> np.ndarray:
+def mha_form(cfg: Config, kv_b, c_kv, k_pe, q_nope, q_pe, q_pos, keep=None) -> np.ndarray:
     """§2 step 3: per head, decompressed keys [W_UK_h c_kv ; k_pe] and values W_UV_h c_kv."""
     out = []
     for h in range(cfg.num_heads):
         w_uk, w_uv = head_up_projections(cfg, kv_b, h)
         keys = np.concatenate([c_kv @ w_uk.T, k_pe], axis=1)
         qh = np.concatenate([q_nope[:, h], q_pe[:, h]], axis=1)
-        out.append(causal_attention(qh, keys, c_kv @ w_uv.T, q_pos, cfg.softmax_scale))
+        out.append(causal_attention(qh, keys, c_kv @ w_uv.T, q_pos, cfg.softmax_scale, keep))
     return np.concatenate(out, axis=1)
 
 
-def absorbed_form(cfg: Config, kv_b, c_kv, k_pe, q_nope, q_pe, q_pos) -> np.ndarray:
+def absorbed_form(cfg: Config, kv_b, c_kv, k_pe, q_nope, q_pe, q_pos, keep=None) -> np.ndarray:
     """§2 step 4: per head, q_lat = W_UK_hᵀ q_nope against keys [c_kv ; k_pe], values c_kv, then W_UV_h."""
     keys = np.concatenate([c_kv, k_pe], axis=1)
     out = []
     for h in range(cfg.num_heads):
         w_uk, w_uv = head_up_projections(cfg, kv_b, h)
         qh = np.concatenate([q_nope[:, h] @ w_uk, q_pe[:, h]], axis=1)
-        out.append(causal_attention(qh, keys, c_kv, q_pos, cfg.softmax_scale) @ w_uv.T)
+        out.append(causal_attention(qh, keys, c_kv, q_pos, cfg.softmax_scale, keep) @ w_uv.T)
     return np.concatenate(out, axis=1)
+
+
+def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * weight + bias
+
+
+def indexer_keep(model: Model, w: dict, x: np.ndarray, q_pos: np.ndarray) -> np.ndarray:
+    """§10: the positions each query at q_pos attends to, [m, n] booleans. Index queries W_QB c_q and
+    key LayerNorm(W_K x), RoPE on the first d_r values (NeoX, or interleaved for GLM-MoE-DSA);
+    score_j = Σ_h w_h ReLU(q_h · k_j) with w = W_W x; the index_topk best of 0..q_pos[i] (all of them
+    when no more), equal scores taken lower position first."""
+    cfg = model.cfg
+    n, dim, dr = cfg.index_n_heads, cfg.index_head_dim, cfg.rope_dim
+    rot = rope if cfg.indexer_interleave else rope_neox
+    c_q = rms_norm(x[q_pos] @ w["self_attn.q_a_proj"].T, w["self_attn.q_a_layernorm"], cfg.rms_norm_eps)
+    q = (c_q @ w["self_attn.indexer.wq_b"].T).reshape(len(q_pos), n, dim)
+    q[..., :dr] = rot(q[..., :dr], q_pos, model.inv_freq)
+    k = layer_norm(x @ w["self_attn.indexer.wk"].T, w["self_attn.indexer.k_norm"], w["self_attn.indexer.k_norm.bias"])
+    k[:, :dr] = rot(k[:, :dr], np.arange(len(x)), model.inv_freq)
+    weights = (x[q_pos] @ w["self_attn.indexer.weights_proj"].T) * (n ** -0.5) * (dim ** -0.5)
+    keep = np.zeros((len(q_pos), len(x)), dtype=bool)
+    for i, p in enumerate(q_pos):
+        seen = int(p) + 1
+        if seen <= cfg.index_topk:
+            keep[i, :seen] = True
+            continue
+        score = weights[i] @ np.maximum(q[i] @ k[:seen].T, 0.0)
+        order = np.lexsort((np.arange(seen), -score))  # score descending, then position ascending
+        keep[i, order[:cfg.index_topk]] = True
+    return keep
 
 
 def mla(model: Model, w: dict, x: np.ndarray, q_pos: np.ndarray, form: str) -> np.ndarray:
@@ -294,7 +362,8 @@ def mla(model: Model, w: dict, x: np.ndarray, q_pos: np.ndarray, form: str) -> n
     q_nope, q_pe_raw = queries(cfg, w, x[q_pos])
     q_pe = rope(q_pe_raw, q_pos, model.inv_freq)
     attend = mha_form if form == "mha" else absorbed_form
-    o = attend(cfg, w["self_attn.kv_b_proj"], c_kv, k_pe, q_nope, q_pe, q_pos)
+    keep = indexer_keep(model, w, x, q_pos) if cfg.index_n_heads else None
+    o = attend(cfg, w["self_attn.kv_b_proj"], c_kv, k_pe, q_nope, q_pe, q_pos, keep)
     return o @ w["self_attn.o_proj"].T  # §2 step 5
 
 
