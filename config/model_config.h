@@ -110,10 +110,12 @@ struct ModelConfig {
 };
 
 // Whether the CPU model computes DeepSeek-V3.2's DSA indexer and attends to its top-k positions:
-// a sparse model (index_topk) of one MLA KV cache group, but HY-V4 (its own indexer layout, computed
-// dense). The hybrid families' CPU model is a one-layer MLA stand-in.
+// a sparse model (index_topk) of one MLA KV cache group and one MLA module per layer, but HY-V4
+// (its own indexer layout, computed dense). The hybrid families' CPU model is a one-layer MLA
+// stand-in; LongCat-Flash (two modules) has no indexer in vLLM or transformers.
 inline bool has_dsa_indexer(const ModelConfig& c) {
-  return c.index_topk.has_value() && c.attention_layers.empty() && c.architecture != "HYV4ForCausalLM";
+  return c.index_topk.has_value() && c.attention_layers.empty() && c.num_attn_modules == 1 &&
+         c.architecture != "HYV4ForCausalLM";
 }
 
 // The preset's dimensions, or nullopt for an unknown name.

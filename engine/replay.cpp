@@ -78,7 +78,8 @@ ModelMemory model_memory(const Scenario& scenario, CpuPrecision precision) {
   const double value_bytes = precision == CpuPrecision::kDouble ? 8 : 4;
   ModelMemory mem;
   mem.weights = numel * 4 + (precision == CpuPrecision::kDouble ? numel * 8 : 0);
-  mem.cache = static_cast<double>(sc.num_gpu_blocks) * sc.block_size * (m.kv_lora_rank + m.qk_rope_head_dim) *
+  const int row = m.kv_lora_rank + m.qk_rope_head_dim + (has_dsa_indexer(m) ? m.index_head_dim : 0);  // + index keys
+  mem.cache = static_cast<double>(sc.num_gpu_blocks) * sc.block_size * row *
               m.num_hidden_layers * m.num_attn_modules * value_bytes * std::max(1, scenario.parallel.tensor_parallel_size);
   return mem;
 }

@@ -31,10 +31,11 @@ struct ExportClass {
 
 ExportClass export_class(const ModelConfig& m) {
   // A model with the DSA indexer: transformers' sparse classes, whose indexer and top-k mask are
-  // the oracle's (GlmMoeDsa's indexer RoPE is interleaved, DeepseekV32's NeoX).
+  // the oracle's. The class follows the indexer's RoPE, the one thing they compute differently:
+  // GlmMoeDsa's is always interleaved, DeepseekV32's always NeoX.
   if (has_dsa_indexer(m))
-    return m.model_type == "glm_moe_dsa" || m.indexer_rope_interleave ? ExportClass{"GlmMoeDsaForCausalLM", "glm_moe_dsa"}
-                                                                      : ExportClass{"DeepseekV32ForCausalLM", "deepseek_v32"};
+    return m.indexer_rope_interleave ? ExportClass{"GlmMoeDsaForCausalLM", "glm_moe_dsa"}
+                                     : ExportClass{"DeepseekV32ForCausalLM", "deepseek_v32"};
   if (m.model_type == "glm4_moe_lite") return {"Glm4MoeLiteForCausalLM", "glm4_moe_lite"};
   if (m.model_type == "axk1") return {"AXK1ForCausalLM", "axk1"};
   if (m.model_type == "longcat_flash") return {"LongcatFlashForCausalLM", "longcat_flash"};
@@ -72,6 +73,7 @@ void layer_keys(JsonWriter& w, const ModelConfig& m, const std::string& model_ty
     w.key("index_topk").value(*m.index_topk);
     w.key("index_n_heads").value(m.index_n_heads);
     w.key("index_head_dim").value(m.index_head_dim);
+    w.key("indexer_rope_interleave").value(m.indexer_rope_interleave);  // vLLM's reading of the RoPE
     if (model_type == "glm_moe_dsa") {  // every layer computes its own top-k
       w.key("indexer_types").begin_array();
       for (int i = 0; i < m.num_hidden_layers; ++i) w.value("full");

@@ -89,6 +89,7 @@ std::vector<std::vector<int>> dsa_indexer_topk(const ModelConfig& c, const CpuIn
       const T* kj = cache.row(cache.slot_of(blocks, j));
       T s = 0;
       for (int h = 0; h < nh; ++h) s += wt_t[h] * std::max(T(0), dot(qt + static_cast<ll>(h) * D, kj, D));
+      MLASIM_CHECK(std::isfinite(static_cast<double>(s)), "a DSA index score is not finite");
       score[static_cast<size_t>(j)] = s;
     }
     std::partial_sort(out.begin(), out.begin() + topk, out.end(), [&](int a, int b) {

@@ -242,7 +242,10 @@ void mla_prefill_form(const MlaAttentionParams<T>& p, const AttentionMetadata& m
       std::vector<char>& k = keep[static_cast<size_t>(r - row_begin)];
       k.assign(static_cast<size_t>(t1 - t0) * seq, 0);
       for (int t = t0; t < t1; ++t)
-        for (int pos : p.topk[static_cast<size_t>(t)]) k[static_cast<size_t>(t - t0) * seq + pos] = 1;
+        for (int pos : p.topk[static_cast<size_t>(t)]) {
+          MLASIM_CHECK(pos >= 0 && pos <= seq - (t1 - t), "a selected position after the query's own");
+          k[static_cast<size_t>(t - t0) * seq + pos] = 1;
+        }
     }
   // One item per (row, head): the context chunks one by one merged in order, then the new tokens
   // (causal among themselves), then the two merged.

@@ -51,7 +51,7 @@ class OnlineSoftmax {
 
   // add_block with a key mask: query i also skips the keys j with keep[i * keep_stride + j] == 0 (a
   // sparse model's unselected positions). Skipped keys get probability exactly 0: their scores are
-  // set 1000 below the row's maximum before the exponential, which is 0 there in float and double.
+  // -inf, whose exponential is 0 in float and double (the row's maximum is a selected key's).
   void add_block_masked(T* s, int lds, int nk, long long visible_base, T scale, const char* keep, int keep_stride) {
     MLASIM_CHECK(scale > T(0), "the softmax scale must be positive");
     for (int i = 0; i < rows_; ++i) {
@@ -68,9 +68,8 @@ class OnlineSoftmax {
       }
       const T m_old = m_[static_cast<size_t>(i)];
       const T m_new = std::max(m_old, scale * best);
-      const T below = (m_new - T(1000)) / scale;
       for (int j = 0; j < n; ++j)
-        if (!ki[j]) si[j] = below;
+        if (!ki[j]) si[j] = -std::numeric_limits<T>::infinity();
       const T sum = exp_shifted_sum(si, n, scale, m_new);
       const T alpha = m_old == -std::numeric_limits<T>::infinity() ? T(0) : std::exp(m_old - m_new);
       m_[static_cast<size_t>(i)] = m_new;

@@ -18,10 +18,12 @@ namespace {
 std::string dsa_support_error(const Scenario& s) {
   const ModelConfig& m = s.model;
   if (!has_dsa_indexer(m)) return "";
+  // The longest sequence a step attends over: the prompt, the outputs fed back (max_tokens - 1),
+  // and a verify step's k draft tokens.
   bool fits = s.requests_file.empty();
   for (const RequestSpec& r : s.requests) {
     const long long prompt = r.prompt.empty() ? r.seeded_prompt_len : static_cast<long long>(r.prompt.size());
-    fits = fits && prompt + r.max_tokens <= *m.index_topk;
+    fits = fits && prompt + r.max_tokens - 1 + s.scheduler.num_speculative_tokens <= *m.index_topk;
   }
   if (fits) return "";
   return "its sparse model's sequences pass index_topk " + std::to_string(*m.index_topk) +

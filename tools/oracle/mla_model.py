@@ -82,7 +82,8 @@ def config_from_hf(doc: dict) -> Config:
         if doc.get("model_type") in ("deepseek_v32", "glm_moe_dsa"):
             cfg = Config(**(cfg.__dict__ | {"index_n_heads": int(doc["index_n_heads"]),
                                             "index_head_dim": int(doc["index_head_dim"]),
-                                            "indexer_interleave": doc["model_type"] == "glm_moe_dsa"}))
+                                            "indexer_interleave": bool(doc.get("indexer_rope_interleave",
+                                                                               doc["model_type"] == "glm_moe_dsa"))}))
     except (KeyError, TypeError, ValueError) as e:
         raise ModelError(f"config.json: missing or malformed key {e}") from e
     if cfg.rope_dim % 2:
