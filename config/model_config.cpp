@@ -22,19 +22,15 @@ std::optional<ModelConfig> model_preset(std::string_view name) {
     // index_topk short enough that top-k selects among a CI-sized prompt's positions. 16 heads, not
     // fewer: a score is exactly 0 where every head's ReLU is, and equal scores at the top-k's edge
     // are ordered differently by every implementation (docs/spec/mla.md §10).
-    c.vocab_size = 512;
-    c.hidden_size = 256;
-    c.num_hidden_layers = 2;
-    c.num_attention_heads = 4;
-    c.q_lora_rank = 128;
-    c.intermediate_size = 512;
-    c.mscale_all_dim = 0.707;
-    c.index_topk = 16;
-    c.index_n_heads = 16;
-    c.index_head_dim = 128;
-    c.architecture = "DeepseekV32ForCausalLM";
-    c.model_type = "deepseek_v32";
-    return c;
+    ModelConfig d = *model_preset("tiny");
+    d.preset = std::string(name);
+    d.q_lora_rank = 128;
+    d.index_topk = 16;
+    d.index_n_heads = 16;
+    d.index_head_dim = 128;
+    d.architecture = "DeepseekV32ForCausalLM";
+    d.model_type = "deepseek_v32";
+    return d;
   }
   if (name == "v2-lite-attn") {
     c.vocab_size = 32768;
