@@ -21,6 +21,19 @@ std::unique_ptr<Backend> make_replay_backend(const MlaWeights& weights, const Sc
   return make_cpu_backend(weights, cpu, options.precision);
 }
 
+std::string sparse_past_index_topk(const Scenario& s) {
+  const ModelConfig& m = s.model;
+  if (!has_dsa_indexer(m)) return "";
+  bool fits = s.requests_file.empty();
+  for (const RequestSpec& r : s.requests) {
+    const long long prompt = r.prompt.empty() ? r.seeded_prompt_len : static_cast<long long>(r.prompt.size());
+    fits = fits && prompt + r.max_tokens - 1 + s.scheduler.num_speculative_tokens <= *m.index_topk;
+  }
+  if (fits) return "";
+  return "its sparse model's sequences pass index_topk " + std::to_string(*m.index_topk) +
+         ", past which each query attends to the DSA indexer's top-k positions";
+}
+
 RunRecord replay(const Scenario& scenario, const ReplayOptions& options) {
   RecordCollector collector(scenario);
   const std::optional<PrecisionClass> precision = replay(scenario, options, {&collector});

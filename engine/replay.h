@@ -41,6 +41,12 @@ std::unique_ptr<Backend> make_replay_backend(const MlaWeights& weights, const Sc
                                              const ReplayOptions& options);
 
 RunRecord replay(const Scenario& scenario, const ReplayOptions& options);
+
+// Why a backend that computes dense MLA (the CUDA backend: no DSA indexer yet, docs/spec/mla.md §10)
+// would not compute this scenario's sparse model: "its sparse model's sequences pass index_topk N"
+// when one of its sequences can (the prompt, the outputs fed back and a verify step's drafts; a
+// requests_file's are not known before the replay, so they count), else "".
+std::string sparse_past_index_topk(const Scenario& scenario);
 // The same run handing every step to `sinks` and keeping nothing itself. Returns the backend's
 // precision class (nullopt for a dry run).
 std::optional<PrecisionClass> replay(const Scenario& scenario, const ReplayOptions& options,

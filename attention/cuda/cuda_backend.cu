@@ -225,6 +225,13 @@ void CudaBackend::Impl::all_reduce_and_add(const DevicePlan& p) {
 
 StepOutputs CudaBackend::run_step(const StepInputs& in) {
   Impl& m = *impl_;
+  // Dense MLA is a sparse model's attention only while every position is selected
+  // (sparse_past_index_topk, engine/replay.h, keeps such scenarios off this backend).
+  if (has_dsa_indexer(m.config) && in.metadata)
+    for (int pos : in.metadata->positions)
+      MLASIM_CHECK(pos < *m.config.index_topk,
+                   "CudaBackend: a sparse model's token at position " + std::to_string(pos) +
+                       " attends to its DSA indexer's top-k, which the CUDA backend does not compute");
   const DevicePlan plan = pack_step_plan(make_step_plan(in, m.config.vocab_size, m.options.block_size, m.options.faults),
                                          in.token_ids, m.config, m.inv_freq, m.options);
   StepOutputs out;

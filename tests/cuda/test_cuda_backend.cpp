@@ -649,6 +649,11 @@ TEST_CASE("cuda_backend_scenarios_vs_golden", "[gpu][forward-only]") {
       continue;
     }
 #endif
+    if (std::string sparse = sparse_past_index_topk(s); !sparse.empty()) {
+      // The CUDA backend computes dense MLA (no DSA indexer yet): the CLI refuses these scenarios.
+      std::printf("  skip %s: %s\n", s.name.c_str(), sparse.c_str());
+      continue;
+    }
     const std::string dir = root + "/golden/" + s.name;
     Result<LogitsFiles> golden = read_logits_files(dir);
     INFO((golden ? std::string() : golden.error().format()));
