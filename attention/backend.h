@@ -22,6 +22,10 @@ struct StepInputs {
   std::vector<int> num_sample_tokens;
   // Golden mode: every token through the prefill (MHA) form, whatever the split said.
   bool force_prefill_path = false;
+  // A sparse model's prefill-form rows attend to every causal position (dense MHA), not to their
+  // top-k (engine.sparse_mla_prefill: dense_mha). vLLM's own dense MHA prefill runs only where the
+  // top-k holds every position, so both are the same there.
+  bool prefill_rows_dense = false;
 };
 
 struct StepOutputs {

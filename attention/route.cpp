@@ -108,7 +108,7 @@ void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, Bat
     long long prefill_max_seq_len = 0;
     for (int pos = split.counts.num_decodes; pos < static_cast<int>(route.rows.size()); ++pos)
       prefill_max_seq_len = std::max<long long>(prefill_max_seq_len, 1LL * route.rows[sz(pos)].nct + route.rows[sz(pos)].q);
-    sparse_all_mqa = prefill_max_seq_len > config.index_topk;
+    sparse_all_mqa = !config.sparse_dense_mha_any_length && prefill_max_seq_len > config.index_topk;
   }
   route.counts = sparse_all_mqa ? all_on_decode_path(split.counts) : split.counts;
   route.split_rule = split.rule;
@@ -117,6 +117,9 @@ void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, Bat
   if (is_deepseek_v4_backend(config.backend))
     route.batch_reason += "; DeepSeek-V4 attention: every token absorbed (MQA), the decode rows on the sparse decode "
                           "kernel, the rest on the sparse prefill kernel";
+  else if (config.sparse_mla && config.sparse_dense_mha_any_length)
+    route.batch_reason += "; sparse MLA with engine.sparse_mla_prefill dense_mha: prefill rows on dense MHA over every "
+                          "position, whatever their length";
   else if (config.sparse_mla && config.sparse_mla_force_mqa)
     route.batch_reason += "; sparse MLA with sparse_mla_force_mqa: every token on the decode path (top-k MQA)";
   else if (config.sparse_mla)

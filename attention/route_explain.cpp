@@ -19,6 +19,9 @@ std::string sparse_note(const RoutingConfig& config) {
     return "; DeepSeek-V4 attention: every token absorbed, decode rows on the sparse decode kernel, the rest on the "
            "sparse prefill kernel";
   if (!config.sparse_mla) return "";
+  if (config.sparse_dense_mha_any_length)
+    return "; sparse MLA (index_topk) with engine.sparse_mla_prefill dense_mha: prefill rows take dense MHA over "
+           "every position";
   return config.sparse_dense_mha_prefill
              ? "; sparse MLA (index_topk): prefill rows take dense MHA while the longest fits index_topk, else "
                "every token the decode path"

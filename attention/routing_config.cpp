@@ -50,6 +50,7 @@ RoutingConfig make_routing_config(const RoutingOptions& o) {
     c.decode_threshold = *min_threshold(groups);
   }
   c.sparse_dense_mha_prefill = card.dense_mha_prefill && o.index_topk > 0 && !o.sparse_mla_force_mqa;
+  if (o.sparse_dense_mha_any_length) c.sparse_dense_mha_prefill = true, c.sparse_mla_force_mqa = false;
   return c;
 }
 
@@ -73,7 +74,9 @@ RoutingConfig make_routing_config(const Scenario& s) {
   o.num_speculative_tokens = s.scheduler.num_speculative_tokens;
   o.sparse_mla = s.model.index_topk.has_value();
   o.index_topk = s.model.index_topk.value_or(0);
-  o.sparse_mla_force_mqa = s.deployment.selection.sparse_mla_force_mqa;
+  o.sparse_mla_force_mqa =
+      s.deployment.selection.sparse_mla_force_mqa || s.engine.sparse_mla_prefill == SparseMlaPrefill::kForceMqa;
+  o.sparse_dense_mha_any_length = s.engine.sparse_mla_prefill == SparseMlaPrefill::kDenseMha;
   o.sglang_chunked_prefix_cache_threshold = s.engine.sglang_chunked_prefix_cache_threshold;
   o.block_size = s.scheduler.block_size;
   o.max_model_len = s.scheduler.max_model_len > 0 ? s.scheduler.max_model_len : s.model.max_position_embeddings;

@@ -21,6 +21,9 @@ struct RoutingDeployment {
   // attention_config.sparse_mla_force_mqa (config/attention.py ~135; HY-V4's learnable sink sets it,
   // config/hy_v4_attention.h): a sparse model's prefill rows never take dense MHA.
   bool sparse_mla_force_mqa = false;
+  // engine.sparse_mla_prefill: dense_mha: every prefill row of a sparse model takes dense MHA over
+  // every causal position, whatever its length (a build without _use_dense_mha_prefill's bound).
+  bool sparse_dense_mha_any_length = false;
   int sglang_chunked_prefix_cache_threshold = 8192;  // SGLang default
   int block_size = 16;                  // B, vLLM default
   int max_model_len = 163840;           // DeepSeek-V3 max_position_embeddings

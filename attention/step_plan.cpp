@@ -83,6 +83,7 @@ StepPlan make_step_plan(const StepInputs& in, int vocab_size, int block_size, co
   for (const std::vector<ContextChunk>& row : p.context_chunks)
     p.num_context_rounds = std::max(p.num_context_rounds, static_cast<int>(row.size()));
   p.write_cache = cache_writes(p, faults);
+  p.prefill_rows_dense = in.prefill_rows_dense;
   MLASIM_CHECK(md.positions.size() >= static_cast<std::size_t>(p.num_actual_tokens), "a position per token");
   p.positions = std::span<const int>(md.positions).first(static_cast<std::size_t>(p.num_actual_tokens));
   p.logits_indices = sampled_tokens(in, p);

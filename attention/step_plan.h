@@ -33,6 +33,7 @@ struct StepPlan {
   // Per token: its latent is written to md->slot_mapping[t] (false only where a fault drops the
   // write: decode_skips_cache_write_for_fresh_rows).
   std::vector<bool> write_cache;
+  bool prefill_rows_dense = false;   // StepInputs::prefill_rows_dense
   std::span<const int> positions;    // per token: its RoPE position (md->positions)
   std::vector<int> logits_indices;   // tokens whose logits are wanted: each sample row's last k
                                      // tokens in position order, sample rows in request order

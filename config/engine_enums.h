@@ -25,6 +25,11 @@ enum class QueryLenSupport { kSingle, kUniform, kVarlen };
 // (docs/spec/scheduler.md §8, routing.md §1); V2 (vLLM 0.33's default on CUDA with Triton,
 // config/vllm.py ~731-767) sorts each step's rows afresh (routing.md §1, "Model runner V2").
 enum class ModelRunner { kV1, kV2 };
+// Which sparse-MLA prefill rows take dense MHA (docs/spec/routing.md §4): vLLM 0.33's rule (those
+// whose longest sequence fits index_topk, _use_dense_mha_prefill, sparse_mla_attention.py
+// ~136-144); none (attention_config.sparse_mla_force_mqa, config/attention.py ~135); or, as a
+// build without that bound would, every prefill row, attending to every causal position.
+enum class SparseMlaPrefill { kVllm, kForceMqa, kDenseMha };
 
 const char* to_string(EngineProfile p);
 const char* to_string(AttentionBackendKind b);
@@ -35,5 +40,7 @@ std::optional<AttentionBackendKind> parse_attention_backend(const std::string& s
 std::vector<std::string> attention_backend_names();
 std::optional<QueryLenSupport> parse_query_len_support(const std::string& s);
 std::optional<ModelRunner> parse_model_runner(const std::string& s);
+const char* to_string(SparseMlaPrefill p);
+std::optional<SparseMlaPrefill> parse_sparse_mla_prefill(const std::string& s);
 
 }  // namespace mlasim

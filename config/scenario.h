@@ -143,6 +143,7 @@ struct EngineConfig {
   int sglang_chunked_prefix_cache_threshold = 8192;     // SGLang default
   ModelRunner model_runner = ModelRunner::kV1;          // resolved (auto: config/scenario_deployment.h)
   std::optional<ModelRunner> model_runner_given;        // nullopt: auto
+  SparseMlaPrefill sparse_mla_prefill = SparseMlaPrefill::kVllm;  // sparse models' dense-MHA prefill
 };
 
 // The deployment a scenario describes (engine.gpu, cache.kv_cache_dtype, the model, TP) and what

@@ -55,6 +55,8 @@ constexpr std::array<std::pair<QueryLenSupport, const char*>, 3> kSupports{{
     {QueryLenSupport::kSingle, "single"}, {QueryLenSupport::kUniform, "uniform"}, {QueryLenSupport::kVarlen, "varlen"}}};
 constexpr std::array<std::pair<ModelRunner, const char*>, 2> kRunners{{
     {ModelRunner::kV1, "v1"}, {ModelRunner::kV2, "v2"}}};
+constexpr std::array<std::pair<SparseMlaPrefill, const char*>, 3> kSparsePrefills{{
+    {SparseMlaPrefill::kVllm, "vllm"}, {SparseMlaPrefill::kForceMqa, "force_mqa"}, {SparseMlaPrefill::kDenseMha, "dense_mha"}}};
 constexpr std::array<std::pair<ModelDtype, const char*>, 2> kDtypes{{
     {ModelDtype::kFp32, "fp32"}, {ModelDtype::kBf16, "bf16"}}};
 
@@ -82,5 +84,7 @@ std::vector<std::string> attention_backend_names() {
 std::optional<QueryLenSupport> parse_query_len_support(const std::string& s) { return parse_of(kSupports, s); }
 std::optional<ModelDtype> parse_model_dtype(const std::string& s) { return parse_of(kDtypes, s); }
 std::optional<ModelRunner> parse_model_runner(const std::string& s) { return parse_of(kRunners, s); }
+const char* to_string(SparseMlaPrefill p) { return name_of(kSparsePrefills, p); }
+std::optional<SparseMlaPrefill> parse_sparse_mla_prefill(const std::string& s) { return parse_of(kSparsePrefills, s); }
 
 }  // namespace mlasim

@@ -410,6 +410,8 @@ void Engine::run_model(const SchedulerOutput& out) {
   in.metadata = &metadata_;
   in.token_ids = token_ids;
   in.force_prefill_path = options_.force_prefill_path;
+  // Golden mode computes the model (its top-k) whatever the routing: a dense_mha run then differs.
+  in.prefill_rows_dense = routing_.sparse_dense_mha_any_length && !options_.force_prefill_path;
   for (const Sample& sm : samples) {
     in.sample_rows.push_back(sm.row);
     in.num_sample_tokens.push_back(sm.num_tokens);

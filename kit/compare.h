@@ -67,6 +67,8 @@ class Comparator {
   }
 
   CompareResult result() const;
+  // Pairs so far outside the tolerance or with a differing NaN/inf pattern.
+  std::size_t num_outside() const { return c_.num_failing + c_.num_nonfinite_mismatches; }
 
  private:
   static bool same_nonfinite(double a, double r) {

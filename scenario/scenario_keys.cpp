@@ -228,6 +228,18 @@ const ScenarioKey kKeys[] = {
                        }},
        .written = [](const Scenario& s) { return vllm033(s.engine.profile) || s.engine.model_runner != ModelRunner::kV1; },
        .check = check_runner_profile},
+      {.section = "engine", .name = "sparse_mla_prefill", .type = T::kEnum,
+       .type_doc = "vllm \\| force_mqa \\| dense_mha", .default_doc = "vllm",
+       .doc = "sparse models' prefill rows: vLLM 0.33's dense MHA while the longest fits index_topk; force_mqa "
+              "(vLLM's attention_config.sparse_mla_force_mqa): none; dense_mha: all, over every position",
+       .echo = kEchoWriter,
+       .field = MLASIM_KEY_FIELD(SparseMlaPrefill, engine.sparse_mla_prefill),
+       .enumeration = {"sparse MLA prefill", [] { return std::vector<std::string>{"vllm", "force_mqa", "dense_mha"}; },
+                       [](const Scenario& s) { return to_string(s.engine.sparse_mla_prefill); },
+                       [](Scenario& s, const std::string& v) {
+                         return assign(parse_sparse_mla_prefill(v), s.engine.sparse_mla_prefill);
+                       }},
+       .written = [](const Scenario& s) { return s.engine.sparse_mla_prefill != SparseMlaPrefill::kVllm; }},
       {.section = "engine", .name = "sglang_chunked_prefix_cache_threshold", .type = T::kInt, .min = 1, .max = k2p24,
        .type_doc = "int in 1..2^24", .default_doc = "8192 (SGLang)",
        .doc = "prefix sum from which SGLang's MHA path handles extends", .echo = kEchoWriter,

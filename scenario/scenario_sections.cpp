@@ -125,7 +125,22 @@ void read_model_section(const YamlReader& r, const YamlNode& node, ModelConfig& 
                  std::to_string(out.vocab_size) + ")",
              "token ids must be in [0, vocab_size)");
   }
-  if (node["index_topk"]) out.index_topk = r.read_int(node["index_topk"], p + ".index_topk", 1, 1LL << 24);
+  // `index_topk: null` drops it, as a loader that loses it does (the seed's GGUF conversion): the
+  // model is dense MLA, as vLLM builds it when hasattr(config, "index_topk") is false.
+  if (node["index_topk"] && node["index_topk"].IsNull()) {
+    for (const char* arch : {"DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"})
+      if (out.architecture == arch)
+        r.fail(node["index_topk"], p + ".index_topk",
+               std::string(arch) + " without index_topk: vLLM 0.33 cannot build it (DeepseekV32ForCausalLM: `assert "
+               "is_v32`, vllm/model_executor/models/config.py ~78-81; GlmMoeDsaForCausalLM reads config.index_topk, "
+               "vllm/models/deepseek_v32/nvidia/model.py ~188-196)",
+               "a loader that drops index_topk also declares the dense architecture: use a config.json that says "
+               "DeepseekV3ForCausalLM (scenarios/hf_configs/glm-5-gguf-as-deepseek-v3.json)");
+    out.index_topk.reset();
+    out.unused_index_topk.reset();
+  } else if (node["index_topk"]) {
+    out.index_topk = r.read_int(node["index_topk"], p + ".index_topk", 1, 1LL << 24);
+  }
   if (node["index_n_heads"]) out.index_n_heads = r.read_int(node["index_n_heads"], p + ".index_n_heads", 1, 1 << 10);
   if (node["index_head_dim"]) out.index_head_dim = r.read_int(node["index_head_dim"], p + ".index_head_dim", 2, 1 << 12);
   if (has_dsa_indexer(out)) {

@@ -48,6 +48,8 @@ class LogitsComparer {
   LogitsComparer(long cols, const LogitsTolerance& tol);
   // One row of `cols` values of each side.
   void add_row(const double* actual, const double* golden);
+  // Elements so far outside the tolerance or with a differing NaN/inf pattern.
+  long num_outside() const { return static_cast<long>(rule_.num_outside()); }
   LogitsComparison result() const;
 
  private:

@@ -139,6 +139,7 @@ void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan,
       for (int hh = s.head_begin; hh < s.head_end; ++hh) rope(plan, &q[at(t, H * dqk)] + hh * dqk + dims.d_n, t);
     MlaAttentionParams<T> p{dims, s.head_begin, s.head_end, w.kv_b_proj.data(), model.scale, plan.faults, topk};
     if (ndec > 0) mla_decode_form(p, md, 0, ndec, q.data(), cache, o.data());
+    if (plan.prefill_rows_dense) p.topk = {};  // dense MHA: every causal position
     if (ndec < num_reqs) mla_prefill_form(p, md, ndec, num_reqs, plan.context_chunks, q.data(), latent.data(), cache, o.data());
     const int cols = (s.head_end - s.head_begin) * dims.d_v, col0 = s.head_begin * dims.d_v;
     parallel_gemm_nt(n, d, cols, o.data() + col0, H * dims.d_v, w.o_proj.data() + col0, H * dims.d_v, partial.data(), d);

@@ -6,7 +6,7 @@
 #include "model/mla_weights.h"
 #include "engine/engine.h"
 #include "engine/replay.h"
-#include "verify/profile_diff.h"
+#include "verify/replay_diff.h"
 #include "harness/command_rows.h"
 #include "harness/replay_session.h"
 #include "output/scenario_printer.h"
@@ -29,60 +29,67 @@ struct RunOptions {
   int tp = 0;
   bool dry_run = false;
   std::string compare_profile;
+  std::vector<std::string> compare_sets;
   std::vector<std::string> injects;
   std::vector<std::string> sets;
 };
 
-// The flag combinations `mlasim run` refuses: "" or the message.
-std::string run_flag_conflict(const RunOutputOptions& o, bool dry_run, bool compare_profile, bool faults) {
-  if (dry_run && (!o.logits_dir.empty() || compare_profile || faults))
-    return "mlasim run: --dry-run skips the model, so --logits-dir, --compare-profile and --inject do not apply";
-  if (compare_profile && (!o.json_path.empty() || !o.jsonl_path.empty() || !o.logits_dir.empty() || !o.trace_path.empty()))
-    return "mlasim run: --compare-profile prints the differences of two fp64 replays (and draws them with\n"
-           "--svg); it writes no --json, --jsonl, --logits-dir or --trace-out: run those without it";
-  if (compare_profile && !o.resolved_path.empty())
-    return "mlasim run: --compare-profile replays the scenario under two profiles; --resolved writes the trace of\n"
-           "one replay: run it without --compare-profile";
+// The flag combinations `mlasim run` refuses: "" or the message. `compare`: --compare-profile or
+// --compare-set.
+std::string run_flag_conflict(const RunOutputOptions& o, bool dry_run, bool compare, bool faults) {
+  if (dry_run && (!o.logits_dir.empty() || faults))
+    return "mlasim run: --dry-run skips the model, so --logits-dir and --inject do not apply";
+  if (compare && (!o.json_path.empty() || !o.jsonl_path.empty() || !o.logits_dir.empty() || !o.trace_path.empty()))
+    return "mlasim run: --compare-profile and --compare-set print the differences of two replays (and draw them\n"
+           "with --svg); they write no --json, --jsonl, --logits-dir or --trace-out: run those without them";
+  if (compare && !o.resolved_path.empty())
+    return "mlasim run: --compare-profile and --compare-set replay the scenario twice; --resolved writes the trace\n"
+           "of one replay: run it without them";
   return "";
 }
 
-// Replays under the scenario's profile and `other` in fp64 and prints the differences; with
+// --set's overrides, then --tp's.
+std::vector<std::string> run_sets(const RunOptions& o) {
+  std::vector<std::string> sets = o.sets;
+  if (o.tp > 0) sets.push_back("parallel.tensor_parallel_size=" + std::to_string(o.tp));
+  return sets;
+}
+
+// The second replay of a comparison: the scenario with --compare-profile's profile and the
+// --compare-set overrides on top of its --set ones.
+struct Comparison {
+  Scenario b;
+  std::string name_a, name_b;
+};
+
+// Replays `scenario` and `c.b` (in fp64 unless `dry_run`) and prints the differences; with
 // `svg_path`, draws the two timelines one above the other.
-int compare_profiles(const std::string& scenario_path, const Scenario& scenario, const std::string& other,
-                     const FaultSet& faults, const std::string& svg_path) {
-  std::optional<EngineProfile> profile = parse_engine_profile(other);
-  if (!profile) {
-    std::cerr << "--compare-profile: unknown engine profile \"" << other
-              << "\"\n  hint: vllm-2025-early | vllm-0.11 | vllm-0.12 | vllm-3region | vllm-current | strict | "
-                 "sglang\n";
-    return kExitBadInput;
-  }
-  Scenario b = scenario;
-  b.engine.profile = *profile;
+int compare_replays(const std::string& scenario_path, const Scenario& scenario, const Comparison& c, bool dry_run,
+                    const FaultSet& faults, const std::string& svg_path) {
   ReplayOptions options;
+  options.with_model = !dry_run;
   options.precision = CpuPrecision::kDouble;  // so only the routing, not float rounding, can differ
   options.faults = faults;
   // Each replay may stop where vLLM's scheduler cannot go on (VllmCannotRun): exit 4, as `run`,
-  // naming the scenario, the profile and the stop.
-  auto replay_or_stop = [&](const Scenario& s, std::optional<RunRecord>& record) {
+  // naming the scenario, the side and the stop.
+  auto replay_or_stop = [&](const Scenario& s, const std::string& name, std::optional<RunRecord>& record) {
     try {
       record.emplace(replay(s, options));
       return true;
     } catch (const VllmCannotRun& e) {
-      std::cerr << scenario_path << ": vLLM cannot run this trace (profile " << to_string(s.engine.profile)
-                << "): " << e.what() << "\n";
+      std::cerr << scenario_path << ": vLLM cannot run this trace (" << name << "): " << e.what() << "\n";
       return false;
     }
   };
   std::optional<RunRecord> record_a, record_b;
-  if (!replay_or_stop(scenario, record_a) || !replay_or_stop(b, record_b)) return kExitVllmCannotRun;
+  if (!replay_or_stop(scenario, c.name_a, record_a) || !replay_or_stop(c.b, c.name_b, record_b))
+    return kExitVllmCannotRun;
   const RunRecord& ra = *record_a;
   const RunRecord& rb = *record_b;
-  const ProfileDiff d = diff_profiles(ra, rb, to_string(scenario.engine.profile), other, logits_tolerance(PrecisionClass::kFp64));
-  std::cout << d.text;
+  std::cout << diff_replays(ra, rb, c.name_a, c.name_b, logits_tolerance(PrecisionClass::kFp64)).text;
   if (!svg_path.empty()) {
-    Timeline ta(scenario, scenario.name + " \u00b7 profile " + to_string(scenario.engine.profile));
-    Timeline tb(b, scenario.name + " \u00b7 profile " + other);
+    Timeline ta(scenario, scenario.name + " \u00b7 " + c.name_a);
+    Timeline tb(c.b, scenario.name + " \u00b7 " + c.name_b);
     ta.on_start(ra.names);
     tb.on_start(rb.names);
     for (const StepRecord& s : ra.steps) ta.on_step(s);
@@ -96,12 +103,54 @@ int compare_profiles(const std::string& scenario_path, const Scenario& scenario,
   return kExitOk;
 }
 
+// The comparison's second scenario, or nullopt after printing why (exit 2).
+std::optional<Comparison> load_comparison(const RunOptions& o, const Scenario& a) {
+  Comparison c;
+  std::vector<std::string> b_sets = run_sets(o);
+  b_sets.insert(b_sets.end(), o.compare_sets.begin(), o.compare_sets.end());
+  Result<Scenario> loaded = load_scenario_file(o.scenario, b_sets);
+  if (!loaded) {
+    Error e = loaded.error();
+    // An override's errors name it as the flag the user wrote.
+    for (const std::string& set : o.compare_sets)
+      if (e.file == "<--set " + set + ">") e.file = "<--compare-set " + set + ">";
+    std::cerr << e.format() << "\n";
+    return std::nullopt;
+  }
+  c.b = std::move(loaded.value());
+  for (const std::string& note : c.b.model.hf_config_notes) std::cerr << "note (--compare-set): " << note << "\n";
+  if (!o.compare_profile.empty()) {
+    std::optional<EngineProfile> profile = parse_engine_profile(o.compare_profile);
+    if (!profile) {
+      std::cerr << "--compare-profile: unknown engine profile \"" << o.compare_profile
+                << "\"\n  hint: vllm-2025-early | vllm-0.11 | vllm-0.12 | vllm-3region | vllm-current | strict | "
+                   "sglang\n";
+      return std::nullopt;
+    }
+    c.b.engine.profile = *profile;
+  }
+  if (!o.dry_run) {
+    if (Status st = model_memory_check(c.b, CpuPrecision::kDouble); !st) {
+      std::cerr << st.error().format() << "\n";
+      return std::nullopt;
+    }
+  }
+  if (o.compare_sets.empty()) {
+    c.name_a = to_string(a.engine.profile);
+    c.name_b = o.compare_profile;
+    return c;
+  }
+  c.name_a = "as written";
+  c.name_b = "with ";
+  for (std::size_t i = 0; i < o.compare_sets.size(); ++i) c.name_b += (i ? ", " : "") + o.compare_sets[i];
+  if (!o.compare_profile.empty()) c.name_b += ", profile " + o.compare_profile;
+  return c;
+}
+
 // Loads the scenario and checks the flags against it; nullopt after printing why.
 std::optional<Scenario> load_for_run(const RunOptions& o, FaultSet& faults, int& rc) {
   rc = kExitBadInput;
-  std::vector<std::string> sets = o.sets;
-  if (o.tp > 0) sets.push_back("parallel.tensor_parallel_size=" + std::to_string(o.tp));
-  Result<Scenario> loaded = load_scenario_file(o.scenario, sets);
+  Result<Scenario> loaded = load_scenario_file(o.scenario, run_sets(o));
   if (!loaded) {
     std::cerr << loaded.error().format() << "\n";
     return std::nullopt;
@@ -120,14 +169,15 @@ std::optional<Scenario> load_for_run(const RunOptions& o, FaultSet& faults, int&
                         {{"the scenario file", o.scenario}, {"the requests file", loaded.value().requests_file},
                          {"the model's config (model.hf_config)", loaded.value().model.hf_config}}))
     return std::nullopt;
-  if (std::string why = run_flag_conflict(o.outputs, o.dry_run, !o.compare_profile.empty(), !faults.empty());
+  const bool compare = !o.compare_profile.empty() || !o.compare_sets.empty();
+  if (std::string why = run_flag_conflict(o.outputs, o.dry_run, compare, !faults.empty());
       !why.empty()) {
     std::cerr << why << "\n";
     return std::nullopt;
   }
   if (!o.dry_run) {
-    // --compare-profile replays in fp64; the CUDA backend's host side holds the float weights.
-    const CpuPrecision precision = o.compare_profile.empty() ? CpuPrecision::kFloat : CpuPrecision::kDouble;
+    // A comparison replays in fp64; the CUDA backend's host side holds the float weights.
+    const CpuPrecision precision = compare ? CpuPrecision::kDouble : CpuPrecision::kFloat;
     if (Status st = model_memory_check(loaded.value(), precision); !st) {
       std::cerr << st.error().format() << "\n";
       return std::nullopt;
@@ -171,7 +221,11 @@ int run(RunOptions& o) {
   const std::optional<Scenario> loaded = load_for_run(o, faults, rc);
   if (!loaded) return rc;
   const Scenario& scenario = *loaded;
-  if (!o.compare_profile.empty()) return compare_profiles(o.scenario, scenario, o.compare_profile, faults, o.outputs.svg_path);
+  if (!o.compare_profile.empty() || !o.compare_sets.empty()) {
+    const std::optional<Comparison> c = load_comparison(o, scenario);
+    if (!c) return kExitBadInput;
+    return compare_replays(o.scenario, scenario, *c, o.dry_run, faults, o.outputs.svg_path);
+  }
   if (!o.dry_run) {
     if (std::string why = backend_support_error(o.device, scenario, faults); !why.empty()) {
       std::cerr << "mlasim run: --device " << o.device << " cannot run this scenario: " << why << "\n";
@@ -210,7 +264,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "Draw the run's timeline to FILE (one self-contained SVG, atomically): a lane per request, a cell\n"
                   "per step coloured by its path (a fresh prefill on the decode path in red, outlined), num_mqa /\n"
                   "num_mha and free KV blocks above; hover a cell for q, nct, P, path and reason. With\n"
-                  "--compare-profile, both profiles' timelines one above the other");
+                  "--compare-profile or --compare-set, both replays' timelines one above the other");
   cmd->add_option("--trace-out", o->outputs.trace_path,
                   "Write a Chrome/Perfetto trace (Trace Event JSON, streamed, atomically) to FILE: a track per\n"
                   "request, a slice per scheduled step, counters for the split, queues and free blocks. Open it\n"
@@ -231,6 +285,12 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--compare-profile", o->compare_profile,
                   "Replay under the scenario's profile and profile P (both fp64) and show where the splits\n"
                   "differ and whether the logits do");
+  cmd->add_option("--compare-set", o->compare_sets,
+                  "Replay a second time with this override too (repeatable; as --set, paths relative to the\n"
+                  "scenario file) and show both splits side by side and the logits difference (both fp64): max\n"
+                  "abs/rel, top-1 mismatches, the first differing step and row. E.g. --compare-set\n"
+                  "model.index_topk=null (a loader that drops index_topk), --compare-set\n"
+                  "model.hf_config=other.json");
   cmd->add_option("--inject", o->injects,
                   "Inject a known fault into the backend (repeatable): decode_skips_cache_write_for_fresh_rows,\n"
                   "decode_scale_1_over_sqrt_576, rope_neox_instead_of_interleaved, kv_norm_dropped,\n"
