@@ -5,6 +5,7 @@
 #include "attention/reorder.h"
 #include "attention/route.h"
 #include "attention/sglang_dispatch.h"
+#include "scenario/scenario_loader.h"
 #include "routing_test_util.h"
 
 using namespace mlasim;
@@ -304,6 +305,48 @@ TEST_CASE("routing sparse MLA with sparse_mla_force_mqa: no dense MHA prefill", 
   CHECK(b.counts.num_mqa_tokens == 5);
   CHECK(b.counts.num_decodes == 1);
   CHECK(b.rows[0].fresh_on_decode_path);
+}
+
+TEST_CASE("routing engine.sparse_mla_prefill: vllm, force_mqa, dense_mha", "[routing][sparse]") {
+  // GLM-5 on 8 x H200 (FLASH_ATTN_MLA_SPARSE, T = 256) with index_topk 256: a 280-token prompt is
+  // a prefill past index_topk; a 250-token one a decode of the split.
+  const std::string path = std::string(MLASIM_SOURCE_DIR) + "/scenarios/deploy/glm5_dsa_past_index_topk.yaml";
+  auto config = [&](const char* mode) {
+    Result<Scenario> s = load_scenario_file(path, {std::string("engine.sparse_mla_prefill=") + mode});
+    REQUIRE(s.ok());
+    return make_routing_config(s.value());
+  };
+  const std::vector<RowInput> past{{1, 50, 40}, {280, 0, 280}};
+  const std::vector<RowInput> within{{1, 50, 40}, {250, 0, 250}};  // a decode of the split (250 <= 256)
+  const RoutingConfig vllm = config("vllm"), forced = config("force_mqa"), dense = config("dense_mha");
+  CHECK(vllm.decode_threshold == 256);
+  CHECK(vllm.sparse_dense_mha_prefill);
+  CHECK_FALSE(vllm.sparse_mla_force_mqa);
+  CHECK_FALSE(vllm.sparse_dense_mha_any_length);
+  CHECK(route_batch(past, vllm).counts.num_mha_tokens == 0);  // 280 > index_topk: top-k MQA
+  CHECK(paths_of(route_batch(past, vllm)) == "mqa,mqa");
+  CHECK(forced.sparse_mla_force_mqa);
+  CHECK_FALSE(forced.sparse_dense_mha_prefill);
+  CHECK(route_batch(past, forced).counts.num_mqa_tokens == 281);
+  CHECK(dense.sparse_dense_mha_any_length);
+  CHECK(dense.sparse_dense_mha_prefill);
+  const BatchRoute d = route_batch(past, dense);
+  CHECK(d.counts.num_mqa_tokens == 1);
+  CHECK(d.counts.num_mha_tokens == 280);
+  CHECK(paths_of(d) == "mqa,mha");
+  CHECK(d.batch_reason.find("dense_mha") != std::string::npos);
+  // The split decides which rows are prefills under every mode: a decode of the split stays MQA.
+  CHECK(paths_of(route_batch(within, dense)) == "mqa,mqa");
+  // A dense model ignores the key.
+  Result<Scenario> gguf = load_scenario_file(
+      path, {"model.hf_config=../hf_configs/glm-5-gguf-as-deepseek-v3.json", "model.index_topk=null",
+             "engine.sparse_mla_prefill=dense_mha"});
+  REQUIRE(gguf.ok());
+  CHECK_FALSE(gguf.value().model.index_topk.has_value());
+  const RoutingConfig g = make_routing_config(gguf.value());
+  CHECK_FALSE(g.sparse_mla);
+  CHECK(g.decode_threshold == 512);  // FLASH_ATTN_MLA
+  CHECK(paths_of(route_batch(past, g)) == "mqa,mqa");
 }
 
 TEST_CASE("routing config: backend thresholds, spec tokens, overrides (§3)", "[routing]") {

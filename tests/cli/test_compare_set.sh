@@ -19,6 +19,7 @@ contains "gguf chain: sparse side" "num_mqa=280 num_mha=0  step 0 | decode 0/0 p
 contains "gguf chain: dense side" "num_mqa=280 num_mha=0  step 0 | decode 1/280 prefill 0/0 | past_topk:mqa[280,0]"
 contains "gguf chain: rows" "logits: 3 sampling rows compared"
 contains "gguf chain: cost" "logits DIFFER (fp64 class): max abs 1.514e-01 at step 0 past_topk position 279 token 1097"
+contains "gguf chain: cosine" "cos diff 6.785e-04"
 contains "gguf chain: every element" "12288 of 12288 elements outside, 0 NaN/inf mismatches, 0 top-1 mismatches"
 contains "gguf chain: first row" "first differing row: step 0 past_topk position 279"
 contains "gguf chain: answer" "answer: the difference CHANGES the output"

@@ -39,7 +39,7 @@ xmllint --noout "$scratch/two.svg" || { echo "FAIL two.svg is not well-formed XM
 [[ $(xpath "$scratch/two.svg" 'count(//*[local-name()="rect"][@class="cell prefill"])') == 1 ]] || { echo "FAIL two.svg: strict routes step 0 to the prefill path"; fail=1; }
 for flag in --json --jsonl --trace-out; do
   check "--compare-profile with $flag" 2 "$mlasim" run "$seed" --compare-profile strict "$flag" "$scratch/x"
-  contains "--compare-profile with $flag" "writes no --json, --jsonl, --logits-dir or --trace-out"
+  contains "--compare-profile with $flag" "write no --json, --jsonl, --logits-dir or --trace-out"
 done
 check "--compare-profile with --logits-dir" 2 "$mlasim" run "$seed" --compare-profile strict --logits-dir "$scratch/l"
 check "--compare-profile with --resolved" 2 "$mlasim" run "$seed" --compare-profile strict --resolved "$scratch/x"

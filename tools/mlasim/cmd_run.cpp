@@ -43,8 +43,8 @@ std::string run_flag_conflict(const RunOutputOptions& o, bool dry_run, bool comp
     return "mlasim run: --compare-profile and --compare-set print the differences of two replays (and draw them\n"
            "with --svg); they write no --json, --jsonl, --logits-dir or --trace-out: run those without them";
   if (compare && !o.resolved_path.empty())
-    return "mlasim run: --compare-profile and --compare-set replay the scenario twice; --resolved writes the trace\n"
-           "of one replay: run it without them";
+    return "mlasim run: --compare-profile and --compare-set replay the scenario twice;\n"
+           "--resolved writes the trace of one replay: run it without them";
   return "";
 }
 
