@@ -19,6 +19,8 @@ constexpr FaultInfo kFaults[kNumFaults] = {
     {Fault::kKvNormDropped, "kv_norm_dropped", "every token"},
     {Fault::kWUkTransposed, "w_uk_transposed", "every decode-path token"},
     {Fault::kChunkLseMergeWrong, "chunk_lse_merge_wrong", "prefill-path rows with context (nct > 0)"},
+    {Fault::kTopkOffByOne, "topk_off_by_one",
+     "every token of a sparse (DSA) model past position 0 (the top-k positions read one lower)"},
 };
 
 }  // namespace

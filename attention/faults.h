@@ -26,8 +26,12 @@ enum class Fault : int {
   // merge_attn_states weights each partial by the other's LSE: o = o_a e^(b-lse) + o_b e^(a-lse)
   // (prefill-path rows with context only).
   kChunkLseMergeWrong,
+  // Sparse (DSA) models: the positions the indexer's top-k hands the attention are each one lower
+  // (0 stays; duplicates merge), an off-by-one in the index-to-position map, so no query reads its
+  // own key, within index_topk or past it (every token of a sparse model, in both forms).
+  kTopkOffByOne,
 };
-inline constexpr int kNumFaults = 6;
+inline constexpr int kNumFaults = 7;
 
 const char* to_string(Fault f);  // e.g. "decode_skips_cache_write_for_fresh_rows"
 std::optional<Fault> parse_fault(std::string_view name);

@@ -102,6 +102,13 @@ std::vector<std::vector<int>> dsa_indexer_topk(const ModelConfig& c, const CpuIn
   return selected;
 }
 
+void apply_topk_off_by_one(std::vector<std::vector<int>>& selected) {
+  for (std::vector<int>& out : selected) {
+    for (int& pos : out) pos = std::max(pos - 1, 0);
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+  }
+}
+
 template std::vector<std::vector<int>> dsa_indexer_topk<float>(const ModelConfig&, const CpuIndexerWeights<float>&,
                                                                const StepPlan&, std::span<const RopeAngles>,
                                                                const float*, const float*, LatentCache<float>&);

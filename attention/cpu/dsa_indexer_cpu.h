@@ -33,4 +33,8 @@ std::vector<std::vector<int>> dsa_indexer_topk(const ModelConfig& c, const CpuIn
                                                std::span<const RopeAngles> angles, const T* x, const T* cq,
                                                LatentCache<T>& cache);
 
+// The fault topk_off_by_one (attention/faults.h): every selected position one lower (0 stays),
+// duplicates merged; the lists stay ascending.
+void apply_topk_off_by_one(std::vector<std::vector<int>>& selected);
+
 }  // namespace mlasim

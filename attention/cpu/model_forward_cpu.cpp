@@ -124,6 +124,7 @@ void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan,
   const int num_reqs = md.num_reqs, ndec = plan.forms.num_decodes;
   std::vector<std::vector<int>> topk;
   if (index_cache) topk = dsa_indexer_topk(c, w.indexer, plan, plan.angles, x.data(), cq.data(), *index_cache);
+  if (index_cache && plan.faults.has(Fault::kTopkOffByOne)) apply_topk_off_by_one(topk);
 
   // Per rank: its heads' q, attention in both forms, partial o_proj; summed in rank order.
   std::vector<T> q(at(n, H * dqk)), o(at(n, H * dims.d_v)), attn_sum(at(n, d), T(0)), partial(at(n, d));

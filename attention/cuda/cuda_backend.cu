@@ -32,7 +32,7 @@ std::vector<int> devices_for(const CudaBackendOptions& o) {
 
 using namespace cuda_detail;
 
-bool cuda_backend_supports_fault(Fault f) { return f != Fault::kChunkLseMergeWrong; }
+bool cuda_backend_supports_fault(Fault f) { return f != Fault::kChunkLseMergeWrong && f != Fault::kTopkOffByOne; }
 
 std::string cuda_backend_support_error(const ModelConfig& c, const CudaBackendOptions& o) {
   std::string why;

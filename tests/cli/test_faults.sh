@@ -3,6 +3,7 @@
 # changes, naming the logits as the cause; scenarios it cannot touch still pass.
 #   decode_skips_cache_write_for_fresh_rows: scenarios with a fresh row on the decode path
 #   chunk_lse_merge_wrong: scenarios with chunked context on the prefill path
+#   topk_off_by_one: scenarios of a sparse (DSA) model (preset tiny-dsa)
 #   the others (scale, RoPE, kv norm, W_UK layout): every scenario (every one has decode or RoPE math)
 set -u
 mlasim=$1
@@ -16,7 +17,7 @@ for scenario in scenarios/seed/*.yaml; do
   "$mlasim" run "$scenario" --dry-run --json "$scratch/$name.json" >/dev/null || { echo "FAIL dry run of $name"; fail=1; }
 done
 for fault in decode_skips_cache_write_for_fresh_rows decode_scale_1_over_sqrt_576 rope_neox_instead_of_interleaved \
-             kv_norm_dropped w_uk_transposed chunk_lse_merge_wrong; do
+             kv_norm_dropped w_uk_transposed chunk_lse_merge_wrong topk_off_by_one; do
   "$mlasim" check scenarios/seed --inject "$fault" >"$scratch/out.txt" 2>&1
   rc=$?
   for scenario in scenarios/seed/*.yaml; do
@@ -24,6 +25,7 @@ for fault in decode_skips_cache_write_for_fresh_rows decode_scale_1_over_sqrt_57
     case $fault in
       decode_skips_cache_write_for_fresh_rows) grep -q '"fresh_on_decode_path": true' "$scratch/$name.json" && affected=1 || affected=0 ;;
       chunk_lse_merge_wrong) grep -qE '"num_chunks": [1-9]' "$scratch/$name.json" && affected=1 || affected=0 ;;
+      topk_off_by_one) grep -q 'preset: tiny-dsa' "$scenario" && affected=1 || affected=0 ;;
       *) affected=1 ;;
     esac
     if [[ $affected -eq 1 ]]; then

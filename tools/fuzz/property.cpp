@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "base/check.h"
+#include "config/model_config.h"
 #include "engine/engine.h"
 #include "verify/logits_compare.h"
 #include "verify/logits_golden.h"
@@ -40,6 +41,11 @@ const std::vector<PropertyInfo>& property_infos() {
        "recorded earlier with --record-golden DIR and the same seed\n"
        "and flags: a scheduler or routing change between two builds\n"
        "(not shrunk: a smaller trace has no golden)"},
+      {Property::kSparseEqualsDenseWithinTopk, "sparse_equals_dense_within_topk", true,
+       "on a sparse (DSA) model, the fp64 logits of every query\n"
+       "whose positions all fit index_topk equal those of the model\n"
+       "made dense (no indexer), within the fp64 tolerance class\n"
+       "(needs --model; --inject topk_off_by_one breaks it)"},
   };
   return infos;
 }
@@ -109,7 +115,7 @@ RunRecord recorded_replay(const Scenario& s, const ReplayOptions& options) {
   return session.take_record();
 }
 
-// Rows keyed by (request, position): the same schedule gives the same rows under both profiles.
+// Rows keyed by (request, position): the same schedule gives the same rows under both replays.
 std::map<std::pair<int, int>, std::size_t> rows_by_key(const LogitsRecord& l) {
   std::map<std::pair<int, int>, std::size_t> m;
   for (std::size_t i = 0; i < l.index.size(); ++i) m[{l.index[i].index, l.index[i].position}] = i;
@@ -149,6 +155,46 @@ std::optional<Violation> logits_vs_strict(const Scenario& s, const FaultSet& fau
   return Violation{Property::kSameLogitsAsStrict, step, "logits differ from strict's: " + cmp.summary(tol, labels)};
 }
 
+// The model's rows of queries at positions < index_topk against the same schedule on the model
+// without its indexer (index_topk dropped, the dense architecture).
+std::optional<Violation> sparse_vs_dense(const Scenario& s, const FaultSet& faults) {
+  if (!has_dsa_indexer(s.model)) return std::nullopt;
+  const int topk = *s.model.index_topk;
+  Scenario dense = s;
+  dense.model.index_topk.reset();
+  dense.model.architecture = "DeepseekV3ForCausalLM";
+  ReplayOptions options;
+  options.precision = CpuPrecision::kDouble;
+  options.faults = faults;
+  const RunRecord a = recorded_replay(s, options), b = recorded_replay(dense, options);
+  const auto rows_b = rows_by_key(b.logits);
+  const std::size_t vocab = static_cast<std::size_t>(a.logits.vocab_size);
+  std::vector<double> va, vb;
+  std::vector<std::string> labels;
+  std::vector<int> steps;
+  for (std::size_t i = 0; i < a.logits.index.size(); ++i) {
+    const LogitsRow& row = a.logits.index[i];
+    if (row.position >= topk) continue;  // past index_topk: sparse attention reads a subset
+    auto it = rows_b.find({row.index, row.position});
+    if (it == rows_b.end()) continue;  // a schedule the dense model's KV pool changed: rows one side has
+    va.insert(va.end(), a.logits.values_f64.begin() + static_cast<std::ptrdiff_t>(i * vocab),
+              a.logits.values_f64.begin() + static_cast<std::ptrdiff_t>((i + 1) * vocab));
+    vb.insert(vb.end(), b.logits.values_f64.begin() + static_cast<std::ptrdiff_t>(it->second * vocab),
+              b.logits.values_f64.begin() + static_cast<std::ptrdiff_t>((it->second + 1) * vocab));
+    labels.push_back(logits_row_label(row.step, a.names[row.index], row.position));
+    steps.push_back(row.step);
+  }
+  if (labels.empty()) return std::nullopt;
+  const LogitsTolerance tol = logits_tolerance(PrecisionClass::kFp64);
+  const LogitsComparison cmp =
+      compare_logits(va, vb, static_cast<long>(labels.size()), static_cast<long>(vocab), tol);
+  if (cmp.pass) return std::nullopt;
+  const int step = cmp.max_abs_row >= 0 ? steps[static_cast<std::size_t>(cmp.max_abs_row)] : -1;
+  return Violation{Property::kSparseEqualsDenseWithinTopk, step,
+                   fmt::format("logits within index_topk {} differ from the dense model's: ", topk) +
+                       cmp.summary(tol, labels)};
+}
+
 }  // namespace
 
 std::string split_golden_text(const Scenario& s, const std::string& generator) {
@@ -171,10 +217,17 @@ std::optional<Violation> check_properties(const Scenario& s, const PropertyOptio
   ReplaySession session(s, fuzz_rows(wants_golden ? options.golden_dir : ""), std::cout);
   std::optional<Violation> dry = dry_run(session, wanted(Property::kNoFreshPrefillOnDecodePath));
   if (dry) return dry->property == Property::kStepInvariants && !wanted(Property::kStepInvariants) ? std::nullopt : dry;
-  if (!wanted(Property::kSameLogitsAsStrict)) return std::nullopt;
+  if (!wanted(Property::kSameLogitsAsStrict) && !wanted(Property::kSparseEqualsDenseWithinTopk)) return std::nullopt;
   try {
     ThrowOnCheckFailure throw_on_failure;
-    return logits_vs_strict(s, options.faults);
+    // The model properties in the order asked for; the first violated one is reported.
+    for (Property p : options.properties) {
+      std::optional<Violation> v;
+      if (p == Property::kSameLogitsAsStrict) v = logits_vs_strict(s, options.faults);
+      if (p == Property::kSparseEqualsDenseWithinTopk) v = sparse_vs_dense(s, options.faults);
+      if (v) return v;
+    }
+    return std::nullopt;
   } catch (const InvariantViolation& e) {
     if (wanted(Property::kStepInvariants)) return Violation{Property::kStepInvariants, -1, e.what()};
     return std::nullopt;

@@ -25,6 +25,12 @@ enum class Property {
   // (the format of `mlasim golden update`; `mlasim fuzz --record-golden` writes one per run): a
   // change in the scheduler or the routing since the goldens were recorded.
   kMatchesGoldenSplit,
+  // With the model, on a sparse (DSA) model: every logits row of a query whose causal positions
+  // all fit index_topk (position < index_topk) equals the same schedule's row on the model made
+  // dense (index_topk dropped: no indexer), within the fp64 tolerance class. Its top-k then
+  // selects every position, so a difference is a fault in the top-k or its use. Holds trivially
+  // on a dense model.
+  kSparseEqualsDenseWithinTopk,
 };
 
 struct PropertyInfo {
@@ -45,11 +51,12 @@ struct Violation {
 
 struct PropertyOptions {
   std::vector<Property> properties;  // checked in this order; the first violated one is reported
-  FaultSet faults;                   // injected into the model runs of same_logits_as_strict
+  FaultSet faults;                   // injected into the model runs (same_logits_as_strict,
+                                     // sparse_equals_dense_within_topk)
   std::string golden_dir;            // matches_golden_split: where the split goldens are
 };
 
-// Replays `s` (dry run; a model run only for same_logits_as_strict) and returns the first
+// Replays `s` (dry run; model runs only for the properties that need the model) and returns the first
 // violation, or nullopt when every property holds.
 std::optional<Violation> check_properties(const Scenario& s, const PropertyOptions& options);
 // Only `p`.

@@ -139,7 +139,7 @@ bool parse_property_flags(const FuzzFlags& f, PropertyOptions& properties) {
   std::vector<std::string> names = f.properties;
   if (names.empty()) {
     names = {kInvariantNoFreshPrefillOnDecodePath, kInvariantStepInvariants};
-    if (f.model) names.push_back("same_logits_as_strict");
+    if (f.model) names.insert(names.end(), {"same_logits_as_strict", "sparse_equals_dense_within_topk"});
   }
   if (!parse_properties(names, f.model, properties.properties)) return false;
   const bool wants_golden = std::find(properties.properties.begin(), properties.properties.end(),
@@ -217,7 +217,8 @@ void add_fuzz_command(CLI::App& app, int& exit_code) {
       "a scenario with a one-line comment and an expect: block, that `mlasim check` fails.\n"
       "The engine profile and backend come from BASE_SCENARIO or --set; --vary draws them too.\n"
       "The output is the same for the same seed and flags (with --time, the number of runs may differ).\n\n"
-      "Properties (--property, repeatable; default: the first two, and same_logits_as_strict with --model):\n" +
+      "Properties (--property, repeatable; default: the first two, and with --model same_logits_as_strict\n"
+      "and sparse_equals_dense_within_topk):\n" +
           properties_help() + "\n" + describe_distribution() +
           "\nExit 0 no violation, 1 a violation (shrunk, and written with -o), 2 bad input, 3 an output that could\n"
           "not be written (a full disk, a read-only file system).\n"
