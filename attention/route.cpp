@@ -95,6 +95,20 @@ SplitResult split_rows(std::span<const RowInput> rows, const RoutingConfig& conf
                                     /*treat_short_extends_as_decodes=*/config.profile != EngineProfile::kStrict);
 }
 
+// _use_sparse_mha's masked half (mla_attention.py ~1221-1237) for the split's prefill rows
+// [num_decodes, n): the length table, then whether their top-k masks fit the workspace, with the
+// context chunks' longest piece (the prefill rows' contexts in batch order).
+bool masked_mha_prefill(const BatchRoute& route, int num_decodes, int max_query_len, long long max_seq_len,
+                        const MaskedMhaRule& rule) {
+  std::vector<int> context_lens;
+  for (std::size_t pos = static_cast<std::size_t>(num_decodes); pos < route.rows.size(); ++pos)
+    context_lens.push_back(route.rows[pos].nct);
+  const bool has_context = std::any_of(context_lens.begin(), context_lens.end(), [](int c) { return c > 0; });
+  if (!masked_mha_by_lengths(rule, max_query_len, max_seq_len, has_context)) return false;
+  const int chunk = has_context ? max_context_chunk_seq_len(context_lens, rule.workspace_size, rule.block_size) : 0;
+  return masked_mha_workspace_fits(static_cast<int>(context_lens.size()), max_query_len, chunk);
+}
+
 // vLLM (§2, §4): rows [0, num_decodes) of the split take the decode path, the rest the prefill path.
 void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, BatchRoute& route) {
   const SplitResult split = split_rows(rows, config);
@@ -104,11 +118,19 @@ void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, Bat
   // sparse_mla_attention.py ~136-144), unless attention_config.sparse_mla_force_mqa is set (both
   // read it), which make_routing_config folds into sparse_dense_mha_prefill.
   bool sparse_all_mqa = config.sparse_mla;
+  bool masked = false;
   if (config.sparse_mla && config.sparse_dense_mha_prefill && config.index_topk > 0) {
     long long prefill_max_seq_len = 0;
-    for (int pos = split.counts.num_decodes; pos < static_cast<int>(route.rows.size()); ++pos)
-      prefill_max_seq_len = std::max<long long>(prefill_max_seq_len, 1LL * route.rows[sz(pos)].nct + route.rows[sz(pos)].q);
+    int prefill_max_query_len = 0;
+    for (int pos = split.counts.num_decodes; pos < static_cast<int>(route.rows.size()); ++pos) {
+      const RowRoute& r = route.rows[sz(pos)];
+      prefill_max_seq_len = std::max<long long>(prefill_max_seq_len, 1LL * r.nct + r.q);
+      prefill_max_query_len = std::max(prefill_max_query_len, r.q);
+    }
     sparse_all_mqa = !config.sparse_dense_mha_any_length && prefill_max_seq_len > config.index_topk;
+    if (sparse_all_mqa && config.masked_mha.available && split.counts.num_prefills > 0)
+      masked = !(sparse_all_mqa = !masked_mha_prefill(route, split.counts.num_decodes, prefill_max_query_len,
+                                                      prefill_max_seq_len, config.masked_mha));
   }
   route.counts = sparse_all_mqa ? all_on_decode_path(split.counts) : split.counts;
   route.split_rule = split.rule;
@@ -120,6 +142,8 @@ void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, Bat
   else if (config.sparse_mla && config.sparse_dense_mha_any_length)
     route.batch_reason += "; sparse MLA with engine.sparse_mla_prefill dense_mha: prefill rows on dense MHA over every "
                           "position, whatever their length";
+  else if (masked)
+    route.batch_reason += "; sparse MLA: prefill rows past index_topk on masked MHA (the top-k as a key mask, SM100)";
   else if (config.sparse_mla && config.sparse_mla_force_mqa)
     route.batch_reason += "; sparse MLA with sparse_mla_force_mqa: every token on the decode path (top-k MQA)";
   else if (config.sparse_mla)

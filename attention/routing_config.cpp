@@ -51,6 +51,10 @@ RoutingConfig make_routing_config(const RoutingOptions& o) {
   }
   c.sparse_dense_mha_prefill = card.dense_mha_prefill && o.index_topk > 0 && !o.sparse_mla_force_mqa;
   if (o.sparse_dense_mha_any_length) c.sparse_dense_mha_prefill = true, c.sparse_mla_force_mqa = false;
+  // The masked-MHA prefill needs the layer's prefill backend, as the dense one does.
+  if (card.dense_mha_prefill && !o.sparse_mla_force_mqa && o.index_topk > 0)
+    c.masked_mha = masked_mha_rule(card_query(o), o.backend, o.tensor_parallel_size, o.max_model_len, o.max_num_seqs,
+                                   o.block_size, o.index_topk);
   return c;
 }
 
@@ -83,6 +87,7 @@ RoutingConfig make_routing_config(const Scenario& s) {
   o.max_num_seqs = s.scheduler.max_num_seqs;
   o.model_runner = s.engine.model_runner;
   o.backend_query = backend_query(s);
+  o.tensor_parallel_size = s.parallel.tensor_parallel_size;
   // Linear attention: the config's layers say so, or the KV cache has a Mamba group (the state of
   // the linear-attention layers in the MLA families vLLM 0.33 serves: Kimi-Linear, GLM-5-Next),
   // as a scenario's cache.kv_cache_groups may list it.

@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 
+#include "config/masked_mha.h"
 #include "config/backend_card.h"
 #include "config/scenario.h"
 
@@ -42,6 +43,9 @@ struct RoutingConfig : RoutingDeployment {
   // vLLM 0.33's sparse backends: prefill rows take dense MHA when their longest sequence fits
   // index_topk (not SM120's, which has no dense prefill: flashinfer_mla_sparse_sm120.py ~37).
   bool sparse_dense_mha_prefill = false;
+  // With sparse_dense_mha_prefill: vLLM 0.33's masked-MHA prefill past index_topk on SM100
+  // (config/masked_mha.h); unavailable elsewhere.
+  MaskedMhaRule masked_mha;
   // The runner's reorder_batch_threshold when it is below T: the minimum over every KV cache
   // group's builder (§3), which the linear-attention layers' builder lowers to 1 + k
   // (gdn_attn.py ~171-176; model runner V1 reorders with it, the MLA builder still splits with T).
@@ -64,6 +68,7 @@ struct RoutingOptions : RoutingDeployment {
   // The deployment the builder's threshold depends on (sparse backends: heads per rank, SM100);
   // nullopt: an H200 with 128 heads per rank.
   std::optional<BackendQuery> backend_query;
+  int tensor_parallel_size = 1;  // the masked-MHA table is per TP size
 };
 
 // Resolves T and require_uniform from the backend's card (config/backend_card.h, which holds

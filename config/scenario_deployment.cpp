@@ -6,6 +6,7 @@
 
 #include "config/hy_v4_attention.h"
 #include "config/kv_cache_plan.h"
+#include "config/masked_mha.h"
 #include "config/mtp_drafter.h"
 
 namespace mlasim {
@@ -121,6 +122,15 @@ std::string resolve_deployment(Scenario& s) {
 namespace {
 
 // The chosen backend's card, the block sizes, the runner and the paths rows take.
+// The deployment's masked-MHA prefill (config/masked_mha.h), as the routing builds it.
+bool masked_mha_available(const Scenario& s, const BackendCard& b) {
+  if (!b.dense_mha_prefill || !s.model.index_topk) return false;
+  const int max_model_len = s.scheduler.max_model_len > 0 ? s.scheduler.max_model_len : s.model.max_position_embeddings;
+  return masked_mha_rule(backend_query(s), s.engine.attention_backend, s.parallel.tensor_parallel_size, max_model_len,
+                         s.scheduler.max_num_seqs, s.scheduler.block_size, *s.model.index_topk)
+      .available;
+}
+
 std::string explain_backend(const Scenario& s) {
   const BackendSelection& sel = s.deployment.selection;
   const ModelConfig& m = s.model;
@@ -160,7 +170,12 @@ std::string explain_backend(const Scenario& s) {
     line("paths" + mla_layers + ": the split's decodes (q <= " + t + ") on the decode path; its prefills take dense MHA while the "
          "longest prefill sequence fits index_topk " + std::to_string(*m.index_topk) +
          (b.dense_mha_prefill ? "" : " (not on this backend: no dense prefill)") +
-         ", else every token the decode path (sparse_mla_attention.py ~136-144, mla_attention.py ~986-994)");
+         (masked_mha_available(s, b)
+              ? ", past it masked MHA (the top-k as a key mask) where vLLM's length table for this backend and TP says "
+                "so and the masks fit their workspace (_use_masked_mha, mla_attention.py ~1872-1899), else every token "
+                "the decode path"
+              : ", else every token the decode path") +
+         " (sparse_mla_attention.py ~136-144, mla_attention.py ~986-994)");
   else if (m.index_topk)
     line("paths: every token on the decode path (sparse MLA)");
   else

@@ -42,6 +42,14 @@ contains "force mqa: split" "split: 1 of 2 steps route differently"
 contains "force mqa: forced side" "num_mqa=280 num_mha=0  step 0 | decode 0/0 prefill 1/280 | fits_topk:mqa[280,0]"
 contains "force mqa: same output" "answer: the difference does not change the output beyond the fp64 tolerance"
 
+# Masked MHA (DeepSeek-V3.2 on B200, past index_topk): the MHA form with the top-k as a key mask
+# gives top-k MQA's logits.
+masked="$root/scenarios/deploy/deepseek_v32_b200_masked_mha.yaml"
+check "masked mha vs top-k mqa" 0 "$mlasim" run "$masked" --compare-set engine.sparse_mla_prefill=force_mqa
+contains "masked mha: split" "num_mqa=0 num_mha=600  step 0 | decode 0/0 prefill 1/600 | past_topk:mha[600,0]"
+contains "masked mha: forced side" "num_mqa=600 num_mha=0  step 0 | decode 0/0 prefill 1/600 | past_topk:mqa[600,0]"
+contains "masked mha: same output" "0 of 8192 elements outside, 0 NaN/inf mismatches, 0 top-1 mismatches"
+
 # A schedule change: rows matched by (request, position), the output the same.
 check "schedule change" 0 "$mlasim" run "$root/scenarios/model/q_lora.yaml" --compare-set scheduler.max_num_batched_tokens=8
 contains "schedule change: split" "split: 5 of 5 steps route differently"

@@ -10,6 +10,7 @@
 #include "attention/routing_config.h"
 #include "base/formats/json_writer.h"
 #include "output/run_json.h"
+#include "scenario/scenario_loader.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {
@@ -24,6 +25,9 @@ struct RouteOptions {
   int spec_tokens = 0;
   bool no_reorder = false;
   bool json = false;
+  std::string scenario;           // the deployment of a scenario instead of the flags above
+  std::vector<std::string> sets;  // its --set overrides
+  bool routing_flags_given = false;
 };
 
 // Parses "q:nct:P,q:nct:P"; on error prints a message naming the entry and returns false.
@@ -66,15 +70,42 @@ bool parse_batch(const std::string& text, std::vector<RowInput>& rows) {
   return true;
 }
 
-int run_route(const RouteOptions& o) {
+// The routing of the flags, or of the scenario's deployment; nullopt after saying why.
+std::optional<RoutingConfig> route_config(RouteOptions& o) {
+  if (o.scenario.empty()) {
+    if (!o.sets.empty()) {
+      std::cerr << "mlasim route: --set overrides a scenario's keys: give --scenario FILE\n";
+      return std::nullopt;
+    }
+    std::optional<int> threshold;
+    if (o.threshold > 0) threshold = o.threshold;
+    std::optional<QueryLenSupport> support;
+    if (!o.query_len_support.empty()) support = parse_query_len_support(o.query_len_support);
+    return make_routing_config(*parse_engine_profile(o.profile), *parse_attention_backend(o.backend), threshold, support,
+                               o.spec_tokens);
+  }
+  if (o.routing_flags_given) {
+    std::cerr << "mlasim route: with --scenario the routing is the scenario's deployment; --profile, --backend,\n"
+                 "--threshold, --query-len-support and --spec-tokens do not apply (use --set engine.profile=... etc.)\n";
+    return std::nullopt;
+  }
+  Result<Scenario> loaded = load_scenario_file(o.scenario, o.sets);
+  if (!loaded) {
+    std::cerr << loaded.error().format() << "\n";
+    return std::nullopt;
+  }
+  const Scenario& s = loaded.value();
+  o.profile = to_string(s.engine.profile);
+  o.backend = to_string(s.engine.attention_backend);
+  return make_routing_config(s);
+}
+
+int run_route(RouteOptions& o) {
   std::vector<RowInput> rows;
   if (!parse_batch(o.batch, rows)) return kExitBadInput;
-  std::optional<int> threshold;
-  if (o.threshold > 0) threshold = o.threshold;
-  std::optional<QueryLenSupport> support;
-  if (!o.query_len_support.empty()) support = parse_query_len_support(o.query_len_support);
-  const RoutingConfig config = make_routing_config(*parse_engine_profile(o.profile), *parse_attention_backend(o.backend),
-                                                   threshold, support, o.spec_tokens);
+  const std::optional<RoutingConfig> resolved = route_config(o);
+  if (!resolved) return kExitBadInput;
+  const RoutingConfig& config = *resolved;
   const BatchRoute r = route_batch(rows, config, !o.no_reorder);
   if (o.json) {
     JsonWriter w;
@@ -125,23 +156,31 @@ void add_route_command(CLI::App& app, int& exit_code) {
       "Evaluate the batch reorder and the decode/prefill split on an explicit batch, given as\n"
       "q:nct:P per row in persistent-batch order (q scheduled tokens, nct computed tokens, P prompt\n"
       "length). Prints the order after reorder, the split counts and each row's region and path.\n"
-      "Example: mlasim route --batch 1:0:1 --backend flashinfer-mla   (a lone 1-token prompt)");
+      "With --scenario FILE the routing is that scenario's deployment (its model, GPU, TP, KV cache\n"
+      "dtype and the backend vLLM 0.33 picks for them, sparse MLA's prefill rules included).\n"
+      "Example: mlasim route --batch 1:0:1 --backend flashinfer-mla   (a lone 1-token prompt)\n"
+      "         mlasim route --scenario scenarios/deploy/glm5_dsa_h200_tp8.yaml --batch 1:40:30,3000:0:3000");
   cmd->add_option("--batch", o->batch, "Rows as q:nct:P,q:nct:P,...")->required();
-  cmd->add_option("--profile", o->profile, "Engine profile (vllm-current is an alias of vllm-0.33)")
+  cmd->add_option("--scenario", o->scenario, "Route with this scenario's deployment instead of the flags below");
+  cmd->add_option("--set", o->sets, "Override a key of --scenario's file (repeatable)");
+  auto* profile = cmd->add_option("--profile", o->profile, "Engine profile (vllm-current is an alias of vllm-0.33)")
       ->check(CLI::IsMember(
           {"vllm-2025-early", "vllm-0.11", "vllm-0.12", "vllm-3region", "vllm-0.33", "vllm-current", "strict",
            "sglang"}));
-  cmd->add_option("--backend", o->backend, "Attention backend")
+  auto* backend = cmd->add_option("--backend", o->backend, "Attention backend")
       ->check(CLI::IsMember(attention_backend_names()));
-  cmd->add_option("--threshold", o->threshold, "Override the decode threshold T")->check(CLI::Range(1, std::numeric_limits<int>::max()));
-  cmd->add_option("--query-len-support", o->query_len_support, "Override: single, uniform or varlen")
+  auto* threshold = cmd->add_option("--threshold", o->threshold, "Override the decode threshold T")->check(CLI::Range(1, std::numeric_limits<int>::max()));
+  auto* support = cmd->add_option("--query-len-support", o->query_len_support, "Override: single, uniform or varlen")
       ->check(CLI::IsMember({"single", "uniform", "varlen"}));
   // 1 + k must stay an int (the decode threshold with speculation).
-  cmd->add_option("--spec-tokens", o->spec_tokens, "Speculative tokens k")
+  auto* spec = cmd->add_option("--spec-tokens", o->spec_tokens, "Speculative tokens k")
       ->check(CLI::Range(0, std::numeric_limits<int>::max() - 1));
   cmd->add_flag("--no-reorder", o->no_reorder, "Split the batch in the given order, without reordering");
   cmd->add_flag("--json", o->json, "Print JSON instead of text");
-  cmd->callback([o, &exit_code] { exit_code = run_route(*o); });
+  cmd->callback([o, &exit_code, profile, backend, threshold, support, spec] {
+    o->routing_flags_given = profile->count() + backend->count() + threshold->count() + support->count() + spec->count() > 0;
+    exit_code = run_route(*o);
+  });
 }
 
 }  // namespace mlasim::cli

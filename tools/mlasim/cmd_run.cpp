@@ -60,6 +60,7 @@ std::vector<std::string> run_sets(const RunOptions& o) {
 struct Comparison {
   Scenario b;
   std::string name_a, name_b;
+  bool profiles_only = false;  // --compare-profile alone: the names are profiles
 };
 
 // Replays `scenario` and `c.b` (in fp64 unless `dry_run`) and prints the differences; with
@@ -77,7 +78,8 @@ int compare_replays(const std::string& scenario_path, const Scenario& scenario, 
       record.emplace(replay(s, options));
       return true;
     } catch (const VllmCannotRun& e) {
-      std::cerr << scenario_path << ": vLLM cannot run this trace (" << name << "): " << e.what() << "\n";
+      std::cerr << scenario_path << ": vLLM cannot run this trace (" << (c.profiles_only ? "profile " : "") << name
+                << "): " << e.what() << "\n";
       return false;
     }
   };
@@ -138,6 +140,7 @@ std::optional<Comparison> load_comparison(const RunOptions& o, const Scenario& a
   if (o.compare_sets.empty()) {
     c.name_a = to_string(a.engine.profile);
     c.name_b = o.compare_profile;
+    c.profiles_only = true;
     return c;
   }
   c.name_a = "as written";
