@@ -122,77 +122,83 @@ std::map<std::pair<int, int>, std::size_t> rows_by_key(const LogitsRecord& l) {
   return m;
 }
 
+// Two replays' fp64 logits rows matched by (request, position): a's rows that `keep` picks, with b's.
+struct MatchedRows {
+  std::vector<double> a, b;
+  std::vector<std::string> labels;
+  std::vector<int> steps;
+  std::optional<LogitsRow> missing;  // a's first kept row that b does not have (skipped)
+};
+
+template <class Keep>
+MatchedRows match_rows(const RunRecord& a, const RunRecord& b, Keep keep) {
+  MatchedRows m;
+  const auto rows_b = rows_by_key(b.logits);
+  const std::size_t vocab = static_cast<std::size_t>(a.logits.vocab_size);
+  for (std::size_t i = 0; i < a.logits.index.size(); ++i) {
+    const LogitsRow& row = a.logits.index[i];
+    if (!keep(row)) continue;
+    auto it = rows_b.find({row.index, row.position});
+    if (it == rows_b.end()) {
+      if (!m.missing) m.missing = row;
+      continue;
+    }
+    const auto row_a = a.logits.values_f64.begin() + static_cast<std::ptrdiff_t>(i * vocab);
+    const auto row_b = b.logits.values_f64.begin() + static_cast<std::ptrdiff_t>(it->second * vocab);
+    m.a.insert(m.a.end(), row_a, row_a + static_cast<std::ptrdiff_t>(vocab));
+    m.b.insert(m.b.end(), row_b, row_b + static_cast<std::ptrdiff_t>(vocab));
+    m.labels.push_back(logits_row_label(row.step, a.names[row.index], row.position));
+    m.steps.push_back(row.step);
+  }
+  return m;
+}
+
+// The matched rows within the fp64 tolerance class, or the violation of `p` saying `what`.
+std::optional<Violation> compare_matched(Property p, const MatchedRows& m, int vocab, const std::string& what) {
+  if (m.labels.empty()) return std::nullopt;
+  const LogitsTolerance tol = logits_tolerance(PrecisionClass::kFp64);
+  const LogitsComparison cmp = compare_logits(m.a, m.b, static_cast<long>(m.labels.size()), vocab, tol);
+  if (cmp.pass) return std::nullopt;
+  const int step = cmp.max_abs_row >= 0 ? m.steps[static_cast<std::size_t>(cmp.max_abs_row)] : -1;
+  return Violation{p, step, what + cmp.summary(tol, m.labels)};
+}
+
+ReplayOptions fp64_model_run(const FaultSet& faults) {
+  ReplayOptions options;
+  options.precision = CpuPrecision::kDouble;  // so only the routing (or the model), not float rounding, can differ
+  options.faults = faults;
+  return options;
+}
+
 std::optional<Violation> logits_vs_strict(const Scenario& s, const FaultSet& faults) {
   Scenario strict = s;
   strict.engine.profile = EngineProfile::kStrict;  // the routing only: the scheduler rules stay
   strict.engine.model_runner = ModelRunner::kV1;
-  ReplayOptions options;
-  options.precision = CpuPrecision::kDouble;  // so only the routing, not float rounding, can differ
-  options.faults = faults;
+  const ReplayOptions options = fp64_model_run(faults);
   const RunRecord a = recorded_replay(s, options), b = recorded_replay(strict, options);
-  const auto rows_b = rows_by_key(b.logits);
-  const std::size_t vocab = static_cast<std::size_t>(a.logits.vocab_size);
-  std::vector<double> va, vb;
-  std::vector<std::string> labels;
-  for (std::size_t i = 0; i < a.logits.index.size(); ++i) {
-    const LogitsRow& row = a.logits.index[i];
-    const std::string& id = a.names[row.index];
-    auto it = rows_b.find({row.index, row.position});
-    if (it == rows_b.end())
-      return Violation{Property::kSameLogitsAsStrict, row.step,
-                       fmt::format("{} position {} has logits here but not under strict", id, row.position)};
-    for (std::size_t c = 0; c < vocab; ++c) {
-      va.push_back(a.logits.values_f64[i * vocab + c]);
-      vb.push_back(b.logits.values_f64[it->second * vocab + c]);
-    }
-    labels.push_back(logits_row_label(row.step, id, row.position));
-  }
-  const LogitsTolerance tol = logits_tolerance(PrecisionClass::kFp64);
-  const LogitsComparison cmp =
-      compare_logits(va, vb, static_cast<long>(labels.size()), static_cast<long>(vocab), tol);
-  if (cmp.pass) return std::nullopt;
-  const int step = cmp.max_abs_row >= 0 ? a.logits.index[static_cast<std::size_t>(cmp.max_abs_row)].step : -1;
-  return Violation{Property::kSameLogitsAsStrict, step, "logits differ from strict's: " + cmp.summary(tol, labels)};
+  const MatchedRows m = match_rows(a, b, [](const LogitsRow&) { return true; });
+  if (m.missing)
+    return Violation{Property::kSameLogitsAsStrict, m.missing->step,
+                     fmt::format("{} position {} has logits here but not under strict", a.names[m.missing->index],
+                                 m.missing->position)};
+  return compare_matched(Property::kSameLogitsAsStrict, m, a.logits.vocab_size, "logits differ from strict's: ");
 }
 
 // The model's rows of queries at positions < index_topk against the same schedule on the model
-// without its indexer (index_topk dropped, the dense architecture).
+// without its indexer (index_topk dropped, the dense architecture). Rows only one side has (a
+// schedule the dense model's KV pool changed) are skipped.
 std::optional<Violation> sparse_vs_dense(const Scenario& s, const FaultSet& faults) {
   if (!has_dsa_indexer(s.model)) return std::nullopt;
   const int topk = *s.model.index_topk;
   Scenario dense = s;
   dense.model.index_topk.reset();
   dense.model.architecture = "DeepseekV3ForCausalLM";
-  ReplayOptions options;
-  options.precision = CpuPrecision::kDouble;
-  options.faults = faults;
+  const ReplayOptions options = fp64_model_run(faults);
   const RunRecord a = recorded_replay(s, options), b = recorded_replay(dense, options);
-  const auto rows_b = rows_by_key(b.logits);
-  const std::size_t vocab = static_cast<std::size_t>(a.logits.vocab_size);
-  std::vector<double> va, vb;
-  std::vector<std::string> labels;
-  std::vector<int> steps;
-  for (std::size_t i = 0; i < a.logits.index.size(); ++i) {
-    const LogitsRow& row = a.logits.index[i];
-    if (row.position >= topk) continue;  // past index_topk: sparse attention reads a subset
-    auto it = rows_b.find({row.index, row.position});
-    if (it == rows_b.end()) continue;  // a schedule the dense model's KV pool changed: rows one side has
-    va.insert(va.end(), a.logits.values_f64.begin() + static_cast<std::ptrdiff_t>(i * vocab),
-              a.logits.values_f64.begin() + static_cast<std::ptrdiff_t>((i + 1) * vocab));
-    vb.insert(vb.end(), b.logits.values_f64.begin() + static_cast<std::ptrdiff_t>(it->second * vocab),
-              b.logits.values_f64.begin() + static_cast<std::ptrdiff_t>((it->second + 1) * vocab));
-    labels.push_back(logits_row_label(row.step, a.names[row.index], row.position));
-    steps.push_back(row.step);
-  }
-  if (labels.empty()) return std::nullopt;
-  const LogitsTolerance tol = logits_tolerance(PrecisionClass::kFp64);
-  const LogitsComparison cmp =
-      compare_logits(va, vb, static_cast<long>(labels.size()), static_cast<long>(vocab), tol);
-  if (cmp.pass) return std::nullopt;
-  const int step = cmp.max_abs_row >= 0 ? steps[static_cast<std::size_t>(cmp.max_abs_row)] : -1;
-  return Violation{Property::kSparseEqualsDenseWithinTopk, step,
-                   fmt::format("logits within index_topk {} differ from the dense model's: ", topk) +
-                       cmp.summary(tol, labels)};
+  // Past index_topk sparse attention reads a subset: those rows may differ.
+  const MatchedRows m = match_rows(a, b, [topk](const LogitsRow& row) { return row.position < topk; });
+  return compare_matched(Property::kSparseEqualsDenseWithinTopk, m, a.logits.vocab_size,
+                         fmt::format("logits within index_topk {} differ from the dense model's: ", topk));
 }
 
 }  // namespace
