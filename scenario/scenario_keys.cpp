@@ -230,8 +230,7 @@ const ScenarioKey kKeys[] = {
        .check = check_runner_profile},
       {.section = "engine", .name = "sparse_mla_prefill", .type = T::kEnum,
        .type_doc = "vllm \\| force_mqa \\| dense_mha", .default_doc = "vllm",
-       .doc = "sparse models' prefill rows: vLLM 0.33's dense MHA while the longest fits index_topk; force_mqa "
-              "(vLLM's attention_config.sparse_mla_force_mqa): none; dense_mha: all, over every position",
+       .doc = "sparse models' prefill rows (docs/spec/routing.md §4)",
        .echo = kEchoWriter,
        .field = MLASIM_KEY_FIELD(SparseMlaPrefill, engine.sparse_mla_prefill),
        .enumeration = {"sparse MLA prefill", [] { return std::vector<std::string>{"vllm", "force_mqa", "dense_mha"}; },
