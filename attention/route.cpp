@@ -128,9 +128,12 @@ void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, Bat
       prefill_max_query_len = std::max(prefill_max_query_len, r.q);
     }
     sparse_all_mqa = !config.sparse_dense_mha_any_length && prefill_max_seq_len > config.index_topk;
-    if (sparse_all_mqa && config.masked_mha.available && split.counts.num_prefills > 0)
-      masked = !(sparse_all_mqa = !masked_mha_prefill(route, split.counts.num_decodes, prefill_max_query_len,
-                                                      prefill_max_seq_len, config.masked_mha));
+    // Past index_topk the prefill rows may still take the MHA form, masked (SM100).
+    if (sparse_all_mqa && config.masked_mha.available && split.counts.num_prefills > 0) {
+      masked = masked_mha_prefill(route, split.counts.num_decodes, prefill_max_query_len, prefill_max_seq_len,
+                                  config.masked_mha);
+      sparse_all_mqa = !masked;
+    }
   }
   route.counts = sparse_all_mqa ? all_on_decode_path(split.counts) : split.counts;
   route.split_rule = split.rule;
