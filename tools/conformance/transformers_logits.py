@@ -43,6 +43,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # transformers' float32 parts (RoPE, RMSNorm, softmax): ~6e-8 relative per operation, a few 1e-7
 # in O(1) logits; 1e-5 leaves room for positions up to a few thousand.
 TOLERANCE_AS_SHIPPED = 1e-5
+# --against-run: mlasim's fp32 tolerance class (verify/logits_compare.cpp).
+FP32_ABS, FP32_REL = 1e-4, 1e-3
 
 
 def float64_throughout(model) -> None:
@@ -124,7 +126,23 @@ def forward_at(model, token_ids: list[int], positions: list[int], chunk: int) ->
     return out
 
 
-def check(mlasim: Path, scenario: Path, golden_dir: Path, fp64: bool, chunk: int) -> tuple[str, str]:
+def run_logits(mlasim: Path, scenario: Path, sets: list[str], tmp: str):
+    """`mlasim run` (the float32 CPU reference, as written or with --set overrides): its logits
+    index and values, or an error string."""
+    import numpy as np
+
+    cmd = [str(mlasim), "run", str(scenario), "--table", "none", "--logits-dir", f"{tmp}/run_logits"]
+    for s in sets:  # "KEY=VALUE" overrides, or "inject:FAULT" (a negative control)
+        cmd += ["--inject", s[len("inject:"):]] if s.startswith("inject:") else ["--set", s]
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode not in (0, 1):  # 1: a golden comparison failed; the logits are still written
+        return None, None, "mlasim run: " + run.stderr.strip()
+    index = json.loads(Path(f"{tmp}/run_logits/logits_index.json").read_text())
+    return index, np.load(f"{tmp}/run_logits/logits.npy").astype(np.float64), ""
+
+
+def check(mlasim: Path, scenario: Path, golden_dir: Path, fp64: bool, chunk: int,
+          against_run: list[str] | None = None) -> tuple[str, str]:
     import numpy as np
     import torch
     import yaml
@@ -143,8 +161,13 @@ def check(mlasim: Path, scenario: Path, golden_dir: Path, fp64: bool, chunk: int
             return "error", "mlasim run: " + run.stderr.strip()
         record = json.loads(Path(f"{tmp}/run.json").read_text())
         name = record["scenario"]
-        index = json.loads((golden_dir / name / "logits_index.json").read_text())
-        golden = np.load(golden_dir / name / "logits.npy").astype(np.float64)
+        if against_run is None:
+            index = json.loads((golden_dir / name / "logits_index.json").read_text())
+            golden = np.load(golden_dir / name / "logits.npy").astype(np.float64)
+        else:
+            index, golden, err = run_logits(mlasim, scenario, against_run, tmp)
+            if err:
+                return "error", err
         model, loading = AutoModelForCausalLM.from_pretrained(f"{tmp}/model", dtype=torch.float64,
                                                               attn_implementation="sdpa" if fp64 else "eager",
                                                               output_loading_info=True)
@@ -188,6 +211,16 @@ def check(mlasim: Path, scenario: Path, golden_dir: Path, fp64: bool, chunk: int
                 worst_ulps, worst, where = ulps, float(np.max(diff)), f"step {row['step']} {row['id']} position {row['position']}"
         scale = float(np.max(np.abs(golden))) if golden.size else 0.0
         ok = worst_ulps <= 1.0 + 1e-6 if fp64 else worst <= TOLERANCE_AS_SHIPPED * max(1.0, scale)
+        if against_run is not None:
+            # mlasim's float32 run: its fp32 tolerance class (verify/logits_compare.cpp: an element
+            # passes within 1e-4 absolute or 1e-3 relative).
+            ok = all(bool(np.all((np.abs(logits_of[r["id"]][r["position"]] - golden[i]) < FP32_ABS) |
+                                 (np.abs(logits_of[r["id"]][r["position"]] - golden[i]) /
+                                  (np.abs(golden[i]) + 1e-6) < FP32_REL)))
+                     for i, r in enumerate(rows))
+            return ("match" if ok and top1 == len(rows) else "DIFFER"), (
+                f"{model.config.architectures[0]} vs mlasim run {' '.join(against_run) or 'as written'}, {len(rows)} rows: "
+                f"top-1 {top1}/{len(rows)}, max abs difference {worst:.3e} ({where}), max |logit| {scale:.3f}")
         ok = ok and top1 == len(rows)
         return ("match" if ok else "DIFFER"), (
             f"{model.config.architectures[0]}, {len(rows)} rows x {golden.shape[1]}: top-1 {top1}/{len(rows)}, max abs "
@@ -204,7 +237,17 @@ def main(argv: list[str]) -> int:
                     help="keep transformers' float32 RoPE, RMSNorm and softmax (tolerance 1e-5)")
     ap.add_argument("--chunk", type=int, default=2048,
                     help="tokens per forward pass, with transformers' KV cache in between (default 2048)")
+    ap.add_argument("--against-run", action="store_true",
+                    help="compare with `mlasim run`'s float32 logits (its fp32 class) instead of the golden")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="with --against-run: an override for that run (repeatable), e.g. "
+                         "parallel.tensor_parallel_size=2 or engine.profile=strict")
+    ap.add_argument("--inject", action="append", default=[], metavar="FAULT",
+                    help="with --against-run: inject FAULT into that run (a negative control that must DIFFER)")
     args = ap.parse_args(argv)
+    args.set += [f"inject:{f}" for f in args.inject]
+    if args.set and not args.against_run:
+        ap.error("--set applies to --against-run")
     if args.chunk < 1:
         ap.error("--chunk must be at least 1")
     reexec_in_venv(Path(args.venv), ("torch", "transformers"), "use a venv that has them")
@@ -214,7 +257,8 @@ def main(argv: list[str]) -> int:
         paths += sorted(p.rglob("*.yaml")) if p.is_dir() else [p]
     counts: dict[str, int] = {}
     for p in paths:
-        verdict, detail = check(mlasim, p, Path(args.golden_dir), not args.as_shipped, args.chunk)
+        verdict, detail = check(mlasim, p, Path(args.golden_dir), not args.as_shipped, args.chunk,
+                                args.set if args.against_run else None)
         counts[verdict] = counts.get(verdict, 0) + 1
         print(f"{p.stem}: {verdict}: {detail}", flush=True)
     print(", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
