@@ -78,13 +78,17 @@ TEST_CASE("masked MHA: the top-k masks' 128 MiB workspace", "[routing][sparse]")
 }
 
 TEST_CASE("masked MHA in the split: DeepSeek-V3.2 on 8 x B200 sends a long prefill to MHA", "[routing][sparse]") {
-  Result<Scenario> s = load_scenario_text(
-      "version: 1\nmodel: {hf_config: " MLASIM_SOURCE_DIR "/scenarios/hf_configs/deepseek-v3.2.json, num_layers: 1}\n"
-      "engine: {profile: vllm-0.33, gpu: b200}\nparallel: {tensor_parallel_size: 8}\n"
-      "requests: [{id: a, prompt_len: 4}]\n",
-      "v32_b200.yaml");
-  REQUIRE(s.ok());
-  const RoutingConfig c = make_routing_config(s.value());
+  // DeepSeek-V3.2 on 8 GPUs of `gpu`, the backend and T vLLM 0.33 picks.
+  auto v32_on = [](const std::string& gpu) {
+    Result<Scenario> s = load_scenario_text(
+        "version: 1\nmodel: {hf_config: " MLASIM_SOURCE_DIR "/scenarios/hf_configs/deepseek-v3.2.json, num_layers: 1}\n"
+        "engine: {profile: vllm-0.33, gpu: " + gpu + "}\nparallel: {tensor_parallel_size: 8}\n"
+        "requests: [{id: a, prompt_len: 4}]\n",
+        "v32_" + gpu + ".yaml");
+    REQUIRE(s.ok());
+    return make_routing_config(s.value());
+  };
+  const RoutingConfig c = v32_on("b200");
   CHECK(c.backend == K::kFlashAttnMlaSparseFa4);
   REQUIRE(c.masked_mha.available);
   // A decode and a 3000-token prompt (past index_topk 2048, within 4096 with query >= 1024).
@@ -97,13 +101,7 @@ TEST_CASE("masked MHA in the split: DeepSeek-V3.2 on 8 x B200 sends a long prefi
   // Within index_topk: the dense MHA prefill, as before.
   CHECK(route_batch(std::vector<RowInput>{{1, 40, 30}, {2000, 0, 2000}}, c, false).counts.num_mha_tokens == 2000);
   // On an H200 the same long prompt stays on top-k MQA.
-  Result<Scenario> h = load_scenario_text(
-      "version: 1\nmodel: {hf_config: " MLASIM_SOURCE_DIR "/scenarios/hf_configs/deepseek-v3.2.json, num_layers: 1}\n"
-      "engine: {profile: vllm-0.33, gpu: h200}\nparallel: {tensor_parallel_size: 8}\n"
-      "requests: [{id: a, prompt_len: 4}]\n",
-      "v32_h200.yaml");
-  REQUIRE(h.ok());
-  const RoutingConfig hc = make_routing_config(h.value());
+  const RoutingConfig hc = v32_on("h200");
   CHECK_FALSE(hc.masked_mha.available);
   CHECK(route_batch(std::vector<RowInput>{{1, 40, 30}, {3000, 0, 3000}}, hc, false).counts.num_mha_tokens == 0);
 }
