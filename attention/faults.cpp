@@ -21,6 +21,8 @@ constexpr FaultInfo kFaults[kNumFaults] = {
     {Fault::kChunkLseMergeWrong, "chunk_lse_merge_wrong", "prefill-path rows with context (nct > 0)"},
     {Fault::kTopkOffByOne, "topk_off_by_one",
      "every token of a sparse (DSA) model past position 0 (the top-k positions read one lower)"},
+    {Fault::kFp8DequantScaleWrong, "fp8_dequant_scale_wrong",
+     "every token that reads a cached key of an fp8 KV cache (decode path; prefill-path context)"},
 };
 
 }  // namespace

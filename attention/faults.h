@@ -30,8 +30,12 @@ enum class Fault : int {
   // (0 stays; duplicates merge), an off-by-one in the index-to-position map, so no query reads its
   // own key, within index_topk or past it (every token of a sparse model, in both forms).
   kTopkOffByOne,
+  // fp8 KV caches: the reader dequantizes with a scale 448/240 too large, as a reader that takes
+  // e4m3fnuz's largest value (240) for the writer's e4m3fn one (448) does (vLLM #32976 fixed that
+  // mismatch in concat_and_cache_ds_mla on gfx942). Every cached value read back is off.
+  kFp8DequantScaleWrong,
 };
-inline constexpr int kNumFaults = 7;
+inline constexpr int kNumFaults = 8;
 
 const char* to_string(Fault f);  // e.g. "decode_skips_cache_write_for_fresh_rows"
 std::optional<Fault> parse_fault(std::string_view name);

@@ -8,20 +8,21 @@
 
 namespace mlasim {
 
-enum class PrecisionClass { kFp64, kFp32, kBf16 };
+enum class PrecisionClass { kFp64, kFp32, kBf16, kFp8 };
 
 inline const char* to_string(PrecisionClass p) {
   switch (p) {
     case PrecisionClass::kFp64: return "fp64";
     case PrecisionClass::kFp32: return "fp32";
     case PrecisionClass::kBf16: return "bf16";
+    case PrecisionClass::kFp8: return "fp8";
   }
   return "unknown";
 }
 
-// "fp64" | "fp32" | "bf16"; nullopt for anything else.
+// "fp64" | "fp32" | "bf16" | "fp8"; nullopt for anything else.
 inline std::optional<PrecisionClass> parse_precision_class(std::string_view s) {
-  for (PrecisionClass p : {PrecisionClass::kFp64, PrecisionClass::kFp32, PrecisionClass::kBf16})
+  for (PrecisionClass p : {PrecisionClass::kFp64, PrecisionClass::kFp32, PrecisionClass::kBf16, PrecisionClass::kFp8})
     if (s == to_string(p)) return p;
   return std::nullopt;
 }

@@ -7,6 +7,7 @@
 
 #include "attention/backend.h"
 #include "attention/batch_order_v2.h"
+#include "attention/kv_cache_quant.h"
 #include "base/check.h"
 #include "sim/teacher_forcing.h"
 #include "engine/run_collector.h"
@@ -33,6 +34,10 @@ Engine::Engine(const Scenario& scenario, EngineOptions options)
       routing_(make_routing_config(scenario)),
       arrivals_(open_request_stream(scenario)) {
   routing_.row_reasons = false;
+  // Golden mode on an fp8 KV cache follows the routing: the decode form reads every key from the
+  // quantized cache while the prefill form's new keys are exact, so the forms are not the same
+  // computation there (docs/spec/mla.md §11).
+  if (options_.force_prefill_path && scenario_kv_cache_quant(scenario).quant.quantized()) options_.force_prefill_path = false;
   // The audit walks every block: past kAuditFullPoolBlocks blocks it runs every interval-th step,
   // the interval growing with the pool, so its cost per step stays bounded (a 2^24-block pool).
   const int blocks = scenario.scheduler.num_gpu_blocks;

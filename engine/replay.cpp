@@ -10,6 +10,7 @@
 #include "base/file_read.h"
 #include "engine/engine.h"
 #include "engine/run_collector.h"
+#include "attention/kv_cache_quant.h"
 
 namespace mlasim {
 
@@ -76,6 +77,8 @@ CpuBackendOptions cpu_backend_options(const Scenario& scenario, CpuPrecision pre
   // model.dtype bf16: the latent cache holds bf16 values, as an engine's does; compute stays in
   // the backend's precision.
   cpu.bf16_cache = scenario.model.dtype == ModelDtype::kBf16 && precision == CpuPrecision::kFloat;
+  // An fp8 KV cache holds what vLLM's holds in both precisions (attention/kv_cache_quant.h).
+  cpu.cache_quant = scenario_kv_cache_quant(scenario).quant;
   return cpu;
 }
 
@@ -102,6 +105,14 @@ double physical_memory_bytes() {
 }
 
 Status model_memory_check(const Scenario& scenario, CpuPrecision precision, double limit_bytes) {
+  if (const KvCacheQuantResult q = scenario_kv_cache_quant(scenario); !q.unsupported.empty()) {
+    Error e;
+    e.file = scenario.source;
+    e.key_path = "cache.kv_cache_dtype";
+    e.message = q.unsupported;
+    e.hint = "set cache.kv_cache_dtype to auto, bfloat16, fp8, fp8_e4m3 or fp8_ds_mla, or run --dry-run";
+    return e;
+  }
   const ModelMemory mem = model_memory(scenario, precision);
   const double weights = mem.weights, cache = mem.cache;
   if (limit_bytes <= 0) limit_bytes = physical_memory_bytes();

@@ -64,7 +64,8 @@ double physical_memory_bytes();
 // What running the scenario's model on the CPU allocates: the seeded weights (float; the fp64
 // backend adds a double copy) and the latent KV cache of every block (per TP rank). An error
 // naming the scenario, the sizes and the limit when it is more than `limit_bytes` (0: this
-// machine's physical memory), so a huge model is refused before anything is allocated.
+// machine's physical memory), so a huge model is refused before anything is allocated. Also
+// refused: a KV cache dtype whose numerics mlasim does not model (attention/kv_cache_quant.h).
 Status model_memory_check(const Scenario& scenario, CpuPrecision precision, double limit_bytes = 0);
 
 // The CPU backend's options for a scenario: its blocks, its TP size (`tensor_parallel_size` 0:
@@ -73,7 +74,8 @@ Status model_memory_check(const Scenario& scenario, CpuPrecision precision, doub
 CpuBackendOptions cpu_backend_options(const Scenario& scenario, CpuPrecision precision, const FaultSet& faults,
                                       int tensor_parallel_size = 0);
 
-// The golden reference: fp64, TP 1, every token through the prefill form, no faults.
+// The golden reference: fp64, TP 1, every token through the prefill form (on an fp8 KV cache,
+// the form the routing gives it: Engine), no faults.
 ReplayOptions golden_replay_options();
 
 }  // namespace mlasim

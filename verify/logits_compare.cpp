@@ -17,6 +17,12 @@ LogitsTolerance logits_tolerance(PrecisionClass compute) {
     return {"bf16", 3e-2, 2.01 / 128, 1e-4,
             "bf16 storage (unit roundoff 2^-8 = 3.9e-3) compounds over norms, both MLA forms, the MLP and "
             "lm_head: a few bf16 ulps at O(1) logits; rel 2.01/128 is FlashMLA's decode rule"};
+  if (compute == PrecisionClass::kFp8)
+    return {"fp8", 1e-2, 1e-2, 1e-6,
+            "an fp8 KV cache: fp32 arithmetic (~1e-5) plus the rare cached value that the float latent "
+            "rounds to the other e4m3 neighbour of the fp64 one; one e4m3 ulp (2^-3 relative) on a layer's "
+            "largest c_kv value moves a logit by up to 4.6e-3 (tiny preset), while a query left unquantized "
+            "moves them by 4.7e-2 and a wrong dequantization scale by 2.7"};
   return {"fp32", 1e-4, 1e-3, 1e-8,
           "fp32 accumulation over reductions of up to a few thousand terms gives ~1e-6..1e-5 relative "
           "error per logit at O(1) magnitudes; the cosine difference scales as the error squared"};

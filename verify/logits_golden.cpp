@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "attention/kv_cache_quant.h"
 #include "base/file_read.h"
 #include "config/seeded_tokens.h"
 #include "scenario/yaml_reader.h"
@@ -67,6 +68,17 @@ std::string model_fingerprint(const ModelConfig& m) {
   return fmt::format("{:016x}", stable_hash(canon));
 }
 
+namespace {
+
+// The tolerance classes a golden lists: fp8 only where the scenario's KV cache is fp8.
+std::vector<PrecisionClass> golden_precision_classes(const Scenario& scenario) {
+  std::vector<PrecisionClass> v{PrecisionClass::kFp64, PrecisionClass::kFp32, PrecisionClass::kBf16};
+  if (scenario_kv_cache_quant(scenario).quant.quantized()) v.push_back(PrecisionClass::kFp8);
+  return v;
+}
+
+}  // namespace
+
 Status write_logits_golden(const std::string& dir, const Scenario& scenario, const LogitsRecord& logits,
                            const RequestNames& names, const std::string& generator) {
   LogitsRecord exact = logits;
@@ -80,12 +92,13 @@ Status write_logits_golden(const std::string& dir, const Scenario& scenario, con
   meta += fmt::format("model_hash: {}\n", model_fingerprint(scenario.model));
   meta += fmt::format("generator: \"{}\"\n", generator);
   meta += "reference:\n  backend: cpu\n  precision: fp64\n  tensor_parallel_size: 1\n";
-  meta += "  path: prefill  # every token through the MHA form, whatever the profile routes\n";
+  const bool routed = scenario_kv_cache_quant(scenario).quant.quantized();
+  meta += routed ? "  path: routed  # an fp8 KV cache: every token through the form the profile routes it to\n"
+                 : "  path: prefill  # every token through the MHA form, whatever the profile routes\n";
   meta += "  stored_as: float32\n";
   meta += fmt::format("rows: {}\nvocab_size: {}\n", logits.index.size(), logits.vocab_size);
   meta += "tolerances:  # the class is chosen by the precision of the backend under test\n";
-  meta += yaml_tolerance(logits_tolerance(PrecisionClass::kFp64)) + yaml_tolerance(logits_tolerance(PrecisionClass::kFp32)) +
-          yaml_tolerance(logits_tolerance(PrecisionClass::kBf16));
+  for (PrecisionClass pc : golden_precision_classes(scenario)) meta += yaml_tolerance(logits_tolerance(pc));
   return write_file_atomically(dir + "/meta.yaml", meta);
 }
 
@@ -199,7 +212,7 @@ Result<LogitsGolden> read_logits_golden(const std::string& dir, const Scenario& 
   if (auto e = expect_text("scenario", scenario.name)) return *e;
   if (auto e = expect_text("rows", std::to_string(g.files.rows))) return *e;
   if (auto e = expect_text("vocab_size", std::to_string(g.files.cols))) return *e;
-  for (PrecisionClass pc : {PrecisionClass::kFp64, PrecisionClass::kFp32, PrecisionClass::kBf16}) {
+  for (PrecisionClass pc : golden_precision_classes(scenario)) {
     const LogitsTolerance t = logits_tolerance(pc);
     for (const auto& [name, value] : {std::pair{"abs", t.abs_tol}, std::pair{"rel", t.rel_tol}, std::pair{"cos", t.cos_tol}})
       if (auto e = expect_text("tolerances." + t.name + "." + name, fmt::format("{:g}", value))) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "model/fp8.h"
 #include "model/tp_shard.h"
 #include "base/check.h"
 
@@ -15,7 +16,8 @@ namespace {
 template <typename T>
 CpuStepPlan make_plan(const StepInputs& in, const CpuModel<T>& model, const CpuBackendOptions& o) {
   CpuStepPlan plan{make_step_plan(in, model.config.vocab_size, o.block_size, o.faults), o.tensor_parallel_size, o.faults, {},
-                   o.bf16_cache};
+                   o.bf16_cache, o.cache_quant};
+  if (o.faults.has(Fault::kFp8DequantScaleWrong)) plan.cache_quant.read_scale_factor = kFp8E4m3Max / 240.0f;
   plan.angles.reserve(plan.positions.size());
   for (int pos : plan.positions) plan.angles.push_back(rope_angles(model.inv_freq, pos));
   return plan;
@@ -43,6 +45,7 @@ CpuBackend<T>::CpuBackend(const MlaWeights& weights, const CpuBackendOptions& op
 template <typename T>
 PrecisionClass CpuBackend<T>::precision() const {
   if constexpr (std::is_same_v<T, double>) return PrecisionClass::kFp64;
+  if (options_.cache_quant.quantized()) return PrecisionClass::kFp8;
   return options_.bf16_cache ? PrecisionClass::kBf16 : PrecisionClass::kFp32;
 }
 

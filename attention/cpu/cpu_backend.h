@@ -23,6 +23,7 @@ struct CpuBackendOptions {
   double cache_fill = 0.0;       // initial value of every cache entry; NaN poisons unwritten slots
   bool bf16_cache = false;       // round cache entries to bf16 (the decode form then reads rounded
                                  // latents while the prefill form's new tokens use exact ones)
+  KvCacheQuant cache_quant;      // an fp8 KV cache (attention/kv_cache_quant.h); overrides bf16_cache
 };
 
 template <typename T>
@@ -31,7 +32,7 @@ class CpuBackend final : public Backend {
   // CpuBackend<float> reads `weights` in place: they must outlive the backend.
   CpuBackend(const MlaWeights& weights, const CpuBackendOptions& options);
   std::string name() const override;  // "cpu-f64" | "cpu-f32" (+ " tp=N", + " faults=...")
-  // fp64 in double; in float, bf16 when the cache holds bf16 values, else fp32.
+  // fp64 in double; in float, fp8 with an fp8 cache, bf16 when the cache holds bf16 values, else fp32.
   PrecisionClass precision() const override;
   StepOutputs run_step(const StepInputs& inputs) override;
 

@@ -183,6 +183,7 @@ void mla_decode_form(const MlaAttentionParams<T>& p, const AttentionMetadata& md
   const int t_end = md.query_start_loc[static_cast<size_t>(row_end)], n = t_end - t_begin;
   std::vector<T> qa, acc(static_cast<size_t>(n) * nh * d.r_kv), acc_lse(static_cast<size_t>(n) * nh);
   absorb_queries(p, q, t_begin, t_end, qa);
+  if (p.cache_quant) quantize_mla_query(*p.cache_quant, qa.data(), static_cast<int>(qa.size()));
   std::vector<int> row_of(static_cast<size_t>(n));
   for (int r = row_begin; r < row_end; ++r)
     for (int t = md.query_start_loc[static_cast<size_t>(r)]; t < md.query_start_loc[static_cast<size_t>(r) + 1]; ++t)

@@ -8,6 +8,7 @@
 
 #include "attention/context_chunk.h"
 #include "attention/faults.h"
+#include "attention/kv_cache_quant.h"
 #include "attention/cpu/latent_cache.h"
 #include "model/mla_dims.h"
 #include "config/model_config.h"
@@ -27,6 +28,8 @@ struct MlaAttentionParams {
   // Sparse MLA (the DSA indexer's top-k, docs/spec/mla.md §10): per token of the step, the
   // positions it attends to in ascending order, in either form; empty: every causal one.
   std::span<const std::vector<int>> topk;
+  // An fp8 cache whose decode kernel takes an fp8 query: the absorbed query is quantized (nullptr: none).
+  const KvCacheQuant* cache_quant = nullptr;
 };
 
 // Shared layouts (N = metadata.num_actual_tokens, tokens in reordered order):

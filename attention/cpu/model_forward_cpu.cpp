@@ -116,6 +116,10 @@ void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan,
     const int slot = md.slot_mapping[static_cast<size_t>(t)];
     const T* src = &latent[at(t, L)];
     T* dst = cache.mutable_row(slot);
+    if (plan.cache_quant.quantized()) {
+      quantize_latent_row(plan.cache_quant, src, dims.r_kv, dims.d_r, dst);
+      continue;
+    }
     for (int i = 0; i < L; ++i) dst[i] = plan.bf16_cache ? static_cast<T>(round_to_bf16(static_cast<float>(src[i]))) : src[i];
   }
 
@@ -138,7 +142,8 @@ void layer_forward(const CpuModel<T>& model, int layer, const CpuStepPlan& plan,
     }
     for (int t = 0; t < n; ++t)
       for (int hh = s.head_begin; hh < s.head_end; ++hh) rope(plan, &q[at(t, H * dqk)] + hh * dqk + dims.d_n, t);
-    MlaAttentionParams<T> p{dims, s.head_begin, s.head_end, w.kv_b_proj.data(), model.scale, plan.faults, topk};
+    MlaAttentionParams<T> p{dims, s.head_begin, s.head_end, w.kv_b_proj.data(), model.scale, plan.faults, topk,
+                            &plan.cache_quant};
     if (ndec > 0) mla_decode_form(p, md, 0, ndec, q.data(), cache, o.data());
     if (plan.prefill_rows_dense) p.topk = {};  // dense MHA: every causal position
     if (ndec < num_reqs) mla_prefill_form(p, md, ndec, num_reqs, plan.context_chunks, q.data(), latent.data(), cache, o.data());

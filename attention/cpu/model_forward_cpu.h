@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attention/faults.h"
+#include "attention/kv_cache_quant.h"
 #include "attention/cpu/dsa_indexer_cpu.h"
 #include "attention/cpu/latent_cache.h"
 #include "attention/cpu/mla_attention_cpu.h"
@@ -51,6 +52,7 @@ struct CpuStepPlan : StepPlan {
   FaultSet faults;
   std::vector<RopeAngles> angles;  // per token, at its position
   bool bf16_cache = false;         // cache entries rounded to bf16 (bf16 storage emulation)
+  KvCacheQuant cache_quant;        // an fp8 cache: what its readers get back (overrides bf16_cache)
 };
 
 // One MLA module with its MLP, h [N, d] in place: h += MLA(RMSNorm(h)); h += MLP(RMSNorm(h)).
