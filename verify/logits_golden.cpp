@@ -11,6 +11,7 @@
 
 #include "attention/kv_cache_quant.h"
 #include "base/file_read.h"
+#include "config/mla_backends.h"
 #include "config/seeded_tokens.h"
 #include "scenario/yaml_reader.h"
 #include "scenario/yaml_tree.h"
@@ -92,9 +93,12 @@ Status write_logits_golden(const std::string& dir, const Scenario& scenario, con
   meta += fmt::format("model_hash: {}\n", model_fingerprint(scenario.model));
   meta += fmt::format("generator: \"{}\"\n", generator);
   meta += "reference:\n  backend: cpu\n  precision: fp64\n  tensor_parallel_size: 1\n";
-  const bool routed = scenario_kv_cache_quant(scenario).quant.quantized();
-  meta += routed ? "  path: routed  # an fp8 KV cache: every token through the form the profile routes it to\n"
-                 : "  path: prefill  # every token through the MHA form, whatever the profile routes\n";
+  const KvCacheQuant quant = scenario_kv_cache_quant(scenario).quant;
+  meta += quant.quantized() ? "  path: routed  # an fp8 KV cache: every token through the form the profile routes it to\n"
+                            : "  path: prefill  # every token through the MHA form, whatever the profile routes\n";
+  if (quant.quantized())  // what the numpy oracle needs to quantize as the cache does (tools/oracle/)
+    meta += fmt::format("  kv_cache: {{format: {}, backend: {}, writer_input: {}}}\n", to_string(quant.kind),
+                        vllm_backend_name(scenario.engine.attention_backend), quant.input_bf16 ? "bf16" : "float32");
   meta += "  stored_as: float32\n";
   meta += fmt::format("rows: {}\nvocab_size: {}\n", logits.index.size(), logits.vocab_size);
   meta += "tolerances:  # the class is chosen by the precision of the backend under test\n";

@@ -46,8 +46,10 @@ Python 3.11 standard library and numpy only.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -63,7 +65,8 @@ except ImportError:
     sys.exit(2)
 
 sys.dont_write_bytecode = True  # importing mla_model leaves no __pycache__ in the source tree
-import mla_model  # noqa: E402  (after the line above)
+import fp8_cache  # noqa: E402  (after the line above)
+import mla_model  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 ABSORBED_MAX_TOKENS = 4096
@@ -86,6 +89,7 @@ class Bound:
 GOLDEN_BOUND = Bound(rel=2.0 ** -24, row_scale=2e-12)
 FORMS_BOUND = Bound(rel=1e-12, row_scale=1e-12)
 RUN_BOUND = Bound(rel=1e-3, abs=1e-4)
+FP8_RUN_BOUND = Bound(rel=1e-2, abs=1e-2)
 
 
 class BadInput(Exception):
@@ -122,6 +126,7 @@ class RunRecord:
     tokens: dict[str, list[int]]               # request id -> token_ids (prompt + outputs)
     scheduled: dict[int, dict[str, tuple]]     # step -> id -> (q, nct)
     drafts: dict[int, dict[str, list[int]]]    # step -> id -> draft tokens verified that step
+    paths: dict[int, dict[str, str]]           # step -> id -> "mqa" | "mha", the form the step ran
 
 
 # ---- files ----------------------------------------------------------------------------------
@@ -204,10 +209,31 @@ def parse_run(path: Path) -> RunRecord:
             raise BadInput(f"{path}: expected format mlasim-run, version 1")
         scheduled = {s["step"]: {r["id"]: (r["q"], r["nct"]) for r in s["rows"]} for s in doc["steps"]}
         drafts = {s["step"]: s["scheduled_spec_decode_tokens"] for s in doc["steps"]}
+        paths = {s["step"]: {r["id"]: r["path"] for r in s["rows"]} for s in doc["steps"]}
         tokens = {r["id"]: r["token_ids"] for r in doc["requests"]}
-        return RunRecord(doc["scenario"], tokens, scheduled, drafts)
+        return RunRecord(doc["scenario"], tokens, scheduled, drafts, paths)
     except (KeyError, TypeError) as e:
         raise BadInput(f"{path}: the run record lacks {e}") from e
+
+
+KV_CACHE_LINE = re.compile(r"^  kv_cache: \{format: (fp8|fp8_ds_mla), backend: ([A-Z0-9_]+), writer_input: (bf16|float32)\}$")
+
+
+def golden_cache_format(golden: Path) -> fp8_cache.CacheFormat | None:
+    """The fp8 KV cache a golden's meta.yaml names under reference (None: an unquantized cache)."""
+    meta = golden / "meta.yaml"
+    try:
+        lines = meta.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise BadInput(f"{meta}: cannot read it: {e}") from e
+    for line in lines:
+        if line.startswith("  kv_cache:"):
+            m = KV_CACHE_LINE.match(line)
+            if not m:
+                raise BadInput(f"{meta}: reference.kv_cache: expected {{format: fp8|fp8_ds_mla, backend: NAME, "
+                               f"writer_input: bf16|float32}}, found {line.strip()!r}")
+            return fp8_cache.CacheFormat(m.group(1), m.group(2), m.group(3) == "bf16")
+    return None
 
 
 # ---- mlasim ---------------------------------------------------------------------------------
@@ -358,6 +384,7 @@ class Prepared:
     what: str          # names the reference in messages
     bound: Bound
     model_dir: Path
+    cache: fp8_cache.CacheFormat | None  # an fp8 KV cache: the steps are replayed in order
 
 
 @dataclass
@@ -378,13 +405,17 @@ def prepare(scenario: Path, opts: Options, require_golden: bool, folder: Path) -
         if require_golden:
             raise BadInput(f"{scenario}: no logits golden {golden}/logits.npy")
         return None
+    cache = golden_cache_format(golden)
     if opts.against_run:
         run, reference = fp32_run(opts.mlasim, scenario, opts.faults, folder / "fp32")
-        what, bound = "mlasim fp32 run" + "".join(f" --inject {f}" for f in opts.faults), RUN_BOUND
+        what = "mlasim fp32 run" + "".join(f" --inject {f}" for f in opts.faults)
+        bound = FP8_RUN_BOUND if cache else RUN_BOUND
+        if cache:  # the run sets model.dtype fp32: the cache writer's input is float32
+            cache = dataclasses.replace(cache, writer_bf16=False)
     else:
         reference, what, bound = read_logits(golden), f"golden {golden}", GOLDEN_BOUND
     mlasim(opts.mlasim, ["export", str(scenario), "-o", str(folder / "model")])
-    return Prepared(run, reference, what, bound, folder / "model")
+    return Prepared(run, reference, what, bound, folder / "model", cache)
 
 
 def verify(p: Prepared, absorbed_max: int) -> Result:
@@ -394,6 +425,8 @@ def verify(p: Prepared, absorbed_max: int) -> Result:
     if p.reference.values.shape[1] != model.cfg.vocab_size:
         raise BadInput(f"{name}: {p.what} has {p.reference.values.shape[1]} columns, the vocabulary is "
                        f"{model.cfg.vocab_size}")
+    if p.cache:
+        return verify_fp8(p, model)
     ours = oracle(model, p.run, rows, absorbed_max)
     main = compare(p.reference.values, ours.mha, p.bound)
     forms = compare(ours.absorbed, ours.mha, FORMS_BOUND)
@@ -406,6 +439,25 @@ def verify(p: Prepared, absorbed_max: int) -> Result:
         print(f"ok   {name}: {len(rows)} rows, max rel {main.error:.1e} (absorbed vs MHA form {forms.error:.1e})",
               flush=True)
     return Result(len(rows), main.error, forms.error, ours.partial_absorbed_rows, main.passed and forms.passed)
+
+
+def verify_fp8(p: Prepared, model: mla_model.Model) -> Result:
+    """An fp8 KV cache: every step replayed in the form it ran (fp8_cache.py); one comparison."""
+    name, rows = p.run.name, p.reference.rows
+    steps = {step: {rid: (q, nct, p.run.paths[step][rid]) for rid, (q, nct) in ids.items()}
+             for step, ids in p.run.scheduled.items()}
+    try:
+        ours = fp8_cache.replay_logits(model, p.cache, p.run.tokens, steps, p.run.drafts, rows)
+    except fp8_cache.Unsupported as e:
+        raise BadInput(f"{name}: the fp8 cache replay does not cover {e}") from e
+    main = compare(p.reference.values, ours, p.bound)
+    what = f"{p.what} vs the oracle's {p.cache.format} cache replay ({p.cache.backend})"
+    if not main.passed:
+        report_failure(name, what, rows, main, p.bound, p.reference.values, ours)
+    else:
+        print(f"ok   {name}: {len(rows)} rows, max rel {main.error:.1e} ({p.cache.format} cache, each step in "
+              f"the form it ran)", flush=True)
+    return Result(len(rows), main.error, 0.0, 0, main.passed)
 
 
 def check_all(files: list[tuple[Path, bool]], opts: Options) -> list[Result]:

@@ -29,7 +29,7 @@ case $mode in
   fault)
     fault=$1
     shift
-    expect="mlasim fp32 run --inject $fault vs the oracle's MHA form"
+    expect="mlasim fp32 run --inject $fault vs the oracle's "
     expect_failure --inject "$fault" "$@"
     ;;
   edited-golden)
@@ -56,7 +56,7 @@ index["logits_npy_fnv1a64"] = fnv1a64((folder / "logits.npy").read_bytes())
 print(token)
 EOF
 )
-    expect="golden $tmp/$name vs the oracle's MHA form: .* token $token:"
+    expect="golden $tmp/$name vs the oracle's .* token $token:"
     expect_failure --golden-dir "$tmp" "$scenario"
     ;;
   *)
