@@ -32,7 +32,9 @@ std::vector<int> devices_for(const CudaBackendOptions& o) {
 
 using namespace cuda_detail;
 
-bool cuda_backend_supports_fault(Fault f) { return f != Fault::kChunkLseMergeWrong && f != Fault::kTopkOffByOne; }
+bool cuda_backend_supports_fault(Fault f) {
+  return f != Fault::kChunkLseMergeWrong && f != Fault::kTopkOffByOne && f != Fault::kFp8DequantScaleWrong;
+}
 
 std::string cuda_backend_support_error(const ModelConfig& c, const CudaBackendOptions& o) {
   std::string why;

@@ -4,6 +4,7 @@
 #   decode_skips_cache_write_for_fresh_rows: scenarios with a fresh row on the decode path
 #   chunk_lse_merge_wrong: scenarios with chunked context on the prefill path
 #   topk_off_by_one: scenarios of a sparse (DSA) model (preset tiny-dsa)
+#   fp8_dequant_scale_wrong: none of the seed's; the two fp8 scenarios of scenarios/model/
 #   the others (scale, RoPE, kv norm, W_UK layout): every scenario (every one has decode or RoPE math)
 set -u
 mlasim=$1
@@ -42,5 +43,13 @@ for fault in decode_skips_cache_write_for_fresh_rows decode_scale_1_over_sqrt_57
   done
   [[ $rc -eq 1 ]] || { echo "FAIL $fault: check exited $rc, expected 1"; fail=1; }
 done
+# fp8_dequant_scale_wrong touches fp8 KV caches only: no seed scenario has one; both fp8 scenarios fail.
+"$mlasim" check scenarios/seed --inject fp8_dequant_scale_wrong >"$scratch/out.txt" 2>&1 ||
+  { echo "FAIL fp8_dequant_scale_wrong: a seed scenario failed (none has an fp8 cache)"; fail=1; }
+"$mlasim" check scenarios/model/fp8_cache_flashmla.yaml scenarios/model/fp8_ds_mla_sparse.yaml \
+  --inject fp8_dequant_scale_wrong >"$scratch/out.txt" 2>&1
+rc=$?
+[[ $rc -eq 1 && $(grep -c '^FAIL fp8_' "$scratch/out.txt") -eq 2 && $(grep -c 'logits DIFFER' "$scratch/out.txt") -eq 2 ]] ||
+  { echo "FAIL fp8_dequant_scale_wrong: expected both fp8 scenarios to fail on their logits (exit $rc)"; cat "$scratch/out.txt"; fail=1; }
 [[ $fail -eq 0 ]] && echo "ok: every fault fails exactly the seed scenarios it affects, naming the logits"
 exit $fail

@@ -112,6 +112,6 @@ TEST_CASE("every inline scenario: write, load, write gives the same bytes and th
     CHECK(test::dry_schedule(back) == test::dry_schedule(s.value()));
     ++written;
   }
-  CHECK(written == 55);  // scenarios/{seed,scheduler,deploy,model}: 56 files, one with a requests_file
+  CHECK(written == 57);  // scenarios/{seed,scheduler,deploy,model}: 58 files, one with a requests_file
   CHECK(from_file == 1);
 }

@@ -2,6 +2,7 @@
 #include "tools/mlasim/cli_backend.h"
 
 #include "attention/cpu/cpu_backend.h"
+#include "attention/kv_cache_quant.h"
 #include "engine/replay.h"
 #ifdef MLASIM_HAVE_CUDA
 #include "base/check.h"
@@ -31,6 +32,9 @@ std::string backend_support_error(const std::string& device, const Scenario& sce
   if (!cuda) return "the CUDA backend cannot be loaded: " + why;
   if (std::string dsa = sparse_past_index_topk(scenario); !dsa.empty())
     return dsa + "; the CUDA backend has no DSA indexer yet (it computes dense MLA): run it with --device cpu";
+  if (const KvCacheQuant q = scenario_kv_cache_quant(scenario).quant; q.quantized())
+    return std::string("its KV cache is ") + to_string(q.kind) +
+           "; the CUDA backend reads bf16 caches only: run it with --device cpu";
   return cuda->support_error(scenario.model, cuda_options(scenario, faults));
 #else
   (void)scenario, (void)faults;

@@ -297,7 +297,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--inject", o->injects,
                   "Inject a known fault into the backend (repeatable): decode_skips_cache_write_for_fresh_rows,\n"
                   "decode_scale_1_over_sqrt_576, rope_neox_instead_of_interleaved, kv_norm_dropped,\n"
-                  "w_uk_transposed, chunk_lse_merge_wrong, topk_off_by_one (sparse models)");
+                  "w_uk_transposed, chunk_lse_merge_wrong, topk_off_by_one (sparse models),\n"
+                  "fp8_dequant_scale_wrong (fp8 KV caches)");
   cmd->add_option("--golden-dir", o->outputs.golden_dir, "Where to find golden/<name>/ for the logits comparison");
   cmd->add_option("--set", o->sets, "Override a scenario key, e.g. --set engine.profile=strict (repeatable)");
   add_cpu_threads_option(cmd);
