@@ -78,26 +78,21 @@ std::vector<std::vector<int>> dsa_indexer_topk(const ModelConfig& c, const CpuIn
   parallel_for(nd, [&](int t) {
     const int r = row_of[static_cast<size_t>(t)], pos = md.positions[static_cast<size_t>(t)], len = pos + 1;
     std::vector<int>& out = selected[static_cast<size_t>(t)];
-    out.resize(static_cast<size_t>(len));
-    std::iota(out.begin(), out.end(), 0);
-    if (len <= topk) return;  // every causal position
+    if (len <= topk) {  // every causal position
+      out.resize(static_cast<size_t>(len));
+      std::iota(out.begin(), out.end(), 0);
+      return;
+    }
     std::vector<T> score(static_cast<size_t>(len));
     const T* qt = &q[static_cast<size_t>(t) * nh * D];
     const T* wt_t = &wt[static_cast<size_t>(t) * nh];
     const std::vector<int>& blocks = md.block_table[static_cast<size_t>(r)];
     for (int j = 0; j < len; ++j) {
-      const T* kj = cache.row(cache.slot_of(blocks, j));
-      T s = 0;
-      for (int h = 0; h < nh; ++h) s += wt_t[h] * std::max(T(0), dot(qt + static_cast<ll>(h) * D, kj, D));
+      const T s = dsa_index_score(qt, wt_t, cache.row(cache.slot_of(blocks, j)), nh, D);
       MLASIM_CHECK(std::isfinite(static_cast<double>(s)), "a DSA index score is not finite");
       score[static_cast<size_t>(j)] = s;
     }
-    std::partial_sort(out.begin(), out.begin() + topk, out.end(), [&](int a, int b) {
-      const T sa = score[static_cast<size_t>(a)], sb = score[static_cast<size_t>(b)];
-      return sa != sb ? sa > sb : a < b;
-    });
-    out.resize(static_cast<size_t>(topk));
-    std::sort(out.begin(), out.end());
+    out = dsa_topk_positions<T>(score, topk);
   });
   return selected;
 }

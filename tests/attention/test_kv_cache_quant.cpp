@@ -33,7 +33,7 @@ TEST_CASE("round_to_fp8_e4m3: nearest e4m3 value, ties to even, saturating at 44
   CHECK(std::isnan(round_to_fp8_e4m3(NAN)));
 }
 
-TEST_CASE("fp8 e4m3 bytes: every finite code round-trips; known codes", "[fp8]") {
+TEST_CASE("fp8 e4m3 bytes: every finite code round-trips, and known codes", "[fp8]") {
   int finite = 0;
   for (int b = 0; b < 256; ++b) {
     const float v = fp8_e4m3_value(static_cast<std::uint8_t>(b));

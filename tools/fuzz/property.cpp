@@ -35,7 +35,8 @@ const std::vector<PropertyInfo>& property_infos() {
        "the logits of the fp64 CPU reference equal those of the\n"
        "same schedule routed by the strict profile, within the fp64\n"
        "tolerance class (needs --model; --inject a decode-path fault\n"
-       "to see a misrouting change them)"},
+       "to see a misrouting change them; on an fp8 KV cache the two\n"
+       "forms differ, so every row routed unlike strict's shows)"},
       {Property::kMatchesGoldenSplit, "matches_golden_split", false,
        "the run's split equals --golden-dir DIR/<trace>/split.txt,\n"
        "recorded earlier with --record-golden DIR and the same seed\n"
