@@ -80,6 +80,22 @@ std::vector<std::uint8_t> host_row_bytes(CacheFormat f, const std::uint16_t* lat
   return out;
 }
 
+// A cache of num_slots random rows stored in format f, as the host encoder stores them.
+std::vector<std::uint8_t> random_cache(CacheFormat f, int num_slots, Rng& rng) {
+  const int rb = cache_row_bytes(f);
+  const std::vector<std::uint16_t> lat = random_latents(num_slots, rng);
+  std::vector<std::uint8_t> cache(static_cast<size_t>(num_slots) * rb);
+  for (int s = 0; s < num_slots; ++s) {
+    const std::uint16_t* x = &lat[static_cast<size_t>(s) * kRow];
+    const std::vector<std::uint8_t> row = f == CacheFormat::kBf16
+                                              ? std::vector<std::uint8_t>(reinterpret_cast<const std::uint8_t*>(x),
+                                                                          reinterpret_cast<const std::uint8_t*>(x) + rb)
+                                              : host_row_bytes(f, x, 1.0f);
+    std::copy(row.begin(), row.end(), cache.begin() + static_cast<long>(s) * rb);
+  }
+  return cache;
+}
+
 // The values a reader gets for one stored row (host decoder), as floats.
 std::vector<float> host_row_values(CacheFormat f, const std::uint8_t* bytes, float k_scale) {
   std::vector<float> v(kRow);
@@ -139,16 +155,7 @@ TEST_CASE("cache_gather_dequant: every format reads back what the host decoder r
   for (const CacheFormat f : {CacheFormat::kBf16, CacheFormat::kFp8PerTensor, CacheFormat::kFp8DsMla}) {
     Rng rng(21);
     const int num_slots = 12, rb = cache_row_bytes(f);
-    const std::vector<std::uint16_t> lat = random_latents(num_slots, rng);
-    std::vector<std::uint8_t> cache(static_cast<size_t>(num_slots) * rb);
-    for (int s = 0; s < num_slots; ++s) {
-      std::vector<std::uint8_t> row(static_cast<size_t>(rb));
-      if (f == CacheFormat::kBf16)
-        std::memcpy(row.data(), &lat[static_cast<size_t>(s) * kRow], static_cast<size_t>(rb));
-      else
-        row = host_row_bytes(f, &lat[static_cast<size_t>(s) * kRow], 1.0f);
-      std::copy(row.begin(), row.end(), cache.begin() + static_cast<long>(s) * rb);
-    }
+    const std::vector<std::uint8_t> cache = random_cache(f, num_slots, rng);
     const std::vector<int> slots{4, -1, 0, 11, 4, 7};
     Dev<std::uint8_t> d_cache(cache);
     Dev<int> d_slots(slots);
@@ -250,16 +257,7 @@ namespace {
 void check_sparse(CacheFormat f, bool quantize_query, int H, int tokens, int topk, std::uint64_t seed) {
   Rng rng(seed);
   const int num_slots = 96, rb = cache_row_bytes(f);
-  const std::vector<std::uint16_t> lat = random_latents(num_slots, rng);
-  std::vector<std::uint8_t> cache(static_cast<size_t>(num_slots) * rb);
-  for (int s = 0; s < num_slots; ++s) {
-    std::vector<std::uint8_t> row(static_cast<size_t>(rb));
-    if (f == CacheFormat::kBf16)
-      std::memcpy(row.data(), &lat[static_cast<size_t>(s) * kRow], static_cast<size_t>(rb));
-    else
-      row = host_row_bytes(f, &lat[static_cast<size_t>(s) * kRow], 1.0f);
-    std::copy(row.begin(), row.end(), cache.begin() + static_cast<long>(s) * rb);
-  }
+  const std::vector<std::uint8_t> cache = random_cache(f, num_slots, rng);
   std::vector<std::uint16_t> q(static_cast<size_t>(tokens) * H * kRow);
   for (auto& x : q) x = randn_bf16(rng, 3.0, 4.0);
   std::vector<int> idx(static_cast<size_t>(tokens) * topk);
