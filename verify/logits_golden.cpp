@@ -74,7 +74,10 @@ namespace {
 // The tolerance classes a golden lists: fp8 only where the scenario's KV cache is fp8.
 std::vector<PrecisionClass> golden_precision_classes(const Scenario& scenario) {
   std::vector<PrecisionClass> v{PrecisionClass::kFp64, PrecisionClass::kFp32, PrecisionClass::kBf16};
-  if (scenario_kv_cache_quant(scenario).quant.quantized()) v.push_back(PrecisionClass::kFp8);
+  if (scenario_kv_cache_quant(scenario).quant.quantized()) {
+    v.push_back(PrecisionClass::kFp8);
+    v.push_back(PrecisionClass::kFp8Bf16);
+  }
   return v;
 }
 

@@ -62,8 +62,8 @@ CudaBackend::CudaBackend(const MlaWeights& weights, const CudaBackendOptions& op
   m.inv_freq = yarn_inv_freq(weights.config);
   m.scale = static_cast<float>(softmax_scale(weights.config));
   const std::vector<int> devices = devices_for(options);
-  const std::size_t cache_bytes =
-      static_cast<std::size_t>(options.num_blocks) * static_cast<std::size_t>(options.block_size) * kL * sizeof(u16);
+  const std::size_t cache_bytes = static_cast<std::size_t>(options.num_blocks) * static_cast<std::size_t>(options.block_size) *
+                                  static_cast<std::size_t>(cache_row_bytes(cache_format(options)));
   m.ranks.resize(devices.size());
   std::vector<void*> streams;
   for (std::size_t r = 0; r < devices.size(); ++r) {
@@ -87,6 +87,10 @@ CudaBackend::CudaBackend(const MlaWeights& weights, const CudaBackendOptions& op
     MLASIM_CUDA_CHECK(cudaDeviceSynchronize());
   }
   m.comm = std::make_unique<Communicator>(devices, streams);
+}
+
+PrecisionClass CudaBackend::precision() const {
+  return impl_->options.cache_quant.quantized() ? PrecisionClass::kFp8Bf16 : PrecisionClass::kBf16;
 }
 
 CudaBackend::~CudaBackend() {

@@ -13,6 +13,7 @@
 
 #include "attention/backend.h"
 #include "attention/faults.h"
+#include "attention/kv_cache_quant.h"
 #include "model/mla_weights.h"
 
 namespace mlasim {
@@ -24,6 +25,7 @@ struct CudaBackendOptions {
   FaultSet faults;               // see cuda_backend_supports_fault
   int max_devices = 0;           // ranks go to devices rank % min(visible devices, max_devices);
                                  // 0: every visible device; 1: all ranks share device 0
+  KvCacheQuant cache_quant;      // an fp8 KV cache, stored and read as vLLM does (attention/kv_cache_quant.h)
 };
 
 // Faults the CUDA backend reproduces: decode_skips_cache_write_for_fresh_rows,
@@ -42,7 +44,7 @@ class CudaBackend final : public Backend {
   CudaBackend(const MlaWeights& weights, const CudaBackendOptions& options);
   ~CudaBackend() override;
   std::string name() const override;  // "cuda" (+ " tp=N", + " faults=...")
-  PrecisionClass precision() const override { return PrecisionClass::kBf16; }  // bf16 weights and cache
+  PrecisionClass precision() const override;  // bf16 (bf16 weights and cache); fp8_bf16 on an fp8 cache
   StepOutputs run_step(const StepInputs& inputs) override;
 
   const CudaBackendOptions& options() const;

@@ -122,10 +122,16 @@ MergeAttnStatesParams merge_params(const DevicePlan& p, int nh, void* out, const
 
 // Context round k: every prefill-form row's k-th chunk gathered from the cache, up-projected and
 // attended non-causally into o_ctx (k == 0) or o_chunk, which is then merged into o_ctx in place.
-void context_round(Rank& rk, const DeviceLayerWeights& w, const void* cache, const DevicePlan& p,
-                   const MlaPrefillParams& pp, std::size_t k) {
+void context_round(Rank& rk, const DeviceLayerWeights& w, const void* cache, const CudaBackendOptions& o,
+                   const DevicePlan& p, const MlaPrefillParams& pp, std::size_t k) {
   const DevicePlan::Round& rd = p.rounds[k];
-  gather_rows(cache, kL, rk.ip(rd.off_slots), rd.total, kL, 2, rk.ctx_lat.get(), kL, rk.s());
+  if (o.cache_quant.quantized()) {  // an fp8 cache: the rows upconverted to bf16, as vLLM's gather does
+    cache_gather_dequant({.num_rows = rd.total, .format = cache_format(o), .kv_cache = static_cast<const std::uint8_t*>(cache),
+                          .slots = rk.ip(rd.off_slots), .k_scale = o.cache_quant.k_scale, .out = rk.ctx_lat.get(),
+                          .stream = rk.stream});
+  } else {
+    gather_rows(cache, kL, rk.ip(rd.off_slots), rd.total, kL, 2, rk.ctx_lat.get(), kL, rk.s());
+  }
   up_project(rk, w, rk.ctx_lat.as<const u16>(), rd.total);
   MlaPrefillParams pc = pp;
   pc.cu_seqlens_k = rk.ip(rd.off_cu_k);
@@ -178,13 +184,30 @@ void CudaBackend::Impl::write_cache(Rank& rk, int layer, const DevicePlan& p) {
   cw.slot_mapping = rk.ip(p.off_slots);
   cw.kv_cache = rk.caches[static_cast<std::size_t>(layer)].get();
   cw.stream = rk.stream;
-  cache_write(cw);
+  if (!options.cache_quant.quantized()) return cache_write(cw);
+  cache_write_quantized({.num_tokens = cw.num_tokens, .format = cache_format(options), .num_slots = cw.num_slots, .kv_c = cw.kv_c,
+                         .kv_c_stride = cw.kv_c_stride, .k_pe = cw.k_pe, .k_pe_stride = cw.k_pe_stride,
+                         .slot_mapping = cw.slot_mapping, .k_scale = options.cache_quant.k_scale,
+                         .kv_cache = static_cast<std::uint8_t*>(cw.kv_cache), .stream = rk.stream});
 }
 
 // Decode form over tokens [0, num_decode_tokens): absorb W_UK into q, mla_decode over the cache,
 // o_h = W_UV_h ô_h.
 void CudaBackend::Impl::decode_form(Rank& rk, const DeviceLayerWeights& w, int layer, const DevicePlan& p) {
   absorb_w_uk(rk, w, p.forms.num_decode_tokens, options.faults.has(Fault::kWUkTransposed));
+  if (options.cache_quant.quantized()) {  // an fp8 cache: every cached position as the top-k of mla_sparse
+    const KvCacheQuant& cq = options.cache_quant;
+    mla_sparse_fwd({.num_tokens = p.forms.num_decode_tokens, .num_heads = rk.w->num_local_heads(), .topk = p.max_dec_len,
+                    .softmax_scale = options.faults.has(Fault::kDecodeScale1OverSqrt576)
+                                         ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(kL)))
+                                         : scale,
+                    .format = cache_format(options), .k_scale = cq.k_scale, .quantize_query = cq.quantize_query,
+                    .q_scale = cq.q_scale, .q = rk.qlat.get(),
+                    .kv_cache = rk.caches[static_cast<std::size_t>(layer)].as<const std::uint8_t>(),
+                    .indices = rk.ip(p.off_dec_idx), .out = rk.olat.get(), .lse = rk.lse_dec.as<float>(), .stream = rk.stream});
+    apply_w_uv(rk, w, p.forms.num_decode_tokens);
+    return;
+  }
   MlaDecodeParams dp;
   dp.batch = p.forms.num_decode_tokens;
   dp.s_q = 1;
@@ -242,7 +265,7 @@ void CudaBackend::Impl::prefill_form(Rank& rk, const DeviceLayerWeights& w, int 
   mla_prefill_launch(pn, rk.s());
 
   const void* cache = rk.caches[static_cast<std::size_t>(layer)].get();
-  for (std::size_t k = 0; k < p.rounds.size(); ++k) context_round(rk, w, cache, p, pp, k);
+  for (std::size_t k = 0; k < p.rounds.size(); ++k) context_round(rk, w, cache, options, p, pp, k);
   if (!has_ctx) return;
   MergeAttnStatesParams mp = merge_params(p, nh, out_rows, rk.o_ctx.get(), rk.lse_ctx.as<const float>(), rk.o_new.get(),
                                           rk.lse_new.as<const float>());

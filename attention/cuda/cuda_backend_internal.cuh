@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "attention/attention_metadata.h"
+#include "attention/cuda/cache_quant.h"
 #include "attention/cuda/cache_write.h"
 #include "attention/cuda/communicator.h"
 #include "attention/cuda/cublas_gemm.h"
@@ -20,6 +21,7 @@
 #include "attention/cuda/merge_attn_states.h"
 #include "attention/cuda/mla_decode.h"
 #include "attention/cuda/mla_prefill.h"
+#include "attention/cuda/mla_sparse.h"
 #include "attention/context_chunk.h"
 #include "model/mla_dims.h"
 #include "model/rope.h"
@@ -35,6 +37,14 @@ constexpr int kRkv = 512, kDr = 64, kDn = 128, kDv = 128, kL = kRkv + kDr, kDqk 
 static_assert(kL == kMlaDecodeKDim && kRkv == kMlaDecodeVDim && kDqk == kMlaPrefillDqk && kDv == kMlaPrefillDv);
 
 int visible_devices(const CudaBackendOptions& o);
+// How the options' KV cache stores a row (bf16 unless the cache is fp8).
+inline CacheFormat cache_format(const CudaBackendOptions& o) {
+  switch (o.cache_quant.kind) {
+    case KvCacheQuantKind::kFp8PerTensor: return CacheFormat::kFp8PerTensor;
+    case KvCacheQuantKind::kFp8DsMla: return CacheFormat::kFp8DsMla;
+    default: return CacheFormat::kBf16;
+  }
+}
 std::vector<int> devices_for(const CudaBackendOptions& o);
 
 // The step plan packed for the kernels on the host, uploaded once to every rank: every int array
@@ -43,10 +53,14 @@ struct DevicePlan : StepPlan {
   explicit DevicePlan(StepPlan plan) : StepPlan(std::move(plan)) {}
   int max_q = 0;          // longest prefill-form query
   int max_blocks = 1;     // decode block-table width
+  int max_dec_len = 0;    // an fp8 cache: the longest decode token's cache length (width of dec_idx)
   std::vector<int> ints;  // every int array below, packed
   // token ids [n], cache slots [n] (-1: not written), per decode token its cache length and block
   // table [num_decode_tokens, max_blocks], prefill-form cu_seqlens_q, logits_indices
   std::size_t off_ids = 0, off_slots = 0, off_dec_seqlens = 0, off_dec_bt = 0, off_cu_q = 0, off_samples = 0;
+  // An fp8 cache: per decode token the slots of its cache positions [num_decode_tokens, max_dec_len]
+  // (-1 past its length), which mla_sparse_fwd reads as a top-k of every position.
+  std::size_t off_dec_idx = 0;
   struct Round {  // the k-th context chunk of every prefill-form row (none: s_k = 0)
     std::size_t off_cu_k = 0, off_slots = 0;
     int total = 0, max_len = 0;
@@ -74,7 +88,7 @@ struct Rank {
   cudaStream_t stream = nullptr;
   std::unique_ptr<CublasGemm> gemm;
   std::unique_ptr<DeviceWeights> w;
-  std::vector<DeviceBuffer> caches;  // per layer [num_blocks, block_size, 576] bf16
+  std::vector<DeviceBuffer> caches;  // per layer [num_blocks, block_size] rows of cache_row_bytes(cache_format)
   // Step buffers (grown on demand between steps).
   DeviceBuffer ints, rope, h, partial, x_bf, cq, cq_bf, lat, lat_bf, q, q_bf, attn;
   DeviceBuffer qlat, olat, lse_dec, o_accum, lse_accum, tile_md, num_splits;

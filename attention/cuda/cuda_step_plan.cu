@@ -48,6 +48,16 @@ void pack_decode(DevicePlan& p, const CudaBackendOptions& o) {
   }
   p.off_dec_seqlens = p.push(dec_seqlens);
   p.off_dec_bt = p.push(dec_bt);
+  if (!o.cache_quant.quantized()) return;
+  for (int len : dec_seqlens) p.max_dec_len = std::max(p.max_dec_len, len);
+  std::vector<int> dec_idx(static_cast<std::size_t>(p.forms.num_decode_tokens) * static_cast<std::size_t>(p.max_dec_len), -1);
+  for (int t = 0; t < p.forms.num_decode_tokens; ++t)
+    for (int j = 0; j < dec_seqlens[static_cast<std::size_t>(t)]; ++j)
+      dec_idx[static_cast<std::size_t>(t) * static_cast<std::size_t>(p.max_dec_len) + static_cast<std::size_t>(j)] =
+          dec_bt[static_cast<std::size_t>(t) * static_cast<std::size_t>(p.max_blocks) + static_cast<std::size_t>(j / o.block_size)] *
+              o.block_size +
+          j % o.block_size;
+  p.off_dec_idx = p.push(dec_idx);
 }
 
 // Prefill-form rows: query offsets relative to num_decode_tokens, and the context rounds.

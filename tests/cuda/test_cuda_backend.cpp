@@ -34,6 +34,7 @@
 #include "tests/cuda/gpu_checks.h"
 #include "verify/logits_compare.h"
 #include "verify/logits_golden.h"
+#include "attention/kv_cache_quant.h"
 #include "engine/replay.h"
 
 namespace {
@@ -621,6 +622,33 @@ TEST_CASE("cuda_backend_v2_lite_attn_tp_1_2_8_one_gpu", "[gpu][forward-only]") {
   check_replay_vs_cpu(text, {1, 2, 8});
 }
 
+TEST_CASE("cuda_backend_fp8_cache: the fp8 golden holds it, and fails the backend that ignores the fp8 cache",
+          "[gpu][forward-only]") {
+  const char* env_root = std::getenv("MLASIM_ROOT");
+  const std::string root = env_root ? env_root : std::filesystem::exists("scenarios/seed") ? "." : MLASIM_SOURCE_DIR;
+  Result<Scenario> loaded = load_scenario_file(root + "/scenarios/model/fp8_cache_flashmla.yaml");
+  REQUIRE(loaded);
+  const Scenario& s = loaded.value();
+  const std::string dir = root + "/golden/" + s.name;
+  Result<LogitsFiles> golden = read_logits_files(dir);
+  REQUIRE(golden);
+  for (const bool fp8 : {true, false}) {
+    ReplayOptions o;
+    o.make_backend = [fp8](const MlaWeights& weights, const Scenario& sc, const FaultSet& faults) {
+      CudaBackendOptions co = cuda_options(sc.parallel.tensor_parallel_size, sc.scheduler.num_gpu_blocks,
+                                           sc.scheduler.block_size, faults);
+      if (fp8) co.cache_quant = scenario_kv_cache_quant(sc).quant;  // else bf16 rows: the fp8 cache ignored
+      return make_cuda_backend(weights, co);
+    };
+    const RunRecord record = replay(s, o);
+    CHECK(record.precision == (fp8 ? PrecisionClass::kFp8Bf16 : PrecisionClass::kBf16));
+    const LogitsCheck lc =
+        check_logits_against(golden.value(), record.logits, record.names, logits_tolerance(PrecisionClass::kFp8Bf16), dir);
+    INFO((fp8 ? "fp8 cache: " : "bf16 cache: ") << lc.message);
+    CHECK(lc.pass == fp8);
+  }
+}
+
 TEST_CASE("cuda_backend_scenarios_vs_golden", "[gpu][forward-only]") {
   namespace fs = std::filesystem;
   // The repository root: $MLASIM_ROOT, else the working directory when it holds scenarios/ (the
@@ -668,11 +696,13 @@ TEST_CASE("cuda_backend_scenarios_vs_golden", "[gpu][forward-only]") {
       CudaBackendOptions co = cuda_options(sc.parallel.tensor_parallel_size, sc.scheduler.num_gpu_blocks,
                                            sc.scheduler.block_size, faults);
       co.max_devices = 0;  // as the CLI: every visible device
+      co.cache_quant = scenario_kv_cache_quant(sc).quant;  // as the CLI: an fp8 cache stored as fp8
       return make_cuda_backend(weights, co);
     };
     const RunRecord record = replay(s, o);
     const LogitsCheck lc =
-        check_logits_against(golden.value(), record.logits, record.names, logits_tolerance(PrecisionClass::kBf16), dir);
+        check_logits_against(golden.value(), record.logits, record.names,
+                             logits_tolerance(record.precision.value_or(PrecisionClass::kBf16)), dir);
     std::printf("  %s %s: %s\n", lc.pass ? "ok  " : "FAIL", s.name.c_str(), lc.message.c_str());
     INFO(s.name << ": " << lc.message);
     CHECK(lc.pass);

@@ -19,6 +19,7 @@ CudaBackendOptions cuda_options(const Scenario& s, const FaultSet& faults) {
   o.num_blocks = s.scheduler.num_gpu_blocks;
   o.block_size = s.scheduler.block_size;
   o.faults = faults;
+  o.cache_quant = scenario_kv_cache_quant(s).quant;  // an fp8 cache, as the CPU reference stores it
   return o;
 }
 }  // namespace
@@ -32,9 +33,6 @@ std::string backend_support_error(const std::string& device, const Scenario& sce
   if (!cuda) return "the CUDA backend cannot be loaded: " + why;
   if (std::string dsa = sparse_past_index_topk(scenario); !dsa.empty())
     return dsa + "; the CUDA backend has no DSA indexer yet (it computes dense MLA): run it with --device cpu";
-  if (const KvCacheQuant q = scenario_kv_cache_quant(scenario).quant; q.quantized())
-    return std::string("its KV cache is ") + to_string(q.kind) +
-           "; the CUDA backend reads bf16 caches only: run it with --device cpu";
   return cuda->support_error(scenario.model, cuda_options(scenario, faults));
 #else
   (void)scenario, (void)faults;
