@@ -44,9 +44,9 @@ inline constexpr int kFp8DsMlaTile = 128;
 // Bytes of one token in the fp8_ds_mla layout: r_kv e4m3 bytes, r_kv / 128 fp32 scales, d_r bf16.
 inline constexpr int fp8_ds_mla_row_bytes(int r_kv, int d_r) { return r_kv + r_kv / kFp8DsMlaTile * 4 + d_r * 2; }
 
-// The cache quantization of an effective kv_cache_dtype read by `backend` (the sparse
-// canonicalisation already applied to the dtype); nullopt with a reason when mlasim does not
-// model its numerics (fp8_e5m2, nvfp4 formats).
+// The cache quantization of an effective kv_cache_dtype read by `backend` (the backend's sparse
+// canonicalisation is applied here); `unsupported` says why when mlasim does not model its
+// numerics (fp8_e5m2, the nvfp4 formats).
 struct KvCacheQuantResult {
   KvCacheQuant quant;
   std::string unsupported;  // non-empty: why this dtype cannot be computed
@@ -70,8 +70,9 @@ void decode_fp8_ds_mla(const KvCacheQuant& q, std::span<const std::uint8_t> byte
 template <typename T>
 void quantize_latent_row(const KvCacheQuant& q, const T* latent, int r_kv, int d_r, T* out);
 
-// The decode form's absorbed query [q_lat (r_kv) | q_pe (d_r)] of one head, as the kernel gets it
-// when q.quantize_query: e4m3(x / q_scale) · q_scale, x in the model's dtype, in place.
+// The decode form's absorbed queries ([q_lat (r_kv) | q_pe (d_r)] per head; n values in all), as
+// the kernel gets them when q.quantize_query: e4m3(x / q_scale) · q_scale, x in the model's dtype,
+// in place.
 template <typename T>
 void quantize_mla_query(const KvCacheQuant& q, T* query, int n);
 

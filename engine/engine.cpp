@@ -37,6 +37,7 @@ Engine::Engine(const Scenario& scenario, EngineOptions options)
   // Golden mode on an fp8 KV cache follows the routing: the decode form reads every key from the
   // quantized cache while the prefill form's new keys are exact, so the forms are not the same
   // computation there (docs/spec/mla.md §11).
+  golden_mode_ = options_.force_prefill_path;
   if (options_.force_prefill_path && scenario_kv_cache_quant(scenario).quant.quantized()) options_.force_prefill_path = false;
   // The audit walks every block: past kAuditFullPoolBlocks blocks it runs every interval-th step,
   // the interval growing with the pool, so its cost per step stays bounded (a 2^24-block pool).
@@ -416,7 +417,7 @@ void Engine::run_model(const SchedulerOutput& out) {
   in.token_ids = token_ids;
   in.force_prefill_path = options_.force_prefill_path;
   // Golden mode computes the model (its top-k) whatever the routing: a dense_mha run then differs.
-  in.prefill_rows_dense = routing_.sparse_dense_mha_any_length && !options_.force_prefill_path;
+  in.prefill_rows_dense = routing_.sparse_dense_mha_any_length && !golden_mode_;
   for (const Sample& sm : samples) {
     in.sample_rows.push_back(sm.row);
     in.num_sample_tokens.push_back(sm.num_tokens);

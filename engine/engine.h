@@ -100,6 +100,7 @@ class Engine {
 
   const Scenario& scenario_;
   EngineOptions options_;
+  bool golden_mode_ = false;  // force_prefill_path as asked (on an fp8 cache golden mode keeps the routing)
   Scheduler scheduler_;
   InputBatch batch_;
   RoutingConfig routing_;

@@ -4,6 +4,12 @@
 // Per tile: the 32 selected rows are gathered (a −1 index is a dead key), each thread computes two
 // of the 16 × 32 scores, then the 16 threads of a head run the online softmax over the tile (base
 // 2) and add P V for their 32 of the 512 output columns. Rows with no live key: O = 0, LSE = +inf.
+// The model is FlashMLA's sparse fp8 decode (sm90::decode::sparse_fp8, 64 heads per CTA, the top-k in
+// blocks of 64 split across SMs, e4m3 dequantized to bf16 in shared memory with its tile scales, then
+// wgmma), which vLLM's FLASHMLA_SPARSE also runs for prefill tokens in its mixed-batch mode (every
+// token of the batch as one decode batch, flashmla_sparse.py): so one kernel serves both forms here.
+// What v1 leaves out: tensor cores, split-KV, and sharing a gathered tile among head groups (each
+// group's CTA gathers the same rows again, through L2).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
