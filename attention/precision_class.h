@@ -8,7 +8,7 @@
 
 namespace mlasim {
 
-enum class PrecisionClass { kFp64, kFp32, kBf16, kFp8, kFp8Bf16 };
+enum class PrecisionClass { kFp64, kFp32, kBf16, kFp8, kFp8DsMla, kFp8Bf16 };
 
 inline const char* to_string(PrecisionClass p) {
   switch (p) {
@@ -16,15 +16,16 @@ inline const char* to_string(PrecisionClass p) {
     case PrecisionClass::kFp32: return "fp32";
     case PrecisionClass::kBf16: return "bf16";
     case PrecisionClass::kFp8: return "fp8";
+    case PrecisionClass::kFp8DsMla: return "fp8_ds_mla";
     case PrecisionClass::kFp8Bf16: return "fp8_bf16";
   }
   return "unknown";
 }
 
-// "fp64" | "fp32" | "bf16" | "fp8" | "fp8_bf16"; nullopt for anything else.
+// "fp64" | "fp32" | "bf16" | "fp8" | "fp8_ds_mla" | "fp8_bf16"; nullopt for anything else.
 inline std::optional<PrecisionClass> parse_precision_class(std::string_view s) {
   for (PrecisionClass p : {PrecisionClass::kFp64, PrecisionClass::kFp32, PrecisionClass::kBf16, PrecisionClass::kFp8,
-                           PrecisionClass::kFp8Bf16})
+                           PrecisionClass::kFp8DsMla, PrecisionClass::kFp8Bf16})
     if (s == to_string(p)) return p;
   return std::nullopt;
 }

@@ -71,11 +71,13 @@ std::string model_fingerprint(const ModelConfig& m) {
 
 namespace {
 
-// The tolerance classes a golden lists: fp8 only where the scenario's KV cache is fp8.
+// The tolerance classes a golden lists: on an fp8 cache also its format's class (the float CPU
+// backend's) and fp8_bf16 (the CUDA backend's).
 std::vector<PrecisionClass> golden_precision_classes(const Scenario& scenario) {
   std::vector<PrecisionClass> v{PrecisionClass::kFp64, PrecisionClass::kFp32, PrecisionClass::kBf16};
-  if (scenario_kv_cache_quant(scenario).quant.quantized()) {
-    v.push_back(PrecisionClass::kFp8);
+  const KvCacheQuantKind kind = scenario_kv_cache_quant(scenario).quant.kind;
+  if (kind != KvCacheQuantKind::kNone) {
+    v.push_back(kind == KvCacheQuantKind::kFp8DsMla ? PrecisionClass::kFp8DsMla : PrecisionClass::kFp8);
     v.push_back(PrecisionClass::kFp8Bf16);
   }
   return v;

@@ -45,6 +45,7 @@ CpuBackend<T>::CpuBackend(const MlaWeights& weights, const CpuBackendOptions& op
 template <typename T>
 PrecisionClass CpuBackend<T>::precision() const {
   if constexpr (std::is_same_v<T, double>) return PrecisionClass::kFp64;
+  if (options_.cache_quant.kind == KvCacheQuantKind::kFp8DsMla) return PrecisionClass::kFp8DsMla;
   if (options_.cache_quant.quantized()) return PrecisionClass::kFp8;
   return options_.bf16_cache ? PrecisionClass::kBf16 : PrecisionClass::kFp32;
 }

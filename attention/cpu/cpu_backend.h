@@ -32,7 +32,8 @@ class CpuBackend final : public Backend {
   // CpuBackend<float> reads `weights` in place: they must outlive the backend.
   CpuBackend(const MlaWeights& weights, const CpuBackendOptions& options);
   std::string name() const override;  // "cpu-f64" | "cpu-f32" (+ " tp=N", + " faults=...")
-  // fp64 in double; in float, fp8 with an fp8 cache, bf16 when the cache holds bf16 values, else fp32.
+  // fp64 in double; in float, fp8 or fp8_ds_mla with such a cache, bf16 when the cache holds bf16
+  // values, else fp32.
   PrecisionClass precision() const override;
   StepOutputs run_step(const StepInputs& inputs) override;
 

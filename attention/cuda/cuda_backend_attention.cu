@@ -191,7 +191,8 @@ void CudaBackend::Impl::write_cache(Rank& rk, int layer, const DevicePlan& p) {
                          .kv_cache = static_cast<std::uint8_t*>(cw.kv_cache), .stream = rk.stream});
 }
 
-// Decode form over tokens [0, num_decode_tokens): absorb W_UK into q, mla_decode over the cache,
+// Decode form over tokens [0, num_decode_tokens): absorb W_UK into q, mla_decode over the cache (an
+// fp8 cache: mla_sparse over every cached position, the query quantized where the backend does),
 // o_h = W_UV_h ô_h.
 void CudaBackend::Impl::decode_form(Rank& rk, const DeviceLayerWeights& w, int layer, const DevicePlan& p) {
   absorb_w_uk(rk, w, p.forms.num_decode_tokens, options.faults.has(Fault::kWUkTransposed));
