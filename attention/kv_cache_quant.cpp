@@ -52,11 +52,7 @@ KvCacheQuantResult kv_cache_quant(KvCacheDtype dtype, AttentionBackendKind backe
   r.quant.input_bf16 = model_dtype_bf16;
   // DeepSeek-V4's own cache formats are not modelled; its attention is computed as a dense stand-in.
   if (backend == K::kFlashMlaSparseDsv4 || backend == K::kFlashInferMlaSparseDsv4) return r;
-  // _canonicalize_sparse_mla_kv_cache_dtype (model_executor/layers/attention/mla_attention.py ~359).
-  if (backend == K::kFlashMlaSparse && is_quantized_kv_cache(dtype) && dtype != D::kNvfp4DsMla) dtype = D::kFp8DsMla;
-  if (backend == K::kFlashInferMlaSparseSm120 && (dtype == D::kAuto || dtype == D::kFp8 || dtype == D::kFp8E4m3))
-    dtype = D::kFp8DsMla;
-  switch (dtype) {
+  switch (canonical_sparse_mla_kv_cache_dtype(backend, dtype)) {
     case D::kAuto: case D::kBfloat16: case D::kFloat16: return r;
     case D::kFp8: case D::kFp8E4m3:
       r.quant.kind = KvCacheQuantKind::kFp8PerTensor;

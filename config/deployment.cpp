@@ -78,4 +78,12 @@ bool is_quantized_kv_cache(KvCacheDtype d) {
   return d != KvCacheDtype::kAuto && d != KvCacheDtype::kBfloat16 && d != KvCacheDtype::kFloat16;
 }
 
+KvCacheDtype canonical_sparse_mla_kv_cache_dtype(AttentionBackendKind backend, KvCacheDtype d) {
+  using D = KvCacheDtype;
+  if (backend == AttentionBackendKind::kFlashMlaSparse && is_quantized_kv_cache(d)) return d == D::kNvfp4DsMla ? d : D::kFp8DsMla;
+  if (backend == AttentionBackendKind::kFlashInferMlaSparseSm120 && (d == D::kAuto || d == D::kFp8 || d == D::kFp8E4m3))
+    return D::kFp8DsMla;
+  return d;
+}
+
 }  // namespace mlasim

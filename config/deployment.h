@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "config/engine_enums.h"
+
 namespace mlasim {
 
 enum class GpuKind { kA100, kL40s, kH100, kH200, kH20, kB200, kGB200, kB300, kGB300, kRtxPro6000, kRtx5090, kMi300x, kMi325x, kMi355x };
@@ -34,5 +36,9 @@ std::optional<KvCacheDtype> parse_kv_cache_dtype(const std::string& s);
 std::vector<std::string> kv_cache_dtype_names();
 // vllm/v1/kv_cache_interface.py is_quantized_kv_cache: anything but auto / bfloat16 / float16.
 bool is_quantized_kv_cache(KvCacheDtype d);
+// The dtype a sparse MLA backend's layers really use (_canonicalize_sparse_mla_kv_cache_dtype,
+// model_executor/layers/attention/mla_attention.py ~359): FLASHMLA_SPARSE serves every quantized
+// dtype but nvfp4_ds_mla as fp8_ds_mla, FLASHINFER_MLA_SPARSE_SM120 auto, fp8 and fp8_e4m3.
+KvCacheDtype canonical_sparse_mla_kv_cache_dtype(AttentionBackendKind backend, KvCacheDtype d);
 
 }  // namespace mlasim

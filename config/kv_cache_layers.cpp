@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 namespace mlasim {
 namespace {
@@ -13,12 +14,10 @@ using Customize = KvBackendFacts::Customize;
 // The KvCacheDtype as vLLM's cache_dtype string.
 std::string cache_dtype_name(KvCacheDtype d) { return to_string(d); }
 
-// _canonicalize_sparse_mla_kv_cache_dtype (model_executor/layers/attention/mla_attention.py ~359).
+// canonical_sparse_mla_kv_cache_dtype (config/deployment.h) on a cache_dtype string.
 std::string canonical_sparse_mla_dtype(K backend, const std::string& d) {
-  if (backend == K::kFlashMlaSparse && d != "auto" && d != "bfloat16" && d != "float16")
-    return d == "nvfp4_ds_mla" ? d : "fp8_ds_mla";
-  if (backend == K::kFlashInferMlaSparseSm120 && (d == "auto" || d == "fp8" || d == "fp8_e4m3")) return "fp8_ds_mla";
-  return d;
+  const std::optional<KvCacheDtype> dtype = parse_kv_cache_dtype(d);
+  return dtype ? to_string(canonical_sparse_mla_kv_cache_dtype(backend, *dtype)) : d;
 }
 
 KvBackendFacts fixed_backend(const char* cls, const char* name, std::vector<KernelBlockSize> sizes) {

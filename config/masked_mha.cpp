@@ -110,7 +110,7 @@ int max_context_chunk_seq_len(std::span<const int> context_lens, int workspace_s
         const long long max_split = std::min(max_chunk, (remaining - 1) / block_size * block_size);
         const long long split = std::min(max_split / block_size, available / block_size) * block_size;
         if (split > 0) {
-          longest = std::max<long long>(longest, split);
+          longest = static_cast<int>(std::max<long long>(longest, split));
           rows += split;
           start += split;
           emitted = true;
@@ -118,7 +118,7 @@ int max_context_chunk_seq_len(std::span<const int> context_lens, int workspace_s
         break;
       }
       rows += remaining;
-      longest = std::max<long long>(longest, remaining);
+      longest = static_cast<int>(std::max<long long>(longest, remaining));
       emitted = true;
       ++request;
       start = 0;

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "attention/cuda/cache_quant.h"
+#include "attention/cuda/cache_row.cuh"
 #include "attention/cuda/cuda_check.h"
 #include "attention/cuda/fp8.cuh"
 #include "attention/cuda/launch.cuh"
@@ -56,28 +57,13 @@ __global__ void __launch_bounds__(kThreads) cache_write_quantized_kernel(const C
   if (i < kCacheDr) reinterpret_cast<__nv_bfloat16*>(row + kCacheRkv + 4 * kTiles)[i] = k_pe[i];
 }
 
-// The bf16 value a reader gets for element c (0..575) of a row.
-__device__ __forceinline__ float read_element(const CacheGatherParams& p, const uint8_t* row, int c) {
-  switch (p.format) {
-    case CacheFormat::kBf16:
-      return __bfloat162float(reinterpret_cast<const __nv_bfloat16*>(row)[c]);
-    case CacheFormat::kFp8PerTensor:
-      return fp8::round_bf16(fp8::e4m3_value(row[c]) * p.k_scale * p.read_scale_factor);
-    case CacheFormat::kFp8DsMla:
-    default:
-      if (c >= kCacheRkv) return __bfloat162float(reinterpret_cast<const __nv_bfloat16*>(row + kCacheRkv + 16)[c - kCacheRkv]);
-      return fp8::round_bf16(fp8::e4m3_value(row[c]) *
-                             (reinterpret_cast<const float*>(row + kCacheRkv)[c / 128] * p.read_scale_factor));
-  }
-}
-
 __global__ void __launch_bounds__(kThreads) cache_gather_dequant_kernel(const CacheGatherParams p) {
   const int64_t r = blockIdx.x;
   const int slot = p.slots[r];
   auto* out = static_cast<__nv_bfloat16*>(p.out) + r * (kCacheRkv + kCacheDr);
   const uint8_t* row = p.kv_cache + static_cast<int64_t>(slot < 0 ? 0 : slot) * cache_row_bytes(p.format);
   for (int c = threadIdx.x; c < kCacheRkv + kCacheDr; c += kThreads)
-    out[c] = __float2bfloat16(slot < 0 ? 0.0f : read_element(p, row, c));
+    out[c] = __float2bfloat16(slot < 0 ? 0.0f : cache_row_value(p.format, row, c, p.k_scale, p.read_scale_factor));
 }
 
 }  // namespace

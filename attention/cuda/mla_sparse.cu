@@ -15,6 +15,7 @@
 
 #include <cstdint>
 
+#include "attention/cuda/cache_row.cuh"
 #include "attention/cuda/cuda_check.h"
 #include "attention/cuda/fp8.cuh"
 #include "attention/cuda/launch.cuh"
@@ -30,20 +31,6 @@ constexpr int kSmemQ = 0, kSmemK = kSmemQ + HG * D * 4, kSmemS = kSmemK + BN * D
 constexpr int kSmemBytes = kSmemValid + BN * 4;
 constexpr float kLog2e = 1.4426950408889634f, kLn2 = 0.6931471805599453f;
 static_assert(kThreads == HG * (DV / kColsPerThread) && 2 * kThreads == HG * BN, "thread layout");
-
-// Element c of a cache row as the kernel reads it.
-__device__ __forceinline__ float load_element(const MlaSparseParams& p, const uint8_t* row, int c) {
-  switch (p.format) {
-    case CacheFormat::kBf16:
-      return __bfloat162float(reinterpret_cast<const __nv_bfloat16*>(row)[c]);
-    case CacheFormat::kFp8PerTensor:
-      return fp8::e4m3_value(row[c]) * p.k_scale;
-    case CacheFormat::kFp8DsMla:
-    default:
-      if (c >= kCacheRkv) return __bfloat162float(reinterpret_cast<const __nv_bfloat16*>(row + kCacheRkv + 16)[c - kCacheRkv]);
-      return fp8::round_bf16(fp8::e4m3_value(row[c]) * reinterpret_cast<const float*>(row + kCacheRkv)[c / 128]);
-  }
-}
 
 __global__ void __launch_bounds__(kThreads, 1) mla_sparse_kernel(const MlaSparseParams p) {
   MLASIM_DYNAMIC_SMEM(smem);
@@ -77,7 +64,7 @@ __global__ void __launch_bounds__(kThreads, 1) mla_sparse_kernel(const MlaSparse
     __syncthreads();
     for (int i = tid; i < BN * D; i += kThreads) {
       const int key = i / D, c = i % D, slot = sValid[key];
-      sK[i] = slot < 0 ? 0.f : load_element(p, p.kv_cache + static_cast<int64_t>(slot) * row_bytes, c);
+      sK[i] = slot < 0 ? 0.f : cache_row_value(p.format, p.kv_cache + static_cast<int64_t>(slot) * row_bytes, c, p.k_scale);
     }
     __syncthreads();
     // Scores: thread tid computes (head, key) pairs 2·tid and 2·tid + 1.
