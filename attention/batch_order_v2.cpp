@@ -2,37 +2,74 @@
 #include "attention/batch_order_v2.h"
 
 #include <algorithm>
-#include <tuple>
+#include <array>
 
 #include "base/check.h"
 
 namespace mlasim {
 
-std::vector<ReqId> sort_batch_req_ids(const SchedulerOutput& out, int decode_query_len) {
-  struct Key {
-    ReqId id;
-    bool no_drafts;
-    bool not_decode_len;
-    int q;
-  };
-  std::vector<Key> keys;
-  keys.reserve(out.num_scheduled_tokens.size());
-  for (const auto& [id, q] : out.num_scheduled_tokens) {
-    const bool drafts = std::any_of(out.scheduled_spec_decode_tokens.begin(), out.scheduled_spec_decode_tokens.end(),
-                                    [id = id](const auto& e) { return e.first == id && !e.second.empty(); });
-    keys.push_back({id, !drafts, q != decode_query_len, q});
+namespace {
+
+// Whether each scheduled request has drafts, in num_scheduled_tokens order. The scheduler lists
+// scheduled_spec_decode_tokens in scheduling order, a subsequence of num_scheduled_tokens: one
+// merge pass; any other output (built by hand) falls back to a search per request.
+void draft_flags(const SchedulerOutput& out, std::vector<char>& has_drafts) {
+  const auto& spec = out.scheduled_spec_decode_tokens;
+  has_drafts.assign(out.num_scheduled_tokens.size(), 0);
+  if (spec.empty()) return;
+  std::size_t p = 0;
+  for (std::size_t i = 0; i < out.num_scheduled_tokens.size() && p < spec.size(); ++i) {
+    if (spec[p].first != out.num_scheduled_tokens[i].first) continue;
+    has_drafts[i] = !spec[p].second.empty();
+    ++p;
   }
-  std::stable_sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-    return std::tie(a.no_drafts, a.not_decode_len, a.q) < std::tie(b.no_drafts, b.not_decode_len, b.q);
-  });
+  if (p == spec.size()) return;
+  for (std::size_t i = 0; i < out.num_scheduled_tokens.size(); ++i) {
+    const ReqId id = out.num_scheduled_tokens[i].first;
+    has_drafts[i] = std::any_of(spec.begin(), spec.end(), [id](const auto& e) { return e.first == id && !e.second.empty(); });
+  }
+}
+
+}  // namespace
+
+void sort_batch_req_ids(const SchedulerOutput& out, int decode_query_len, std::vector<ReqId>& ids) {
+  // The key (no drafts, q != decode_query_len, q) has four classes by its first two parts, and q
+  // is constant in the two classes with q == decode_query_len: a stable counting pass places the
+  // classes, and only the rows of the other two (prefill chunks, short draft rows: few per step)
+  // are sorted by q. The same order as one stable sort by the whole key.
+  thread_local std::vector<char> has_drafts;
+  thread_local std::vector<std::pair<int, ReqId>> uneven;
+  draft_flags(out, has_drafts);
+  const std::size_t n = out.num_scheduled_tokens.size();
+  auto cls = [&](std::size_t i) {
+    return (has_drafts[i] ? 0 : 2) + (out.num_scheduled_tokens[i].second != decode_query_len ? 1 : 0);
+  };
+  std::array<std::size_t, 5> start{};
+  for (std::size_t i = 0; i < n; ++i) ++start[static_cast<std::size_t>(cls(i)) + 1];
+  for (std::size_t c = 1; c < start.size(); ++c) start[c] += start[c - 1];
+  ids.resize(n);
+  std::array<std::size_t, 4> next{start[0], start[1], start[2], start[3]};
+  for (std::size_t i = 0; i < n; ++i) ids[next[static_cast<std::size_t>(cls(i))]++] = out.num_scheduled_tokens[i].first;
+  for (const int c : {1, 3}) {  // the classes whose q varies: stably by q
+    const std::size_t b = start[static_cast<std::size_t>(c)], e = start[static_cast<std::size_t>(c) + 1];
+    if (e - b < 2) continue;
+    uneven.clear();
+    for (std::size_t i = 0; i < n; ++i)
+      if (cls(i) == c) uneven.emplace_back(out.num_scheduled_tokens[i].second, out.num_scheduled_tokens[i].first);
+    std::stable_sort(uneven.begin(), uneven.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (std::size_t k = 0; k < uneven.size(); ++k) ids[b + k] = uneven[k].second;
+  }
+}
+
+std::vector<ReqId> sort_batch_req_ids(const SchedulerOutput& out, int decode_query_len) {
   std::vector<ReqId> ids;
-  ids.reserve(keys.size());
-  for (const Key& k : keys) ids.push_back(k.id);
+  sort_batch_req_ids(out, decode_query_len, ids);
   return ids;
 }
 
 void order_batch_v2(InputBatch& batch, const SchedulerOutput& out, int decode_query_len) {
-  const std::vector<ReqId> ids = sort_batch_req_ids(out, decode_query_len);
+  thread_local std::vector<ReqId> ids;
+  sort_batch_req_ids(out, decode_query_len, ids);
   MLASIM_CHECK(static_cast<int>(ids.size()) == batch.num_reqs(), "the batch does not hold exactly the scheduled requests");
   for (int pos = 0; pos < static_cast<int>(ids.size()); ++pos) {
     const std::optional<int> row = batch.row_of(ids[static_cast<std::size_t>(pos)]);

@@ -1,5 +1,9 @@
 // Model runner V2's row order (sort_batch_req_ids, vllm/v1/worker/gpu/model_runner.py ~2507):
 // rows with drafts first, then q == 1 + k, then ascending q, stable over the scheduler's order.
+#include <algorithm>
+#include <cstdint>
+#include <tuple>
+
 #include <catch2/catch.hpp>
 
 #include "attention/batch_order_v2.h"
@@ -41,4 +45,45 @@ TEST_CASE("model runner v2: the batch rows are permuted into that order", "[rout
   order_batch_v2(batch, out, 1);
   CHECK(batch.req_ids() == std::vector<ReqId>{1, 3, 0, 2});
   CHECK(batch.rows()[2].num_scheduled_tokens == 2);
+}
+
+TEST_CASE("model runner v2: the class-counting order equals one stable sort by the whole key", "[routing]") {
+  // The key's plain stable sort (model_runner.py ~2507-2519) as the reference, over random outputs:
+  // q from 1 to 6 around decode_query_len 3, drafts on some rows (some empty), listed in
+  // scheduling order or, as a hand-built output may, shuffled.
+  std::uint64_t state = 12345;
+  auto next = [&state](int n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((state >> 33) % static_cast<std::uint64_t>(n));
+  };
+  int compared = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    SchedulerOutput out;
+    const int n = next(40);
+    for (int i = 0; i < n; ++i) {
+      const ReqId id = 100 + (i * 7919) % 1000;
+      out.num_scheduled_tokens.emplace_back(id, 1 + next(6));
+      if (next(3) == 0) out.scheduled_spec_decode_tokens.emplace_back(id, std::vector<int>(static_cast<std::size_t>(next(3)), 9));
+    }
+    if (trial % 2 == 1) std::reverse(out.scheduled_spec_decode_tokens.begin(), out.scheduled_spec_decode_tokens.end());
+    struct Key {
+      ReqId id;
+      bool no_drafts, not_decode_len;
+      int q;
+    };
+    std::vector<Key> keys;
+    for (const auto& [id, q] : out.num_scheduled_tokens) {
+      bool drafts = false;
+      for (const auto& [sid, d] : out.scheduled_spec_decode_tokens) drafts = drafts || (sid == id && !d.empty());
+      keys.push_back({id, !drafts, q != 3, q});
+    }
+    std::stable_sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+      return std::tie(a.no_drafts, a.not_decode_len, a.q) < std::tie(b.no_drafts, b.not_decode_len, b.q);
+    });
+    std::vector<ReqId> expected;
+    for (const Key& k : keys) expected.push_back(k.id);
+    REQUIRE(sort_batch_req_ids(out, 3) == expected);
+    ++compared;
+  }
+  CHECK(compared == 300);
 }
