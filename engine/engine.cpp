@@ -34,6 +34,7 @@ Engine::Engine(const Scenario& scenario, EngineOptions options)
       routing_(make_routing_config(scenario)),
       arrivals_(open_request_stream(scenario)) {
   routing_.row_reasons = false;
+  scheduler_.set_audit_changes(options_.audit_every_step);
   // Golden mode on an fp8 KV cache follows the routing: the decode form reads every key from the
   // quantized cache while the prefill form's new keys are exact, so the forms are not the same
   // computation there (docs/spec/mla.md §11).
@@ -108,16 +109,22 @@ const StepRecord& Engine::step() {
   for (int index : finished_ids_) names_.drop(index);  // the last step's record no longer needs them
   finished_ids_.clear();
   admit_arrivals();
-  const bool audit = options_.audit_every_step || num_steps_run_ % audit_interval_ == 0 ||
-                     (num_steps_run_ < kAuditEveryStepUntil && audit_interval_ == kAuditInterval);
+  // With audit_every_step the scheduler's incremental audit checks each step's changes and the
+  // O(blocks) audit runs on the first, every interval-th and the last step (with several KV cache
+  // groups, which have no incremental audit, every step); the batch's block tables and the
+  // attention metadata are checked every step. Otherwise all of it on the sampled steps.
+  const bool changes_audited = scheduler_.audits_changes();
+  const bool audit = (options_.audit_every_step && !changes_audited) || num_steps_run_ % audit_interval_ == 0 ||
+                     (!changes_audited && num_steps_run_ < kAuditEveryStepUntil && audit_interval_ == kAuditInterval);
   scheduler_.set_audit_every_step(audit);
+  const bool check_step = audit || options_.audit_every_step;
   try {
     scheduler_.schedule(out_);
   } catch (const VllmCannotRun& e) {  // named by the engine's step and the request's id
     throw VllmCannotRun(step_, (e.request >= 0 ? "request " + names_[e.request] + ": " : "") + e.reason);
   }
   batch_.update(out_);
-  if (audit) check_block_tables();
+  if (check_step) check_block_tables();
   // V1: reorder the persistent batch (swaps persist). V2: sort the rows afresh, no reorder. Then
   // split and build the step's metadata.
   const bool v2 = routing_.model_runner == ModelRunner::kV2;
@@ -125,10 +132,10 @@ const StepRecord& Engine::step() {
   const BatchRoute route = route_batch(batch_, routing_, /*reorder=*/!v2);
   // Positions, block tables and slot mapping are for the model's kernels: without a model, built
   // only on the audited steps, where the check below reads them.
-  const MetadataDetail detail = options_.backend != nullptr || audit ? MetadataDetail::kFull : MetadataDetail::kRows;
+  const MetadataDetail detail = options_.backend != nullptr || check_step ? MetadataDetail::kFull : MetadataDetail::kRows;
   build_attention_metadata(metadata_, route, routing_, [this](int row) { return batch_.block_ids(row); }, detail);
   // The metadata's consistency check walks every token: on the audited steps, as the block pool's.
-  if (audit) {
+  if (check_step) {
     const std::string problem = metadata_.validate();
     MLASIM_CHECK(problem.empty(), "inconsistent attention metadata at step " + std::to_string(step_) + ": " + problem);
   }
@@ -152,6 +159,7 @@ const StepRecord& Engine::step() {
   now_ns_ = std::min(end_ns, kMaxClockNs);
   ++step_;
   ++num_steps_run_;
+  if (changes_audited && done()) scheduler_.audit();  // the pool as the run leaves it, whole
   // After the step is recorded, as the driver records vLLM's step before it gives up.
   if (idle_steps_ >= kMaxIdleSteps) stop_without_progress();  // as tools/conformance's driver (MAX_IDLE_STEPS)
   return current_;

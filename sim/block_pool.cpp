@@ -32,6 +32,9 @@ bool BlockPool::in_free_queue(int block_id) const {
 void BlockPool::queue_remove(int id) {
   Block& b = blocks_[static_cast<std::size_t>(id)];
   MLASIM_CHECK(b.prev != -1, "block " + std::to_string(id) + " is not in the free queue");
+  note(id);
+  note(b.prev);
+  note(b.next);
   blocks_[static_cast<std::size_t>(b.prev)].next = b.next;
   blocks_[static_cast<std::size_t>(b.next)].prev = b.prev;
   b.prev = b.next = -1;
@@ -41,6 +44,9 @@ void BlockPool::queue_remove(int id) {
 void BlockPool::queue_insert_before(int id, int next) {
   Block& b = blocks_[static_cast<std::size_t>(id)];
   Block& n = blocks_[static_cast<std::size_t>(next)];
+  note(id);
+  note(next);
+  note(n.prev);
   b.prev = n.prev;
   b.next = next;
   blocks_[static_cast<std::size_t>(n.prev)].next = id;
@@ -66,6 +72,11 @@ void BlockPool::evict_cached_block(int id) {
   std::uint64_t& hash = hashes_[static_cast<std::size_t>(id)];
   if (hash == 0) return;
   Block& b = blocks_[static_cast<std::size_t>(id)];
+  if (tracking_) {  // the block and its chain neighbours (the head keeping the chain's last: below)
+    note(id);
+    note(b.dup_prev);
+    if (b.dup_next != -1) note(b.dup_next);
+  }
   // The head of its duplicate chain is the one block whose dup_prev (the chain's last) does not
   // point back at it; only the head is in the prefix-cache map, so only it costs a map lookup.
   Block& prev = blocks_[static_cast<std::size_t>(b.dup_prev)];
@@ -83,6 +94,7 @@ void BlockPool::evict_cached_block(int id) {
     } else {  // it was the last: the head, found through the map, keeps the new last
       const int first = cached_.find(hash);
       MLASIM_CHECK(first >= 0, "hashed block missing from the prefix-cache map");
+      note(first);
       blocks_[static_cast<std::size_t>(first)].dup_prev = b.dup_prev;
     }
   }
@@ -98,6 +110,7 @@ void BlockPool::get_new_blocks(int n, std::vector<int>& out) {
     Block& b = blocks_[static_cast<std::size_t>(id)];
     MLASIM_CHECK(b.ref_cnt == 0, "a free block is referenced");
     evict_cached_block(id);
+    note(id);
     b.ref_cnt = 1;
     ++num_used_;
     out.push_back(id);
@@ -107,6 +120,7 @@ void BlockPool::get_new_blocks(int n, std::vector<int>& out) {
 void BlockPool::touch(std::span<const int> block_ids) {
   for (int id : block_ids) {
     Block& b = blocks_[static_cast<std::size_t>(id)];
+    note(id);
     if (b.ref_cnt == 0) {
       queue_remove(id);
       ++num_used_;
@@ -120,6 +134,7 @@ void BlockPool::free_blocks_in_order(std::span<const int> block_ids) {
   for (int id : block_ids) {
     Block& b = blocks_[static_cast<std::size_t>(id)];
     MLASIM_CHECK(id > 0 && b.ref_cnt > 0, "freeing an unreferenced or null block");
+    note(id);
     if (--b.ref_cnt != 0) continue;
     --num_used_;
     freed_.push_back(id);
@@ -137,6 +152,7 @@ void BlockPool::cache_full_block(int block_id, std::uint64_t block_hash) {
   Block& b = blocks_[static_cast<std::size_t>(block_id)];
   MLASIM_CHECK(hashes_[static_cast<std::size_t>(block_id)] == 0, "block " + std::to_string(block_id) + " is already cached");
   MLASIM_CHECK(block_hash != 0, "block hash 0 is reserved");
+  note(block_id);
   hashes_[static_cast<std::size_t>(block_id)] = block_hash;
   b.dup_next = -1;
   const int first = cached_.find(block_hash);
@@ -146,9 +162,97 @@ void BlockPool::cache_full_block(int block_id, std::uint64_t block_hash) {
   } else {  // a duplicate: appended, the earliest stays first, as in vLLM's dict of dicts
     Block& head = blocks_[static_cast<std::size_t>(first)];
     const int last = head.dup_prev;
+    note(first);
+    note(last);
     blocks_[static_cast<std::size_t>(last)].dup_next = block_id;
     b.dup_prev = last;
     head.dup_prev = block_id;
+  }
+}
+
+bool BlockPool::is_chain_head(int id) const {
+  const Block& b = blocks_[static_cast<std::size_t>(id)];
+  if (hashes_[static_cast<std::size_t>(id)] == 0 || b.dup_prev < 0 || b.dup_prev > num_gpu_blocks_) return false;
+  return blocks_[static_cast<std::size_t>(b.dup_prev)].dup_next != id;
+}
+
+void BlockPool::note_first_change(int id) {
+  MLASIM_CHECK(id >= 0 && id <= num_gpu_blocks_, "a change to a block id out of the pool");
+  changed_epoch_[static_cast<std::size_t>(id)] = epoch_;
+  const Block& b = blocks_[static_cast<std::size_t>(id)];
+  changed_.push_back({id, b.prev != -1, b.ref_cnt > 0, is_chain_head(id)});
+  if (id != sentinel_) changed_ids_.push_back(id);
+}
+
+void BlockPool::track_changes(bool on) {
+  tracking_ = on;
+  changed_.clear();
+  changed_ids_.clear();
+  changed_epoch_.assign(on ? blocks_.size() : 0, 0);
+  epoch_ = 1;
+  audited_free_ = num_free_;
+  audited_used_ = num_used_;
+  audited_heads_ = cached_.size();
+}
+
+void BlockPool::audit_changes() {
+  MLASIM_CHECK(tracking_, "audit_changes needs track_changes(true)");
+  auto link_ok = [&](int link) { return link >= 0 && link <= num_gpu_blocks_; };
+  int queued = 0, used = 0;
+  long long heads = 0;
+  for (const Before& c : changed_) {
+    const int id = c.id;
+    const Block& b = blocks_[static_cast<std::size_t>(id)];
+    auto which = [id](const char* what) { return "block " + std::to_string(id) + what; };  // built on failure only
+    MLASIM_CHECK(b.ref_cnt >= 0, which(": negative ref count"));
+    MLASIM_CHECK((b.ref_cnt == 0) == (b.prev != -1), which(" is neither referenced nor free"));
+    MLASIM_CHECK(id != 0 || b.prev == -1, "the null block was handed out");
+    if (b.prev != -1) {
+      MLASIM_CHECK(link_ok(b.prev) && link_ok(b.next), which(": a free-queue link out of the pool"));
+      MLASIM_CHECK(blocks_[static_cast<std::size_t>(b.prev)].next == id && blocks_[static_cast<std::size_t>(b.next)].prev == id,
+                   which(": its free-queue neighbours do not link back to it"));
+    } else {
+      MLASIM_CHECK(b.next == -1, which(": half in the free queue"));
+    }
+    const std::uint64_t hash = hashes_[static_cast<std::size_t>(id)];
+    const bool head = is_chain_head(id);
+    if (hash != 0) {
+      MLASIM_CHECK(b.dup_prev > 0 && b.dup_prev < num_gpu_blocks_, which(": a cached block's chain link is out of range"));
+      if (head) {
+        MLASIM_CHECK(cached_.find(hash) == id, which(": the prefix-cache map does not point at the head of its chain"));
+        const Block& last = blocks_[static_cast<std::size_t>(b.dup_prev)];
+        MLASIM_CHECK(last.dup_next == -1 && hashes_[static_cast<std::size_t>(b.dup_prev)] == hash,
+                     which(": its chain's last block is lost"));
+      } else {
+        MLASIM_CHECK(hashes_[static_cast<std::size_t>(b.dup_prev)] == hash, which(": a duplicate chain holds another hash"));
+      }
+      if (b.dup_next != -1) {
+        MLASIM_CHECK(b.dup_next > 0 && b.dup_next < num_gpu_blocks_, which(": a chain link out of range"));
+        MLASIM_CHECK(blocks_[static_cast<std::size_t>(b.dup_next)].dup_prev == id &&
+                         hashes_[static_cast<std::size_t>(b.dup_next)] == hash,
+                     which(": a duplicate chain's links disagree"));
+      }
+    } else {
+      MLASIM_CHECK(b.dup_prev == -1 && b.dup_next == -1, which(": chain links on an uncached block"));
+    }
+    if (id == sentinel_) continue;
+    queued += (b.prev != -1 ? 1 : 0) - (c.queued ? 1 : 0);
+    used += (b.ref_cnt > 0 ? 1 : 0) - (c.used ? 1 : 0);
+    heads += (head ? 1 : 0) - (c.head ? 1 : 0);
+  }
+  MLASIM_CHECK(num_free_ - audited_free_ == queued && num_used_ - audited_used_ == used,
+               "pool counters moved unlike the blocks that changed");
+  MLASIM_CHECK(num_free_ + num_used_ == num_usable_blocks(), "free + used != usable");
+  MLASIM_CHECK(static_cast<long long>(cached_.size()) - static_cast<long long>(audited_heads_) == heads,
+               "the prefix-cache map gained or lost entries unlike the chains' heads");
+  audited_free_ = num_free_;
+  audited_used_ = num_used_;
+  audited_heads_ = cached_.size();
+  changed_.clear();
+  changed_ids_.clear();
+  if (++epoch_ == 0) {  // wrapped: no block may look noted
+    std::fill(changed_epoch_.begin(), changed_epoch_.end(), 0);
+    epoch_ = 1;
   }
 }
 

@@ -51,6 +51,17 @@ class BlockPool {
   // Full consistency audit (O(num_gpu_blocks)): queue links, counters, map <-> hashes.
   void audit() const;
 
+  // The incremental audit. With tracking on, every block whose ref count, free-queue links or
+  // prefix-cache entry changes is noted (with its state before) the first time it changes after
+  // the last audit_changes(). audit_changes() checks each noted block's invariants and its
+  // neighbours' links to it, and that the counters moved exactly as the noted blocks did: O(changed
+  // blocks), so it can run every step. Turning tracking on takes the current state as audited.
+  void track_changes(bool on);
+  bool tracking_changes() const { return tracking_; }
+  // The blocks noted since the last audit_changes(), sentinel excluded.
+  std::span<const int> changed_blocks() const { return changed_ids_; }
+  void audit_changes();
+
  private:
   friend struct BlockPoolTestAccess;  // tests/sim/test_block_pool.cpp corrupts a pool for the audit
   struct Block {
@@ -66,6 +77,12 @@ class BlockPool {
   void queue_insert_before(int id, int next);
   int queue_pop_front();
   void evict_cached_block(int id);
+  bool is_chain_head(int id) const;
+  // Before any field of block `id` changes (tracking on): notes it and its state.
+  void note(int id) {
+    if (tracking_ && changed_epoch_[static_cast<std::size_t>(id)] != epoch_) note_first_change(id);
+  }
+  void note_first_change(int id);
 
   int num_gpu_blocks_;
   bool enable_caching_;
@@ -77,6 +94,20 @@ class BlockPool {
   int num_used_ = 0;
   FlatIndexMap cached_;  // hash -> first block of its duplicate chain
   std::vector<int> freed_;  // scratch of free_blocks_in_order
+
+  // The incremental audit's state: per noted block, whether it was queued, referenced and a
+  // chain head before its first change; the counters at the last audit.
+  struct Before {
+    int id;
+    bool queued, used, head;
+  };
+  bool tracking_ = false;
+  std::uint32_t epoch_ = 1;
+  std::vector<std::uint32_t> changed_epoch_;  // per block (and the sentinel): the epoch it was noted in
+  std::vector<Before> changed_;
+  std::vector<int> changed_ids_;
+  int audited_free_ = 0, audited_used_ = 0;
+  std::size_t audited_heads_ = 0;
 };
 
 }  // namespace mlasim

@@ -68,6 +68,7 @@ struct Request {
   std::vector<std::uint64_t> block_hashes;  // chained hash per full block of all_token_ids
   std::vector<int> block_ids;               // the block table
   int num_cached_blocks = 0;                // blocks of the table already in the prefix cache
+  int audited_num_blocks = 0;               // blocks of the table the scheduler's incremental audit counted
   // Several KV cache groups (the tables live in their managers): the shared prefix a lagging group
   // had not cached at the request's last prefix lookup (vLLM's Request.shared_prefix_boundary,
   // kv_cache_manager.py:297-303), where a Mamba "align" prefill chunk stops (scheduler.py:632-651).

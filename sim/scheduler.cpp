@@ -52,6 +52,7 @@ void Scheduler::schedule(SchedulerOutput& out) {
     r.is_prefill_chunk = r.num_computed_tokens < r.num_tokens();
     scheduled_reqs_.push_back(s.req);
   }
+  if (delta_audit_) count_table_growth();
   finished_req_ids_.clear();
   ++step_;
   output_pending_ = true;

@@ -105,6 +105,12 @@ class Scheduler {
   // one request, ref counts = owners. Runs after every step when audit_every_step (default on).
   void audit() const;
   void set_audit_every_step(bool on) { audit_every_step_ = on; }
+  // The incremental audit, after every step while on (one KV cache group only; on by default
+  // there): the blocks that changed (BlockPool::audit_changes) and, for every block a table gained
+  // or lost, ref count == owners, the owners kept from the tables' changes alone. O(the step's
+  // changes + rows). Turning it on counts the owners of the tables as they are.
+  void set_audit_changes(bool on);
+  bool audits_changes() const { return delta_audit_; }
 
  private:
   enum class Kind : unsigned char { kRunning, kNew, kResumed };
@@ -138,6 +144,8 @@ class Scheduler {
   void audit_grouped() const;
   bool check_stop(Request& r) const;
   void check_step_invariants(int total) const;
+  void count_table_growth();   // end of schedule(): the blocks each scheduled table gained
+  void audit_changes();        // end of update_from_output()
 
   SchedulerConfig config_;
   int max_model_len_;
@@ -172,6 +180,11 @@ class Scheduler {
   // audit()'s per-block owner counts and last owner, kept between audits: a pool of more than
   // 32768 blocks would otherwise be mapped and unmapped by every audit.
   mutable std::vector<int> audit_owners_, audit_last_owner_;
+  // The incremental audit: owners per block kept from the tables' growth and frees, and the blocks
+  // whose owners changed since the last audit_changes().
+  bool delta_audit_ = false;
+  std::vector<int> delta_owners_;
+  std::vector<int> delta_changed_;
 };
 
 }  // namespace mlasim

@@ -10,8 +10,19 @@
 namespace mlasim {
 
 void Scheduler::free_blocks(Request& r) {
-  if (grouped_) grouped_->free(r);
-  else kv_.free(r);
+  if (grouped_) {
+    grouped_->free(r);
+    return;
+  }
+  if (delta_audit_) {  // the table's owners leave, as the incremental audit counted them
+    for (int i = 0; i < r.audited_num_blocks; ++i) {
+      const int id = r.block_ids[static_cast<std::size_t>(i)];
+      --delta_owners_[static_cast<std::size_t>(id)];
+      delta_changed_.push_back(id);
+    }
+    r.audited_num_blocks = 0;
+  }
+  kv_.free(r);
 }
 
 bool Scheduler::allocate_running(Request& r, int num_new_tokens) {

@@ -192,7 +192,24 @@ Scheduler::Scheduler(const SchedulerConfig& config)
   kv_.set_cache_count_counts_untrimmed_drafts(config.rules.cache_count_counts_untrimmed_drafts);
   kv_.set_drop_last_hit_block(config.rules.eagle_drops_last_hit_block && config.num_speculative_tokens > 0 &&
                               config.speculative_method == SpeculativeMethod::kMtp);
-  if (config_.kv_cache_layout.hybrid()) init_grouped();
+  if (config_.kv_cache_layout.hybrid()) {
+    init_grouped();
+  } else {
+    set_audit_changes(true);
+  }
+}
+
+void Scheduler::set_audit_changes(bool on) {
+  if (grouped_) return;  // the groups' managers have their own audit (GroupedKVCacheManager::audit)
+  delta_audit_ = on;
+  kv_.block_pool().track_changes(on);
+  delta_changed_.clear();
+  delta_owners_.assign(on ? static_cast<std::size_t>(config_.num_gpu_blocks) : 0, 0);
+  for (auto& [id, r] : requests_) {
+    r->audited_num_blocks = on ? static_cast<int>(r->block_ids.size()) : 0;
+    if (on)
+      for (int b : r->block_ids) ++delta_owners_[static_cast<std::size_t>(b)];
+  }
 }
 
 void Scheduler::init_grouped() {
@@ -373,6 +390,7 @@ std::vector<Request> Scheduler::update_from_output(const SchedulerOutput& out, c
     }
   }
   scheduled_reqs_.clear();
+  if (delta_audit_) audit_changes();
   if (audit_every_step_) audit();
   return finished;
 }
@@ -393,6 +411,36 @@ void Scheduler::check_step_invariants(int total) const {
     MLASIM_CHECK(static_cast<long long>(r.block_ids.size()) * config_.block_size >= r.num_computed_tokens + s.num_new_tokens,
                  "scheduled tokens without KV slots");
   }
+}
+
+void Scheduler::count_table_growth() {
+  const int num_blocks = kv_.block_pool().num_gpu_blocks();
+  for (Request* r : scheduled_reqs_) {
+    const auto n = static_cast<int>(r->block_ids.size());
+    MLASIM_CHECK(r->audited_num_blocks <= n, "a scheduled request's block table shrank without being freed");
+    for (int i = r->audited_num_blocks; i < n; ++i) {
+      const int id = r->block_ids[static_cast<std::size_t>(i)];
+      MLASIM_CHECK(id > 0 && id < num_blocks, "block id out of range");
+      ++delta_owners_[static_cast<std::size_t>(id)];
+      delta_changed_.push_back(id);
+    }
+    r->audited_num_blocks = n;
+  }
+}
+
+void Scheduler::audit_changes() {
+  BlockPool& pool = kv_.block_pool();
+  for (const Request* p : preempted_)
+    MLASIM_CHECK(p->block_ids.empty() && p->num_computed_tokens == 0 && p->audited_num_blocks == 0,
+                 "a preempted request holds KV state");
+  auto owners_match = [&](int id) {
+    MLASIM_CHECK(delta_owners_[static_cast<std::size_t>(id)] == pool.ref_cnt(id),
+                 "block " + std::to_string(id) + " ref count != number of owners");
+  };
+  for (int id : pool.changed_blocks()) owners_match(id);
+  for (int id : delta_changed_) owners_match(id);
+  delta_changed_.clear();
+  pool.audit_changes();
 }
 
 void Scheduler::audit() const {
@@ -426,6 +474,12 @@ void Scheduler::audit() const {
   for (int id = 1; id < pool.num_gpu_blocks(); ++id) {
     MLASIM_CHECK(owners[static_cast<std::size_t>(id)] == pool.ref_cnt(id),
                  "block " + std::to_string(id) + " ref count != number of owners");
+  }
+  if (delta_audit_) {  // the incremental audit's owners agree with these, counted afresh
+    for (const Request* r : running_)
+      MLASIM_CHECK(r->audited_num_blocks == static_cast<int>(r->block_ids.size()), "a table's growth went uncounted");
+    MLASIM_CHECK(std::equal(owners.begin() + 1, owners.end(), delta_owners_.begin() + 1),
+                 "the incremental audit's owner counts drifted from the tables");
   }
   MLASIM_CHECK(static_cast<int>(running_.size()) + waiting_.size() == num_alive_requests(), "requests lost track of");
 }

@@ -201,3 +201,103 @@ TEST_CASE("block pool: the audit finds each broken invariant", "[scheduler]") {
   }
   CHECK(breaks.size() == 9);
 }
+
+TEST_CASE("block pool: the incremental audit finds each broken invariant on a changed block", "[scheduler]") {
+  using A = BlockPoolTestAccess;
+  // The pool of the full audit's test, tracked from its start: blocks 1-5 all changed.
+  auto make = [] {
+    BlockPool pool(8, true);
+    pool.track_changes(true);
+    std::vector<int> got;
+    pool.get_new_blocks(5, got);
+    pool.cache_full_block(1, 42);
+    pool.cache_full_block(2, 42);
+    pool.cache_full_block(3, 7);
+    pool.cache_full_block(4, 42);
+    pool.cache_full_block(5, 9);
+    const std::vector<int> freed{5};
+    pool.free_blocks_in_order(freed);
+    return pool;
+  };
+  {
+    BlockPool pool = make();
+    CHECK(pool.changed_blocks().size() == 7);  // blocks 1-5, and 6 (the queue head, unlinked) and 7 (5's new neighbour)
+    pool.audit_changes();  // the intact pool passes
+    CHECK(pool.changed_blocks().empty());
+    pool.audit_changes();  // nothing changed: nothing to check, counters unmoved
+  }
+  const std::vector<std::pair<std::string, std::function<void(BlockPool&)>>> breaks{
+      {"a chain member's hash changed", [](BlockPool& p) { A::hashes(p)[2] = 43; }},
+      {"a chain member's back link", [](BlockPool& p) { A::blocks(p)[4].dup_prev = 1; }},
+      {"the head's link to the last", [](BlockPool& p) { A::blocks(p)[1].dup_prev = 2; }},
+      {"a chain cut short", [](BlockPool& p) { A::blocks(p)[2].dup_next = -1; }},
+      {"the map entry of a chain removed", [](BlockPool& p) { A::cached(p).erase(7); }},
+      {"a map entry heading no chain", [](BlockPool& p) { A::cached(p).put(1234, 6); }},
+      {"the map pointing inside a chain", [](BlockPool& p) { A::cached(p).put(42, 2); }},
+      {"a free block referenced", [](BlockPool& p) { A::blocks(p)[5].ref_cnt = 1; }},
+      {"a used block unreferenced", [](BlockPool& p) { A::blocks(p)[3].ref_cnt = 0; }},
+      {"a queue neighbour's link", [](BlockPool& p) { A::blocks(p)[7].next = 6; }},
+  };
+  int caught = 0;
+  for (const auto& [what, corrupt] : breaks) {
+    BlockPool pool = make();
+    corrupt(pool);
+    ThrowOnCheckFailure throws;
+    INFO(what);
+    CHECK_THROWS_AS(pool.audit_changes(), InvariantViolation);
+    caught += 1;
+  }
+  CHECK(caught == 10);
+}
+
+TEST_CASE("block pool: the incremental audit passes random valid work and catches a changed block's corruption",
+          "[scheduler]") {
+  using A = BlockPoolTestAccess;
+  std::uint64_t state = 99;
+  auto next = [&state](int n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((state >> 33) % static_cast<std::uint64_t>(n));
+  };
+  BlockPool pool(64, true);
+  pool.track_changes(true);
+  std::vector<std::vector<int>> owners;  // tables of imaginary requests
+  int rounds = 0, corruptions_caught = 0;
+  for (int round = 0; round < 400; ++round) {
+    for (int op = 0; op < 4; ++op) {
+      const int kind = next(3);
+      if (kind == 0 && pool.get_num_free_blocks() > 0) {  // a new table, some blocks cached (hashes repeat)
+        std::vector<int> t;
+        pool.get_new_blocks(1 + next(std::min(4, pool.get_num_free_blocks())), t);
+        for (int id : t)
+          if (next(2) == 0) pool.cache_full_block(id, 1 + static_cast<std::uint64_t>(next(12)));
+        owners.push_back(t);
+      } else if (kind == 1 && !owners.empty()) {  // a table freed
+        const auto i = static_cast<std::size_t>(next(static_cast<int>(owners.size())));
+        pool.free_blocks_in_order(owners[i]);
+        owners.erase(owners.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {  // a prefix hit on a cached block, referenced or free
+        const int id = pool.get_cached_block(1 + static_cast<std::uint64_t>(next(12)));
+        if (id > 0) {
+          const std::vector<int> hit{id};
+          pool.touch(hit);
+          owners.push_back(hit);
+        }
+      }
+    }
+    if (round % 10 == 9 && !pool.changed_blocks().empty()) {  // a copy, one changed block broken
+      BlockPool broken = pool;
+      const std::span<const int> changed = broken.changed_blocks();
+      const int id = changed[static_cast<std::size_t>(next(static_cast<int>(changed.size())))];
+      int& ref = A::blocks(broken)[static_cast<std::size_t>(id)].ref_cnt;  // referenced <-> free
+      ref = ref > 0 ? 0 : 1;
+      ThrowOnCheckFailure throws;
+      CHECK_THROWS_AS(broken.audit_changes(), InvariantViolation);
+      ++corruptions_caught;
+    }
+    pool.audit_changes();
+    pool.audit();
+    ++rounds;
+  }
+  CHECK(rounds == 400);
+  CHECK(corruptions_caught > 30);
+}

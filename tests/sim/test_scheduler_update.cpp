@@ -2,6 +2,7 @@
 // drafts that do not fit, finished bookkeeping (docs/spec/scheduler.md §6).
 #include <catch2/catch.hpp>
 
+#include "base/check.h"
 #include "scheduler_test_util.h"
 
 using namespace mlasim;
@@ -191,4 +192,25 @@ TEST_CASE("spec decode: only the drafts that fit the budget are scheduled", "[sc
   CHECK(r1.model_output.sampled_token_ids[1] == std::vector<int>{f[1], f[2], f[3]});
   CHECK(s.request(1)->num_computed_tokens == 5);
   CHECK(s.request(1)->num_tokens() == 6);
+}
+
+TEST_CASE("scheduler: the incremental audit counts owners from the tables and catches a table's stray block",
+          "[scheduler]") {
+  SchedulerConfig c = make_config(64, 40);
+  c.enable_prefix_caching = true;
+  Scheduler s(c);
+  REQUIRE(s.audits_changes());
+  s.set_audit_every_step(false);  // the incremental audit alone
+  s.add_request(make_req(0, 40, 8));
+  s.add_request(make_req(1, 40, 8, /*salt=*/0));  // the same prompt: prefix hits, shared blocks
+  for (int i = 0; i < 6; ++i) run_step(s);
+  s.audit();  // the full audit agrees with the incremental owners
+  // A block the pool never gave the request, slipped into its table: the next step counts it as
+  // owned, and its ref count disagrees.
+  Request* r = s.running().front();
+  int stray = 1;
+  while (s.block_pool().ref_cnt(stray) != 0) ++stray;
+  r->block_ids.push_back(stray);
+  ThrowOnCheckFailure throws;
+  CHECK_THROWS_AS(run_step(s), InvariantViolation);
 }
