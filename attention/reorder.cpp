@@ -144,10 +144,14 @@ ReorderResult reorder_rows(std::span<const RowInput> rows, const RoutingConfig& 
 
 std::vector<RowInput> row_inputs(const InputBatch& batch) {
   std::vector<RowInput> rows;
-  rows.reserve(sz(batch.num_reqs()));
-  for (const BatchRow& row : batch.rows())
-    rows.push_back({row.num_scheduled_tokens, row.num_computed_tokens, row.num_prompt_tokens});
+  row_inputs(batch, rows);
   return rows;
+}
+
+void row_inputs(const InputBatch& batch, std::vector<RowInput>& rows) {
+  rows.resize(sz(batch.num_reqs()));
+  std::size_t i = 0;
+  for (const BatchRow& row : batch.rows()) rows[i++] = {row.num_scheduled_tokens, row.num_computed_tokens, row.num_prompt_tokens};
 }
 
 ReorderResult reorder_input_batch(InputBatch& batch, const RoutingConfig& config) {

@@ -59,6 +59,8 @@ ReorderResult reorder_rows(std::span<const RowInput> rows, ReorderVersion versio
 ReorderResult reorder_rows(std::span<const RowInput> rows, const RoutingConfig& config);
 
 std::vector<RowInput> row_inputs(const InputBatch& batch);
+// The same into `rows` (its capacity kept).
+void row_inputs(const InputBatch& batch, std::vector<RowInput>& rows);
 
 // Applies the reorder of config's profile to the persistent batch in place (the swaps persist to
 // later steps, docs/spec/scheduler.md §8). Returns the reorder: `modified` (vLLM's return value),

@@ -18,18 +18,29 @@ namespace {
 std::size_t sz(int i) { return static_cast<std::size_t>(i); }
 
 // The rows left in the given order, each with its region under the profile's reorder version.
+void unreordered(std::span<const RowInput> rows, const RoutingConfig& config, ReorderResult& kept) {
+  kept.regions.resize(rows.size());
+  kept.order.resize(rows.size());
+  kept.swaps.clear();
+  kept.modified = false;
+  const ReorderVersion version = reorder_version(config.profile);
+  const int threshold = reorder_threshold(config);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    kept.regions[i] = row_region(rows[i], version, threshold);
+    kept.order[i] = static_cast<int>(i);
+  }
+}
+
 ReorderResult unreordered(std::span<const RowInput> rows, const RoutingConfig& config) {
   ReorderResult kept;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    kept.regions.push_back(row_region(rows[i], reorder_version(config.profile), reorder_threshold(config)));
-    kept.order.push_back(static_cast<int>(i));
-  }
+  unreordered(rows, config, kept);
   return kept;
 }
 
 // `rows` as they stand after the reorder; reordered.order[pos] names each one's index before it.
-std::vector<RowRoute> placed_rows(std::span<const RowInput> rows, const ReorderResult& reordered) {
-  std::vector<RowRoute> placed(rows.size());
+// Each row's verdict and reason are set afresh by the router (a reason only where it words one).
+void placed_rows(std::span<const RowInput> rows, const ReorderResult& reordered, std::vector<RowRoute>& placed) {
+  placed.resize(rows.size());
   for (std::size_t pos = 0; pos < rows.size(); ++pos) {
     RowRoute& row = placed[pos];
     row.input_index = reordered.order[pos];
@@ -37,8 +48,8 @@ std::vector<RowRoute> placed_rows(std::span<const RowInput> rows, const ReorderR
     row.nct = rows[pos].nct;
     row.prompt_len = rows[pos].prompt_len;
     row.region = reordered.regions[sz(row.input_index)];
+    row.reason.clear();
   }
-  return placed;
 }
 
 // A padded row (q = 0) carries no token, so it cannot be a prefill on the decode path. DeepSeek-V4
@@ -83,8 +94,10 @@ SplitCounts counts_of(std::span<const RowRoute> rows) {
 
 // split_decodes_and_prefills over the rows in their reordered order.
 SplitResult split_rows(std::span<const RowInput> rows, const RoutingConfig& config) {
-  std::vector<int> query_lens;
-  std::vector<bool> is_prefilling;
+  thread_local std::vector<int> query_lens;
+  thread_local std::vector<bool> is_prefilling;
+  query_lens.clear();
+  is_prefilling.clear();
   for (const RowInput& row : rows) {
     query_lens.push_back(row.q);
     // vLLM: is_prefilling = nct < num_prompt_tokens; strict also requires nct > 0 for a decode
@@ -137,7 +150,15 @@ void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, Bat
   }
   route.counts = sparse_all_mqa ? all_on_decode_path(split.counts) : split.counts;
   route.split_rule = split.rule;
-  const std::string split_text = explain_split(split);
+  // The split's words, kept while the split repeats (most steps of a long replay).
+  thread_local SplitResult last_split;
+  thread_local std::string split_text;
+  thread_local bool have_split_text = false;
+  if (!have_split_text || !(split == last_split)) {
+    split_text = explain_split(split);
+    last_split = split;
+    have_split_text = true;
+  }
   route.batch_reason = split_text;
   if (is_deepseek_v4_backend(config.backend))
     route.batch_reason += "; DeepSeek-V4 attention: every token absorbed (MQA), the decode rows on the sparse decode "
@@ -174,15 +195,17 @@ void route_sglang(std::span<const RowInput> rows, const RoutingConfig& config, B
   route.batch_reason = explain_sglang_batch(dispatch, config);
 }
 
-// Routes `rows`, which stand in the order the reorder left them.
-BatchRoute route_reordered(std::span<const RowInput> rows, ReorderResult reordered, const RoutingConfig& config) {
-  BatchRoute route;
-  route.rows = placed_rows(rows, reordered);
-  route.order = std::move(reordered.order);
+// Routes `rows`, which stand in the order the reorder left them, into `route`.
+void route_reordered(std::span<const RowInput> rows, const ReorderResult& reordered, const RoutingConfig& config,
+                     BatchRoute& route) {
+  placed_rows(rows, reordered, route.rows);
+  route.order.assign(reordered.order.begin(), reordered.order.end());
   route.modified = reordered.modified;
+  route.counts = SplitCounts{};
+  route.split_rule = SplitRule::kEmpty;
+  route.batch_reason.clear();
   if (config.profile == EngineProfile::kSglang) route_sglang(rows, config, route);
   else route_vllm(rows, config, route);
-  return route;
 }
 
 }  // namespace
@@ -194,12 +217,29 @@ BatchRoute route_batch(std::span<const RowInput> rows, const RoutingConfig& conf
   std::vector<RowInput> placed;
   placed.reserve(rows.size());
   for (int index : reordered.order) placed.push_back(rows[sz(index)]);
-  return route_reordered(placed, std::move(reordered), config);
+  BatchRoute route;
+  route_reordered(placed, reordered, config, route);
+  return route;
 }
 
 BatchRoute route_batch(InputBatch& batch, const RoutingConfig& config, bool reorder) {
-  ReorderResult reordered = reorder ? reorder_input_batch(batch, config) : unreordered(row_inputs(batch), config);
-  return route_reordered(row_inputs(batch), std::move(reordered), config);
+  BatchRoute route;
+  route_batch(batch, config, reorder, route);
+  return route;
+}
+
+void route_batch(InputBatch& batch, const RoutingConfig& config, bool reorder, BatchRoute& route) {
+  thread_local std::vector<RowInput> rows;
+  thread_local ReorderResult kept;
+  if (reorder) {
+    const ReorderResult reordered = reorder_input_batch(batch, config);
+    row_inputs(batch, rows);
+    route_reordered(rows, reordered, config, route);
+    return;
+  }
+  row_inputs(batch, rows);
+  unreordered(rows, config, kept);
+  route_reordered(rows, kept, config, route);
 }
 
 }  // namespace mlasim

@@ -33,5 +33,8 @@ BatchRoute route_batch(std::span<const RowInput> rows, const RoutingConfig& conf
 // their new order. `order` refers to the rows as they were before the swaps. reorder = false
 // routes the rows as they stand (model runner V2 has ordered them already).
 BatchRoute route_batch(InputBatch& batch, const RoutingConfig& config, bool reorder = true);
+// The same into `route`, its vectors' and strings' capacity kept from step to step (the step loop's
+// form: no allocation once the batch has reached its size).
+void route_batch(InputBatch& batch, const RoutingConfig& config, bool reorder, BatchRoute& route);
 
 }  // namespace mlasim

@@ -129,7 +129,8 @@ const StepRecord& Engine::step() {
   // split and build the step's metadata.
   const bool v2 = routing_.model_runner == ModelRunner::kV2;
   if (v2) order_batch_v2(batch_, out_, 1 + routing_.num_speculative_tokens);
-  const BatchRoute route = route_batch(batch_, routing_, /*reorder=*/!v2);
+  route_batch(batch_, routing_, /*reorder=*/!v2, route_);
+  const BatchRoute& route = route_;
   // Positions, block tables and slot mapping are for the model's kernels: without a model, built
   // only on the audited steps, where the check below reads them.
   const MetadataDetail detail = options_.backend != nullptr || check_step ? MetadataDetail::kFull : MetadataDetail::kRows;

@@ -11,6 +11,7 @@
 
 #include "attention/attention_metadata.h"
 #include "attention/input_batch.h"
+#include "attention/route.h"
 #include "attention/routing_config.h"
 #include "scenario/request_stream.h"
 #include "config/scenario.h"
@@ -108,6 +109,7 @@ class Engine {
   InputBatch batch_;
   RoutingConfig routing_;
   std::vector<LinearAttentionRow> linear_rows_;  // reused: the rows the linear-attention split reads
+  BatchRoute route_;  // this step's routing, its capacity reused
   AttentionMetadata metadata_;
   std::unique_ptr<RequestStream> arrivals_;
   RequestNames names_;  // the alive requests' ids, handed to the sinks (on_start)
