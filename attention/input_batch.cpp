@@ -135,7 +135,7 @@ void InputBatch::update(const SchedulerOutput& out) {
     st.num_prompt_tokens = p;
     st.prefill_len = p;
     st.block_ids = d.block_ids;
-    if (track_token_ids_) st.token_ids = d.prompt_token_ids;
+    if (track_token_ids_) st.token_ids.assign(d.prompt_token_ids.begin(), d.prompt_token_ids.end());
     add_request(d.req_id, st);
   }
   const CachedRequestData& c = out.scheduled_cached_reqs;
@@ -153,7 +153,7 @@ void InputBatch::update(const SchedulerOutput& out) {
     if (c.resumed_from_preemption[static_cast<std::size_t>(i)]) {
       st->block_ids = new_blocks;
       st->prefill_len = st->num_prompt_tokens + c.num_output_tokens[static_cast<std::size_t>(i)];
-    } else {
+    } else if (!new_blocks.empty()) {
       st->block_ids.insert(st->block_ids.end(), new_blocks.begin(), new_blocks.end());
     }
     if (row >= 0) continue;

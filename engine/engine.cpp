@@ -34,7 +34,6 @@ Engine::Engine(const Scenario& scenario, EngineOptions options)
       routing_(make_routing_config(scenario)),
       arrivals_(open_request_stream(scenario)) {
   routing_.row_reasons = false;
-  scheduler_.set_audit_changes(options_.audit_every_step);
   // Golden mode on an fp8 KV cache follows the routing: the decode form reads every key from the
   // quantized cache while the prefill form's new keys are exact, so the forms are not the same
   // computation there (docs/spec/mla.md §11).
@@ -109,10 +108,11 @@ const StepRecord& Engine::step() {
   for (int index : finished_ids_) names_.drop(index);  // the last step's record no longer needs them
   finished_ids_.clear();
   admit_arrivals();
-  // With audit_every_step the scheduler's incremental audit checks each step's changes and the
+  // The scheduler's incremental audit checks every step's changes (one KV cache group); the
   // O(blocks) audit runs on the first, every interval-th and the last step (with several KV cache
-  // groups, which have no incremental audit, every step); the batch's block tables and the
-  // attention metadata are checked every step. Otherwise all of it on the sampled steps.
+  // groups, which have no incremental audit, also each of the first kAuditEveryStepUntil, and
+  // with audit_every_step every step). The batch's block tables and the attention metadata are
+  // checked on those steps, and with audit_every_step on every step.
   const bool changes_audited = scheduler_.audits_changes();
   const bool audit = (options_.audit_every_step && !changes_audited) || num_steps_run_ % audit_interval_ == 0 ||
                      (!changes_audited && num_steps_run_ < kAuditEveryStepUntil && audit_interval_ == kAuditInterval);

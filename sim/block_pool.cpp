@@ -180,7 +180,8 @@ void BlockPool::note_first_change(int id) {
   MLASIM_CHECK(id >= 0 && id <= num_gpu_blocks_, "a change to a block id out of the pool");
   changed_epoch_[static_cast<std::size_t>(id)] = epoch_;
   const Block& b = blocks_[static_cast<std::size_t>(id)];
-  changed_.push_back({id, b.prev != -1, b.ref_cnt > 0, is_chain_head(id)});
+  changed_.push_back({hashes_[static_cast<std::size_t>(id)], id, b.dup_prev, b.dup_next, b.prev != -1, b.ref_cnt > 0,
+                      is_chain_head(id)});
   if (id != sentinel_) changed_ids_.push_back(id);
 }
 
@@ -216,7 +217,11 @@ void BlockPool::audit_changes() {
     }
     const std::uint64_t hash = hashes_[static_cast<std::size_t>(id)];
     const bool head = is_chain_head(id);
-    if (hash != 0) {
+    // Its prefix-cache entry and chain are checked where they changed: only the operations that
+    // change a hash or a chain link touch the map, and they note each block they change.
+    const bool chain_changed =
+        hash != c.hash || head != c.head || b.dup_prev != c.dup_prev || b.dup_next != c.dup_next;
+    if (chain_changed && hash != 0) {
       MLASIM_CHECK(b.dup_prev > 0 && b.dup_prev < num_gpu_blocks_, which(": a cached block's chain link is out of range"));
       if (head) {
         MLASIM_CHECK(cached_.find(hash) == id, which(": the prefix-cache map does not point at the head of its chain"));
@@ -232,7 +237,7 @@ void BlockPool::audit_changes() {
                          hashes_[static_cast<std::size_t>(b.dup_next)] == hash,
                      which(": a duplicate chain's links disagree"));
       }
-    } else {
+    } else if (chain_changed) {
       MLASIM_CHECK(b.dup_prev == -1 && b.dup_next == -1, which(": chain links on an uncached block"));
     }
     if (id == sentinel_) continue;

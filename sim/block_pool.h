@@ -95,10 +95,11 @@ class BlockPool {
   FlatIndexMap cached_;  // hash -> first block of its duplicate chain
   std::vector<int> freed_;  // scratch of free_blocks_in_order
 
-  // The incremental audit's state: per noted block, whether it was queued, referenced and a
-  // chain head before its first change; the counters at the last audit.
+  // The incremental audit's state: per noted block, its hash and chain links, and whether it was
+  // queued, referenced and a chain head before its first change; the counters at the last audit.
   struct Before {
-    int id;
+    std::uint64_t hash;
+    int id, dup_prev, dup_next;
     bool queued, used, head;
   };
   bool tracking_ = false;

@@ -257,7 +257,7 @@ void Scheduler::build_output(SchedulerOutput& out) {
       if (pass == 0 && s.kind == Kind::kNew) {
         NewRequestData& d = out.scheduled_new_reqs[ni++];
         d.req_id = r.request_id;
-        d.prompt_token_ids.assign(r.prompt_token_ids().begin(), r.prompt_token_ids().end());
+        d.prompt_token_ids = r.prompt_token_ids();
         d.block_ids.assign(r.block_ids.begin(), r.block_ids.end());
         d.num_computed_tokens = r.num_computed_tokens;
       }

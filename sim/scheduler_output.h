@@ -5,6 +5,7 @@
 // their capacity from step to step; all parallel vectors always have equal sizes.
 #pragma once
 
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -15,7 +16,9 @@ namespace mlasim {
 // A request scheduled for the first time (vLLM NewRequestData).
 struct NewRequestData {
   ReqId req_id = 0;
-  std::vector<int> prompt_token_ids;
+  // The request's prompt, viewed in place: valid until the scheduler appends the step's samples
+  // (update_from_output), which is after the model runner has read it.
+  std::span<const int> prompt_token_ids;
   std::vector<int> block_ids;       // the whole block table (prefix hits first)
   int num_computed_tokens = 0;      // pre-step: the prefix-cache hit
   // Several KV cache groups: every group's table (vLLM's tuple of lists), block_ids being the first

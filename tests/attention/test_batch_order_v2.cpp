@@ -17,7 +17,8 @@ SchedulerOutput output(std::vector<std::pair<ReqId, int>> q, std::vector<ReqId> 
   for (const auto& [id, n] : q) {
     NewRequestData d;
     d.req_id = id;
-    d.prompt_token_ids.assign(static_cast<std::size_t>(n), 7);
+    static const std::vector<int> prompt(4096, 7);  // the outputs view prompts in place
+    d.prompt_token_ids = std::span<const int>(prompt).first(static_cast<std::size_t>(n));
     out.scheduled_new_reqs.push_back(d);
     out.num_scheduled_tokens.emplace_back(id, n);
     out.total_num_scheduled_tokens += n;

@@ -16,7 +16,8 @@ struct Out {
   Out& add_new(ReqId id, int prompt_len, int q) {
     NewRequestData d;
     d.req_id = id;
-    d.prompt_token_ids.assign(static_cast<std::size_t>(prompt_len), 5);
+    static const std::vector<int> prompt(4096, 5);  // the outputs view prompts in place
+    d.prompt_token_ids = std::span<const int>(prompt).first(static_cast<std::size_t>(prompt_len));
     out.scheduled_new_reqs.push_back(d);
     out.num_scheduled_tokens.emplace_back(id, q);
     return *this;
