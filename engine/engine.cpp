@@ -109,13 +109,14 @@ const StepRecord& Engine::step() {
   finished_ids_.clear();
   admit_arrivals();
   // The scheduler's incremental audit checks every step's changes (one KV cache group); the
-  // O(blocks) audit runs on the first, every interval-th and the last step (with several KV cache
-  // groups, which have no incremental audit, also each of the first kAuditEveryStepUntil, and
-  // with audit_every_step every step). The batch's block tables and the attention metadata are
+  // O(blocks) audit runs on every interval-th step and after the last. With several KV cache
+  // groups, which have no incremental audit, it runs on the first, each of the first
+  // kAuditEveryStepUntil and every interval-th step (with audit_every_step every step). The batch's block tables and the attention metadata are
   // checked on those steps, and with audit_every_step on every step.
   const bool changes_audited = scheduler_.audits_changes();
-  const bool audit = (options_.audit_every_step && !changes_audited) || num_steps_run_ % audit_interval_ == 0 ||
-                     (!changes_audited && num_steps_run_ < kAuditEveryStepUntil && audit_interval_ == kAuditInterval);
+  const bool audit = changes_audited ? (num_steps_run_ + 1) % audit_interval_ == 0
+                                     : options_.audit_every_step || num_steps_run_ % audit_interval_ == 0 ||
+                                           (num_steps_run_ < kAuditEveryStepUntil && audit_interval_ == kAuditInterval);
   scheduler_.set_audit_every_step(audit);
   const bool check_step = audit || options_.audit_every_step;
   try {

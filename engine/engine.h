@@ -30,10 +30,10 @@ struct EngineOptions {
   // Every step's changes are checked by the scheduler's incremental audit (one KV cache group,
   // Scheduler::audits_changes). The O(blocks) audit, the batch's block tables and the attention
   // metadata in full (without a model the other steps build MetadataDetail::kRows) are checked on
-  // the first step, every kAuditInterval-th and after the last (long traces stay fast); for a pool
+  // every kAuditInterval-th step and after the last (long traces stay fast); for a pool
   // of more than kAuditFullPoolBlocks blocks, every (kAuditInterval x blocks / 2^16)-th. With
-  // several KV cache groups, which have no incremental audit, the O(blocks) audit also runs on
-  // each of the first kAuditEveryStepUntil steps. audit_every_step: the block tables and the
+  // several KV cache groups, which have no incremental audit, the O(blocks) audit runs on the
+  // first kAuditEveryStepUntil steps and then every kAuditInterval-th. audit_every_step: the block tables and the
   // metadata every step, and the O(blocks) audit too where there is no incremental one.
   bool audit_every_step = false;
 };

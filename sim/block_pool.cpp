@@ -21,8 +21,16 @@ BlockPool::BlockPool(int num_gpu_blocks, bool enable_caching, bool free_unhashed
   MLASIM_CHECK(num_gpu_blocks >= 2, "need the null block plus at least one usable block");
   Block& s = blocks_[static_cast<std::size_t>(sentinel_)];
   s.prev = s.next = sentinel_;
-  // vLLM queues every block, then pops block 0 as the null block; ids are handed out ascending.
-  for (int id = 1; id < num_gpu_blocks; ++id) queue_push_back(id);
+  // vLLM queues every block, then pops block 0 as the null block; ids are handed out ascending:
+  // the queue sentinel <-> 1 <-> 2 ... <-> num_gpu_blocks - 1 <-> sentinel, linked in one pass.
+  for (int id = 1; id < num_gpu_blocks; ++id) {
+    Block& b = blocks_[static_cast<std::size_t>(id)];
+    b.prev = id == 1 ? sentinel_ : id - 1;
+    b.next = id + 1;  // the last block's next is num_gpu_blocks, the sentinel
+  }
+  s.next = 1;
+  s.prev = num_gpu_blocks - 1;
+  num_free_ = num_gpu_blocks - 1;
 }
 
 bool BlockPool::in_free_queue(int block_id) const {
