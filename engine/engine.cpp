@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <tuple>
 
 #include "attention/backend.h"
@@ -319,19 +320,42 @@ void Engine::record_context_chunks() {
   c.chunk_lens = p.chunked_context.seq_lens;
 }
 
+namespace {
+
+// Appends (id, ids) to `lists`, the ids copied into a vector taken from `spare` when it has one:
+// the last step's lists give their storage back (recycle_lists), so a step allocates nothing
+// once the run has warmed up.
+void append_list(std::vector<std::pair<int, std::vector<int>>>& lists, std::vector<std::vector<int>>& spare, int id,
+                 std::span<const int> ids) {
+  std::vector<int> v;
+  if (!spare.empty()) {
+    v = std::move(spare.back());
+    spare.pop_back();
+  }
+  v.assign(ids.begin(), ids.end());
+  lists.emplace_back(id, std::move(v));
+}
+
+void recycle_lists(std::vector<std::pair<int, std::vector<int>>>& lists, std::vector<std::vector<int>>& spare) {
+  for (auto& [id, v] : lists) spare.push_back(std::move(v));
+  lists.clear();
+}
+
+}  // namespace
+
 void Engine::record_requests(const SchedulerOutput& out) {
   StepRecord& s = current_;
   s.new_reqs.clear();
-  s.new_block_ids.clear();
+  recycle_lists(s.new_block_ids, spare_lists_);
   for (const NewRequestData& n : out.scheduled_new_reqs) {
     s.new_reqs.push_back(n.req_id);
-    s.new_block_ids.emplace_back(n.req_id, n.block_ids);
+    append_list(s.new_block_ids, spare_lists_, n.req_id, n.block_ids);
   }
   s.resumed.clear();
   const CachedRequestData& c = out.scheduled_cached_reqs;
   for (std::size_t i = 0; i < static_cast<std::size_t>(c.num_reqs()); ++i) {
     if (c.resumed_from_preemption[i]) s.resumed.push_back(c.req_ids[i]);
-    if (!c.new_block_ids[i].empty()) s.new_block_ids.emplace_back(c.req_ids[i], c.new_block_ids[i]);
+    if (!c.new_block_ids[i].empty()) append_list(s.new_block_ids, spare_lists_, c.req_ids[i], c.new_block_ids[i]);
   }
   s.grouped = scheduler_.grouped_kv_cache_manager() != nullptr;
   s.new_group_block_ids.clear();
@@ -342,7 +366,8 @@ void Engine::record_requests(const SchedulerOutput& out) {
   }
   s.preempted.assign(out.preempted_req_ids.begin(), out.preempted_req_ids.end());
   s.finished.clear();  // filled once the step's samples are in
-  s.spec_decode_tokens.assign(out.scheduled_spec_decode_tokens.begin(), out.scheduled_spec_decode_tokens.end());
+  recycle_lists(s.spec_decode_tokens, spare_lists_);
+  for (const auto& [id, drafts] : out.scheduled_spec_decode_tokens) append_list(s.spec_decode_tokens, spare_lists_, id, drafts);
 }
 
 void Engine::note_first_tokens(std::int64_t end_ns) {

@@ -91,6 +91,7 @@ class Engine {
   void record_linear_attention(const SchedulerOutput& out);
   void record_context_chunks();
   void record_requests(const SchedulerOutput& out);
+  std::vector<std::vector<int>> spare_lists_;  // storage of the last step's block and draft lists, reused
   void note_first_tokens(std::int64_t end_ns);
   void check_block_tables() const;
   void finish(const Request& r, std::int64_t end_ns);
