@@ -11,17 +11,21 @@ void generate_prompt(std::vector<int>& out, int len, std::uint64_t seed, std::ui
                      const std::vector<std::uint64_t>& hash_ids, int block_size, int vocab_size) {
   const std::size_t base = out.size();
   out.resize(base + static_cast<std::size_t>(len));
-  int* const ids = out.data() + base;
+  generate_prompt_ids(out.data() + base, 0, len, seed, id_stream, hash_ids, block_size, vocab_size);
+}
+
+void generate_prompt_ids(int* ids, int begin, int end, std::uint64_t seed, std::uint64_t id_stream,
+                         const std::vector<std::uint64_t>& hash_ids, int block_size, int vocab_size) {
   const TokenRange range(vocab_size);  // nothing avoided: each token is its stream's first draw
   if (hash_ids.empty()) {
-    for (int j = 0; j < len; ++j) ids[j] = first_draw(seed, id_stream, static_cast<std::uint64_t>(j), range);
+    for (int j = begin; j < end; ++j) ids[j - begin] = first_draw(seed, id_stream, static_cast<std::uint64_t>(j), range);
     return;
   }
-  for (int b = 0; b * block_size < len; ++b) {  // block by block, each from its hash id's stream
+  for (int b = begin / block_size; b * block_size < end; ++b) {  // block by block, each from its hash id's stream
     const std::uint64_t stream = prompt_block_stream(hash_ids[static_cast<std::size_t>(b)]);
-    const int end = std::min(len, (b + 1) * block_size);
-    for (int j = b * block_size; j < end; ++j)
-      ids[j] = first_draw(seed, stream, static_cast<std::uint64_t>(j - b * block_size), range);
+    const int from = std::max(begin, b * block_size), to = std::min(end, (b + 1) * block_size);
+    for (int j = from; j < to; ++j)
+      ids[j - begin] = first_draw(seed, stream, static_cast<std::uint64_t>(j - b * block_size), range);
   }
 }
 

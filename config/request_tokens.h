@@ -17,6 +17,9 @@ inline constexpr int kDefaultPromptHashBlockSize = 512;  // Mooncake's trace blo
 // The generator behind both: `len` ids from (seed, id_stream), or block by block from hash ids.
 void generate_prompt(std::vector<int>& out, int len, std::uint64_t seed, std::uint64_t id_stream,
                      const std::vector<std::uint64_t>& hash_ids, int block_size, int vocab_size);
+// The same generator's ids of positions [begin, end), written to ids[0, end - begin).
+void generate_prompt_ids(int* ids, int begin, int end, std::uint64_t seed, std::uint64_t id_stream,
+                         const std::vector<std::uint64_t>& hash_ids, int block_size, int vocab_size);
 void seed_prompt(RequestSpec& spec, int len, const std::vector<std::uint64_t>& hash_ids, int block_size,
                  const Scenario& s);
 // Appends seeded outputs past spec.output up to min(max_tokens, max_model_len - prompt): never EOS

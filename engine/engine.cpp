@@ -25,6 +25,10 @@ bool wants_reasons(const std::vector<StepSink*>& sinks) {
   return std::any_of(sinks.begin(), sinks.end(), [](const StepSink* s) { return s->wants_row_reasons(); });
 }
 
+bool wants_token_ids(const std::vector<StepSink*>& sinks) {
+  return std::any_of(sinks.begin(), sinks.end(), [](const StepSink* s) { return s->wants_token_ids(); });
+}
+
 }  // namespace
 
 Engine::Engine(const Scenario& scenario, EngineOptions options)
@@ -50,6 +54,7 @@ void Engine::add_sink(StepSink* sink) {
   sink->on_start(names_);
   sinks_.push_back(sink);
   routing_.row_reasons = wants_reasons(sinks_);
+  record_token_ids_ = wants_token_ids(sinks_);
 }
 
 Engine::AliveRequest& Engine::alive(ReqId id) {
@@ -108,6 +113,9 @@ const StepRecord& Engine::step() {
   MLASIM_CHECK(!done(), "Engine::step called after the run finished");
   for (int index : finished_ids_) names_.drop(index);  // the last step's record no longer needs them
   finished_ids_.clear();
+  // A dry run whose sinks read no token ids draws no prompt ids; decided once, before the scheduler
+  // looks at a request, so every block hash of the run is made one way.
+  if (num_steps_run_ == 0) scheduler_.set_prompt_ids_on_demand(options_.backend == nullptr && !record_token_ids_);
   admit_arrivals();
   // The scheduler's incremental audit checks every step's changes (one KV cache group); the
   // O(blocks) audit runs on every interval-th step and after the last. With several KV cache
@@ -158,7 +166,7 @@ const StepRecord& Engine::step() {
   if (options_.backend)
     for (StepSink* s : sinks_) s->on_logits(step_logits_);
   for (StepSink* s : sinks_) s->on_step(current_);
-  for (const Request& r : finished) finish(r, end_ns);
+  for (Request& r : finished) finish(r, end_ns);
   now_ns_ = std::min(end_ns, kMaxClockNs);
   ++step_;
   ++num_steps_run_;
@@ -220,12 +228,14 @@ void Engine::finish(const VllmCannotRun& stop) {
   for (const Request* r : scheduler_.alive_requests()) {
     Request copy = *r;  // a prompt given by length the scheduler has not looked at yet is drawn here
     materialize_prompt(copy);
+    write_prompt_ids(copy);
     const AliveRequest& a = alive(r->request_id);
     RequestRecord rec;
     rec.index = r->request_id;
     rec.id = names_[r->request_id];
     rec.status = to_string(r->status);
     rec.num_prompt_tokens = r->num_prompt_tokens;
+    rec.num_tokens = copy.num_tokens();
     rec.token_ids = std::move(copy.all_token_ids);
     rec.num_preemptions = r->num_preemptions;
     rec.stop_reason = r->stop_reason;
@@ -250,6 +260,7 @@ RunRecord Engine::run() {
   run_to_end();
   sinks_.erase(std::find(sinks_.begin(), sinks_.end(), &collector));
   routing_.row_reasons = wants_reasons(sinks_);
+  record_token_ids_ = wants_token_ids(sinks_);
   return collector.take();
 }
 
@@ -395,7 +406,7 @@ void Engine::check_block_tables() const {
   }
 }
 
-void Engine::finish(const Request& r, std::int64_t end_ns) {
+void Engine::finish(Request& r, std::int64_t end_ns) {
   const AliveRequest& a = alive(r.request_id);
   RequestRecord& rec = finished_;
   rec.index = r.request_id;
@@ -403,7 +414,13 @@ void Engine::finish(const Request& r, std::int64_t end_ns) {
   finished_ids_.push_back(r.request_id);
   rec.status = to_string(r.status);
   rec.num_prompt_tokens = r.num_prompt_tokens;
-  rec.token_ids = r.all_token_ids;
+  rec.num_tokens = r.num_tokens();
+  if (record_token_ids_) {
+    write_prompt_ids(r);
+    rec.token_ids = r.all_token_ids;
+  } else {
+    rec.token_ids.clear();
+  }
   rec.num_preemptions = r.num_preemptions;
   rec.stop_reason = r.stop_reason;
   rec.arrival_ns = a.arrival_ns;

@@ -91,10 +91,11 @@ class Engine {
   void record_linear_attention(const SchedulerOutput& out);
   void record_context_chunks();
   void record_requests(const SchedulerOutput& out);
-  std::vector<std::vector<int>> spare_lists_;  // storage of the last step's block and draft lists, reused
+  std::vector<std::vector<int>> spare_lists_;
+  bool record_token_ids_ = false;  // a sink reads RequestRecord::token_ids  // storage of the last step's block and draft lists, reused
   void note_first_tokens(std::int64_t end_ns);
   void check_block_tables() const;
-  void finish(const Request& r, std::int64_t end_ns);
+  void finish(Request& r, std::int64_t end_ns);
   // Whether the step being run changes nothing that lasts (the idle count); before its update.
   bool made_no_progress() const;
   // Throws the VllmCannotRun of kMaxIdleSteps steps without progress, naming a request that can

@@ -97,7 +97,7 @@ struct RequestRecord {
   std::string id;  // a copy: the engine's RequestNames drops it after the step that finished the request
   std::string status;  // waiting | running | preempted | finished_stopped | finished_length_capped
   int num_prompt_tokens = 0;
-  std::vector<int> token_ids;  // prompt + outputs
+  std::vector<int> token_ids;  // prompt + outputs (empty when no sink wants them)
   int num_preemptions = 0;
   std::optional<int> stop_reason;  // the stop token that finished it, if any
   // Only for a request still unfinished where the run stopped (RunTotals::unfinished_at_stop):
@@ -106,7 +106,12 @@ struct RequestRecord {
   // Simulated time: arrival, the end of the step that produced its first output token, and the end
   // of the step that finished it (-1 when it did not happen).
   std::int64_t arrival_ns = 0, first_token_ns = -1, finish_ns = -1;
-  int num_output_tokens() const { return static_cast<int>(token_ids.size()) - num_prompt_tokens; }
+  // Prompt + outputs; -1: token_ids.size(). The engine sets it, and fills token_ids only when a sink
+  // wants them (StepSink::wants_token_ids).
+  int num_tokens = -1;
+  int num_output_tokens() const {
+    return (num_tokens >= 0 ? num_tokens : static_cast<int>(token_ids.size())) - num_prompt_tokens;
+  }
 };
 
 // One row of logits: the output at `position` of the request `index` in `step`, predicting the

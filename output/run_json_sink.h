@@ -21,6 +21,7 @@ class RunFileSink final : public StepSink {
   Status open(const std::string& path, const std::string& scenario_name);
   void on_step(const StepRecord& step) override;
   void on_request_finished(const RequestRecord& request) override;
+  bool wants_token_ids() const override { return true; }
   void on_end(const RunTotals& totals) override;
   bool wants_row_reasons() const override { return true; }
   Status commit() { return file_.commit(); }

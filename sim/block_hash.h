@@ -17,6 +17,13 @@ std::uint64_t hash_block_tokens(std::uint64_t parent_hash, std::span<const int> 
 // Appends the hashes of the request's full blocks not yet hashed (vLLM's request.block_hashes,
 // updated whenever tokens are appended). With lookahead L > 0 (MTP, kv_cache_utils.py ~966) a
 // block's hash also covers the L tokens after it and exists only once they do.
+// An unwritten seeded prompt's blocks (Request::unwritten_prompt) hash without their ids: a full
+// block inside the prompt and inside one of its generator's streams (the request's, or one hash
+// id's) hashes the stream and the block's offset in it, chained from the parent, so blocks that
+// draw equal ids (a shared hash id at the same offset) hash alike. Other blocks hash their ids,
+// drawn where unwritten.
 void update_block_hashes(Request& request, int block_size, int lookahead = 0);
+// That stream hash of the block at `start`; false where the block is not one (the ids' hash then).
+bool seeded_block_hash(const Request& request, int start, int block_size, std::uint64_t parent_hash, std::uint64_t& hash);
 
 }  // namespace mlasim

@@ -45,6 +45,35 @@ void materialize_prompt(Request& r) {
   r.pending_prompt.reset();
 }
 
+void reserve_prompt(Request& r) {
+  if (!r.pending_prompt) return;
+  MLASIM_CHECK(r.all_token_ids.empty() && r.num_computed_tokens == 0, "a pending prompt on a request that ran");
+  r.all_token_ids.reserve(static_cast<std::size_t>(r.num_prompt_tokens) + static_cast<std::size_t>(std::clamp(r.max_tokens, 0, 4096)));
+  r.all_token_ids.resize(static_cast<std::size_t>(r.num_prompt_tokens), 0);
+  r.unwritten_prompt = std::move(r.pending_prompt);
+  r.pending_prompt.reset();
+}
+
+void write_prompt_ids(Request& r) {
+  if (!r.unwritten_prompt) return;
+  const Request::SeededPrompt& p = *r.unwritten_prompt;
+  generate_prompt_ids(r.all_token_ids.data(), 0, r.num_prompt_tokens, p.seed, p.stream, p.hash_ids, p.block_size,
+                      p.vocab_size);
+  r.unwritten_prompt.reset();
+}
+
+void token_ids_at(const Request& r, int begin, int end, int* ids) {
+  MLASIM_CHECK(0 <= begin && begin <= end && end <= r.num_tokens(), "token positions out of the request");
+  int pos = begin;
+  if (r.unwritten_prompt && pos < r.num_prompt_tokens) {
+    const Request::SeededPrompt& p = *r.unwritten_prompt;
+    const int to = std::min(end, r.num_prompt_tokens);
+    generate_prompt_ids(ids, pos, to, p.seed, p.stream, p.hash_ids, p.block_size, p.vocab_size);
+    pos = to;
+  }
+  std::copy(r.all_token_ids.begin() + pos, r.all_token_ids.begin() + end, ids + (pos - begin));
+}
+
 Request make_request(const RequestSpec& spec, const ModelConfig& model, ReqId id) {
   Request r;
   r.request_id = id;

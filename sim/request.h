@@ -85,6 +85,11 @@ struct Request {
     int vocab_size = 0;
   };
   std::optional<SeededPrompt> pending_prompt;
+  // A seeded prompt whose positions all_token_ids holds but whose ids it does not (zeros): the
+  // generator that has them (reserve_prompt, for a dry run whose sinks read no token ids,
+  // Scheduler::set_prompt_ids_on_demand). Its block hashes come from the generator's streams
+  // (update_block_hashes); write_prompt_ids() writes the ids when something needs them.
+  std::optional<SeededPrompt> unwritten_prompt;
 
   int num_tokens() const { return static_cast<int>(all_token_ids.size()); }
   int num_output_tokens() const { return num_tokens() - num_prompt_tokens; }
@@ -107,6 +112,12 @@ struct Request {
 // scenario index).
 // Generates a pending prompt into all_token_ids (no-op when there is none).
 void materialize_prompt(Request& request);
+// Reserves a pending prompt's positions in all_token_ids without drawing its ids (unwritten_prompt).
+void reserve_prompt(Request& request);
+// Writes an unwritten prompt's ids (no-op when there is none).
+void write_prompt_ids(Request& request);
+// The ids of positions [begin, end) of the request, written or not, into ids[0, end - begin).
+void token_ids_at(const Request& request, int begin, int end, int* ids);
 
 Request make_request(const RequestSpec& spec, const ModelConfig& model, ReqId id);
 

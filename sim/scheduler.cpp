@@ -166,7 +166,8 @@ void Scheduler::schedule_waiting_requests(int& budget, int threshold, int k, boo
     if (static_cast<int>(running_.size()) == config_.max_num_seqs) break;
     Request* r = waiting_.peek_request();
     if (r->pending_prompt) {  // first look at this request: its prompt and block hashes now
-      materialize_prompt(*r);
+      if (prompt_ids_on_demand_) reserve_prompt(*r);
+      else materialize_prompt(*r);
       if (config_.enable_prefix_caching) update_block_hashes(*r, hash_block_size_, num_hash_lookahead_tokens());
     }
     const int num_new_computed = prefix_hit(*r);

@@ -111,6 +111,11 @@ class Scheduler {
   // changes + rows). Turning it on counts the owners of the tables as they are.
   void set_audit_changes(bool on);
   bool audits_changes() const { return delta_audit_; }
+  // Seeded prompts given by length keep their ids undrawn (Request::unwritten_prompt): their
+  // positions are reserved and their block hashes come from the generator's streams. For a dry run
+  // nothing of which reads prompt ids (the outputs' views of a prompt, NewRequestData's, then hold
+  // zeros); set before the first step. Off by default.
+  void set_prompt_ids_on_demand(bool on) { prompt_ids_on_demand_ = on; }
 
  private:
   enum class Kind : unsigned char { kRunning, kNew, kResumed };
@@ -168,6 +173,7 @@ class Scheduler {
   int step_ = 0;
   bool output_pending_ = false;  // schedule() ran, update_from_output() not yet
   bool audit_every_step_ = true;
+  bool prompt_ids_on_demand_ = false;
 
   // Per-step scratch, reused.
   bool prefill_scheduled_ = false;  // a running request scheduled this step was a prefill chunk

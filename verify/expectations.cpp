@@ -153,6 +153,11 @@ void ExpectationChecker::on_step(const StepRecord& st) {
                                                    row.prompt_len, row.reason)});
 }
 
+bool ExpectationChecker::wants_token_ids() const {
+  return std::any_of(s_.expect.requests.begin(), s_.expect.requests.end(),
+                     [](const RequestExpectation& e) { return e.output.has_value(); });
+}
+
 void ExpectationChecker::on_request_finished(const RequestRecord& r) {
   const std::vector<RequestExpectation>& reqs = s_.expect.requests;
   for (auto [it, end] = requests_by_id_.equal_range(r.id); it != end; ++it) {

@@ -28,6 +28,8 @@ class ExpectationChecker final : public StepSink {
   explicit ExpectationChecker(const Scenario& scenario);
   void on_step(const StepRecord& step) override;
   void on_request_finished(const RequestRecord& request) override;
+  // Only a request expectation on the output ids reads them.
+  bool wants_token_ids() const override;
   void on_end(const RunTotals& totals) override;
   const std::vector<ExpectationFailure>& failures() const { return failures_; }
   int steps_seen() const { return num_steps_; }
