@@ -75,11 +75,20 @@ void build_attention_metadata(AttentionMetadata& out, const BatchRoute& route, c
   // Decode-path rows form a prefix (vLLM: the decodes; sparse: every row; SGLang: all or none).
   int num_mqa_rows = 0;
   while (num_mqa_rows < n && out.paths[sz(num_mqa_rows)] == MlaPath::kMqa) ++num_mqa_rows;
-  // The sub-metadata is kept from the previous step when present, reusing its vectors.
-  if (num_mqa_rows == 0) out.decode.reset();
-  if (num_mqa_rows == n) out.prefill.reset();
+  // The sub-metadata is kept from the previous step when present, reusing its vectors; an absent
+  // one leaves its vectors to this thread's spare, which the next one present takes.
+  thread_local DecodeMetadata spare_decode;
+  thread_local PrefillMetadata spare_prefill;
+  if (num_mqa_rows == 0 && out.decode) {
+    spare_decode = std::move(*out.decode);
+    out.decode.reset();
+  }
+  if (num_mqa_rows == n && out.prefill) {
+    spare_prefill = std::move(*out.prefill);
+    out.prefill.reset();
+  }
   if (num_mqa_rows > 0) {
-    DecodeMetadata& d = out.decode ? *out.decode : out.decode.emplace();
+    DecodeMetadata& d = out.decode ? *out.decode : out.decode.emplace(std::move(spare_decode));
     d.max_query_len = 0;
     d.num_rows = num_mqa_rows;
     d.query_start_loc.assign(out.query_start_loc.begin(), out.query_start_loc.begin() + num_mqa_rows + 1);
@@ -87,19 +96,20 @@ void build_attention_metadata(AttentionMetadata& out, const BatchRoute& route, c
     for (int i = 0; i < num_mqa_rows; ++i) d.max_query_len = std::max(d.max_query_len, route.rows[sz(i)].q);
   }
   if (num_mqa_rows < n) {
-    PrefillMetadata& p = out.prefill ? *out.prefill : out.prefill.emplace();
+    PrefillMetadata& p = out.prefill ? *out.prefill : out.prefill.emplace(std::move(spare_prefill));
     p.query_start_loc.clear();
     p.max_query_len = 0;
     p.row_start = num_mqa_rows;
     p.num_rows = n - num_mqa_rows;
     p.token_start = out.query_start_loc[sz(num_mqa_rows)];
-    std::vector<int> ctx;
+    thread_local std::vector<int> ctx;
+    ctx.clear();
     for (int i = num_mqa_rows; i <= n; ++i) p.query_start_loc.push_back(out.query_start_loc[sz(i)] - p.token_start);
     for (int i = num_mqa_rows; i < n; ++i) {
       p.max_query_len = std::max(p.max_query_len, route.rows[sz(i)].q);
       ctx.push_back(route.rows[sz(i)].nct);
     }
-    p.chunked_context = build_chunked_context(ctx, chunked_prefill_workspace_size(config), config.block_size);
+    build_chunked_context(ctx, chunked_prefill_workspace_size(config), config.block_size, p.chunked_context);
   }
 }
 

@@ -16,31 +16,44 @@ int chunked_prefill_workspace_size(int max_model_len, int max_num_seqs, int bloc
 
 ChunkedContextMetadata build_chunked_context(std::span<const int> ctx, int workspace_size, int block_size) {
   ChunkedContextMetadata m;
+  build_chunked_context(ctx, workspace_size, block_size, m);
+  return m;
+}
+
+void build_chunked_context(std::span<const int> ctx, int workspace_size, int block_size, ChunkedContextMetadata& m) {
   m.workspace_size = workspace_size;
+  m.num_prefills_with_context = 0;
+  m.max_context_chunk = 0;
+  m.num_chunks = 0;
+  m.chunk_total_tokens.clear();
   m.context_lens.assign(ctx.begin(), ctx.end());
   int max_ctx = 0;
   for (int c : ctx) {
     if (c > 0) ++m.num_prefills_with_context;
     max_ctx = std::max(max_ctx, c);
   }
-  if (m.num_prefills_with_context == 0) return m;
-  m.max_context_chunk = (workspace_size / m.num_prefills_with_context) / block_size * block_size;
-  if (m.max_context_chunk <= 0) return m;  // validate() reports it
-  m.num_chunks = (max_ctx + m.max_context_chunk - 1) / m.max_context_chunk;
-  const std::size_t n = ctx.size();
-  for (int i = 0; i < m.num_chunks; ++i) {
-    const int start = i * m.max_context_chunk;
-    std::vector<int> starts(n, start), lens(n), cu(n + 1, 0);
+  if (m.num_prefills_with_context > 0) {
+    m.max_context_chunk = (workspace_size / m.num_prefills_with_context) / block_size * block_size;
+    if (m.max_context_chunk > 0)  // else validate() reports it
+      m.num_chunks = (max_ctx + m.max_context_chunk - 1) / m.max_context_chunk;
+  }
+  const std::size_t n = ctx.size(), chunks = static_cast<std::size_t>(m.num_chunks);
+  m.starts.resize(chunks);  // each chunk's rows written in place, their vectors' capacity kept
+  m.seq_lens.resize(chunks);
+  m.cu_seq_lens.resize(chunks);
+  for (std::size_t i = 0; i < chunks; ++i) {
+    const int start = static_cast<int>(i) * m.max_context_chunk;
+    std::vector<int>& lens = m.seq_lens[i];
+    std::vector<int>& cu = m.cu_seq_lens[i];
+    m.starts[i].assign(n, start);
+    lens.resize(n);
+    cu.assign(n + 1, 0);
     for (std::size_t r = 0; r < n; ++r) {
       lens[r] = std::max(0, std::min(ctx[r], start + m.max_context_chunk) - start);
       cu[r + 1] = cu[r] + lens[r];
     }
     m.chunk_total_tokens.push_back(cu[n]);
-    m.starts.push_back(std::move(starts));
-    m.seq_lens.push_back(std::move(lens));
-    m.cu_seq_lens.push_back(std::move(cu));
   }
-  return m;
 }
 
 std::string ChunkedContextMetadata::validate(int block_size) const {
@@ -53,7 +66,8 @@ std::string ChunkedContextMetadata::validate(int block_size) const {
   if (starts.size() != static_cast<std::size_t>(num_chunks) || seq_lens.size() != starts.size() ||
       cu_seq_lens.size() != starts.size() || chunk_total_tokens.size() != starts.size())
     return "chunk arrays do not have num_chunks entries";
-  std::vector<long long> covered(n, 0);
+  thread_local std::vector<long long> covered;
+  covered.assign(n, 0);
   for (std::size_t i = 0; i < starts.size(); ++i) {
     if (starts[i].size() != n || seq_lens[i].size() != n || cu_seq_lens[i].size() != n + 1)
       return "chunk " + std::to_string(i) + " does not have one entry per row";

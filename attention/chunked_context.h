@@ -31,5 +31,7 @@ struct ChunkedContextMetadata {
 };
 
 ChunkedContextMetadata build_chunked_context(std::span<const int> context_lens, int workspace_size, int block_size);
+// The same into `out`, its row vectors' capacity kept.
+void build_chunked_context(std::span<const int> context_lens, int workspace_size, int block_size, ChunkedContextMetadata& out);
 
 }  // namespace mlasim

@@ -320,8 +320,12 @@ void Engine::record_linear_attention(const SchedulerOutput& out) {
 
 void Engine::record_context_chunks() {
   ContextChunksRecord& c = current_.context_chunks;
-  c = ContextChunksRecord{};
-  if (!metadata_.prefill || metadata_.prefill->chunked_context.num_chunks == 0) return;
+  c.workspace_size = c.max_context_chunk = c.num_chunks = 0;
+  c.indices.clear();
+  if (!metadata_.prefill || metadata_.prefill->chunked_context.num_chunks == 0) {
+    c.chunk_lens.clear();
+    return;
+  }
   const PrefillMetadata& p = *metadata_.prefill;
   c.workspace_size = p.chunked_context.workspace_size;
   c.max_context_chunk = p.chunked_context.max_context_chunk;

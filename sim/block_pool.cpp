@@ -198,6 +198,10 @@ void BlockPool::track_changes(bool on) {
   changed_.clear();
   changed_ids_.clear();
   changed_epoch_.assign(on ? blocks_.size() : 0, 0);
+  if (on) {  // room for a step's changes of a small run
+    changed_.reserve(std::min<std::size_t>(blocks_.size(), 256));
+    changed_ids_.reserve(std::min<std::size_t>(blocks_.size(), 256));
+  }
   epoch_ = 1;
   audited_free_ = num_free_;
   audited_used_ = num_used_;
