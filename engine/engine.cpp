@@ -39,6 +39,9 @@ Engine::Engine(const Scenario& scenario, EngineOptions options)
       routing_(make_routing_config(scenario)),
       arrivals_(open_request_stream(scenario)) {
   routing_.row_reasons = false;
+  // The incremental audit where every step is audited (fuzz, pinned checks); a long replay keeps
+  // to the sampled O(blocks) audit, whose cost does not grow with the trace.
+  scheduler_.set_audit_changes(options_.audit_every_step);
   // Golden mode on an fp8 KV cache follows the routing: the decode form reads every key from the
   // quantized cache while the prefill form's new keys are exact, so the forms are not the same
   // computation there (docs/spec/mla.md §11).
@@ -117,11 +120,10 @@ const StepRecord& Engine::step() {
   // looks at a request, so every block hash of the run is made one way.
   if (num_steps_run_ == 0) scheduler_.set_prompt_ids_on_demand(options_.backend == nullptr && !record_token_ids_);
   admit_arrivals();
-  // The scheduler's incremental audit checks every step's changes (one KV cache group); the
-  // O(blocks) audit runs on every interval-th step and after the last. With several KV cache
-  // groups, which have no incremental audit, it runs on the first, each of the first
-  // kAuditEveryStepUntil and every interval-th step (with audit_every_step every step). The batch's block tables and the attention metadata are
-  // checked on those steps, and with audit_every_step on every step.
+  // With the incremental audit (audit_every_step, one KV cache group) the O(blocks) audit runs on
+  // every interval-th step and after the last; otherwise on the first kAuditEveryStepUntil and
+  // every interval-th step (every step with audit_every_step). The batch's block tables and the
+  // attention metadata are checked on those steps, and with audit_every_step on every step.
   const bool changes_audited = scheduler_.audits_changes();
   const bool audit = changes_audited ? (num_steps_run_ + 1) % audit_interval_ == 0
                                      : options_.audit_every_step || num_steps_run_ % audit_interval_ == 0 ||

@@ -27,14 +27,14 @@ class Backend;
 struct EngineOptions {
   Backend* backend = nullptr;       // the model; nullptr = dry run (scheduler + routing only)
   bool force_prefill_path = false;  // golden mode: every token through the prefill (MHA) form
-  // Every step's changes are checked by the scheduler's incremental audit (one KV cache group,
-  // Scheduler::audits_changes). The O(blocks) audit, the batch's block tables and the attention
-  // metadata in full (without a model the other steps build MetadataDetail::kRows) are checked on
-  // every kAuditInterval-th step and after the last (long traces stay fast); for a pool
-  // of more than kAuditFullPoolBlocks blocks, every (kAuditInterval x blocks / 2^16)-th. With
-  // several KV cache groups, which have no incremental audit, the O(blocks) audit runs on the
-  // first kAuditEveryStepUntil steps and then every kAuditInterval-th. audit_every_step: the block tables and the
-  // metadata every step, and the O(blocks) audit too where there is no incremental one.
+  // The scheduler's O(blocks) audit, the batch's block tables and the attention metadata in full
+  // (without a model the other steps build MetadataDetail::kRows) are checked on the first
+  // kAuditEveryStepUntil steps and then every kAuditInterval-th (long traces stay fast); for a
+  // pool of more than kAuditFullPoolBlocks blocks, every (kAuditInterval x blocks / 2^16)-th step.
+  // audit_every_step: every step, the block tables and the metadata checked and the pool audited
+  // by the scheduler's incremental audit of the step's changes (Scheduler::set_audit_changes; one
+  // KV cache group), with the O(blocks) audit every kAuditInterval-th step and after the last
+  // (with several KV cache groups, which have no incremental audit, the O(blocks) audit every step).
   bool audit_every_step = false;
 };
 
