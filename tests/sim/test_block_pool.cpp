@@ -164,24 +164,31 @@ TEST_CASE("block pool: vLLM 0.33 free order, unhashed blocks first in free order
   CHECK(full.free_queue() == std::vector<int>{2, 3, 1});
 }
 
-TEST_CASE("block pool: the audit finds each broken invariant", "[scheduler]") {
+namespace {
+
+using Break = std::pair<std::string, std::function<void(BlockPool&)>>;
+
+// Blocks 1, 2 and 4 cached under hash 42 (a chain of three), 3 under 7, 5 under 9 and freed; with
+// `track`, changes noted from the start (blocks 1-5 all changed).
+BlockPool chained_pool(bool track) {
+  BlockPool pool(8, true);
+  pool.track_changes(track);
+  std::vector<int> got;
+  pool.get_new_blocks(5, got);
+  pool.cache_full_block(1, 42);
+  pool.cache_full_block(2, 42);
+  pool.cache_full_block(3, 7);
+  pool.cache_full_block(4, 42);
+  pool.cache_full_block(5, 9);
+  const std::vector<int> freed{5};
+  pool.free_blocks_in_order(freed);
+  return pool;
+}
+
+// One broken invariant each, on blocks chained_pool changed.
+std::vector<Break> pool_breaks() {
   using A = BlockPoolTestAccess;
-  // Blocks 1, 2 and 4 cached under hash 42 (a chain of three), 3 under 7, 5 under 9 and freed.
-  auto make = [] {
-    BlockPool pool(8, true);
-    std::vector<int> got;
-    pool.get_new_blocks(5, got);
-    pool.cache_full_block(1, 42);
-    pool.cache_full_block(2, 42);
-    pool.cache_full_block(3, 7);
-    pool.cache_full_block(4, 42);
-    pool.cache_full_block(5, 9);
-    const std::vector<int> freed{5};
-    pool.free_blocks_in_order(freed);
-    return pool;
-  };
-  make().audit();  // the intact pool passes
-  const std::vector<std::pair<std::string, std::function<void(BlockPool&)>>> breaks{
+  return {
       {"a chain member's hash changed", [](BlockPool& p) { A::hashes(p)[2] = 43; }},
       {"a chain member's back link", [](BlockPool& p) { A::blocks(p)[4].dup_prev = 1; }},
       {"the head's link to the last", [](BlockPool& p) { A::blocks(p)[1].dup_prev = 2; }},
@@ -192,8 +199,15 @@ TEST_CASE("block pool: the audit finds each broken invariant", "[scheduler]") {
       {"a free block referenced", [](BlockPool& p) { A::blocks(p)[5].ref_cnt = 1; }},
       {"a used block unreferenced", [](BlockPool& p) { A::blocks(p)[3].ref_cnt = 0; }},
   };
+}
+
+}  // namespace
+
+TEST_CASE("block pool: the audit finds each broken invariant", "[scheduler]") {
+  chained_pool(false).audit();  // the intact pool passes
+  const std::vector<Break> breaks = pool_breaks();
   for (const auto& [what, corrupt] : breaks) {
-    BlockPool pool = make();
+    BlockPool pool = chained_pool(false);
     corrupt(pool);
     ThrowOnCheckFailure throws;
     INFO(what);
@@ -203,44 +217,20 @@ TEST_CASE("block pool: the audit finds each broken invariant", "[scheduler]") {
 }
 
 TEST_CASE("block pool: the incremental audit finds each broken invariant on a changed block", "[scheduler]") {
-  using A = BlockPoolTestAccess;
-  // The pool of the full audit's test, tracked from its start: blocks 1-5 all changed.
-  auto make = [] {
-    BlockPool pool(8, true);
-    pool.track_changes(true);
-    std::vector<int> got;
-    pool.get_new_blocks(5, got);
-    pool.cache_full_block(1, 42);
-    pool.cache_full_block(2, 42);
-    pool.cache_full_block(3, 7);
-    pool.cache_full_block(4, 42);
-    pool.cache_full_block(5, 9);
-    const std::vector<int> freed{5};
-    pool.free_blocks_in_order(freed);
-    return pool;
-  };
   {
-    BlockPool pool = make();
+    BlockPool pool = chained_pool(true);
     CHECK(pool.changed_blocks().size() == 7);  // blocks 1-5, and 6 (the queue head, unlinked) and 7 (5's new neighbour)
     pool.audit_changes();  // the intact pool passes
     CHECK(pool.changed_blocks().empty());
     pool.audit_changes();  // nothing changed: nothing to check, counters unmoved
   }
-  const std::vector<std::pair<std::string, std::function<void(BlockPool&)>>> breaks{
-      {"a chain member's hash changed", [](BlockPool& p) { A::hashes(p)[2] = 43; }},
-      {"a chain member's back link", [](BlockPool& p) { A::blocks(p)[4].dup_prev = 1; }},
-      {"the head's link to the last", [](BlockPool& p) { A::blocks(p)[1].dup_prev = 2; }},
-      {"a chain cut short", [](BlockPool& p) { A::blocks(p)[2].dup_next = -1; }},
-      {"the map entry of a chain removed", [](BlockPool& p) { A::cached(p).erase(7); }},
-      {"a map entry heading no chain", [](BlockPool& p) { A::cached(p).put(1234, 6); }},
-      {"the map pointing inside a chain", [](BlockPool& p) { A::cached(p).put(42, 2); }},
-      {"a free block referenced", [](BlockPool& p) { A::blocks(p)[5].ref_cnt = 1; }},
-      {"a used block unreferenced", [](BlockPool& p) { A::blocks(p)[3].ref_cnt = 0; }},
-      {"a queue neighbour's link", [](BlockPool& p) { A::blocks(p)[7].next = 6; }},
-  };
+  std::vector<Break> breaks = pool_breaks();
+  // The full audit counts queued blocks but does not walk the links; the incremental one checks
+  // each changed block's neighbours link back to it.
+  breaks.emplace_back("a queue neighbour's link", [](BlockPool& p) { BlockPoolTestAccess::blocks(p)[7].next = 6; });
   int caught = 0;
   for (const auto& [what, corrupt] : breaks) {
-    BlockPool pool = make();
+    BlockPool pool = chained_pool(true);
     corrupt(pool);
     ThrowOnCheckFailure throws;
     INFO(what);
