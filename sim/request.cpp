@@ -35,12 +35,20 @@ int Request::accepted_drafts_at(int verify_step, int num_drafts) const {
   return num_drafts;
 }
 
+namespace {
+
+// Room for the prompt and the outputs (up to 4096 of them), so appending samples does not copy the prompt.
+void reserve_token_ids(Request& r) {
+  r.all_token_ids.reserve(static_cast<std::size_t>(r.num_prompt_tokens) + static_cast<std::size_t>(std::clamp(r.max_tokens, 0, 4096)));
+}
+
+}  // namespace
+
 void materialize_prompt(Request& r) {
   if (!r.pending_prompt) return;
   MLASIM_CHECK(r.all_token_ids.empty() && r.num_computed_tokens == 0, "a pending prompt on a request that ran");
   const Request::SeededPrompt& p = *r.pending_prompt;
-  // Room for the outputs too (up to 4096 of them), so appending samples does not copy the prompt.
-  r.all_token_ids.reserve(static_cast<std::size_t>(r.num_prompt_tokens) + static_cast<std::size_t>(std::clamp(r.max_tokens, 0, 4096)));
+  reserve_token_ids(r);
   generate_prompt(r.all_token_ids, r.num_prompt_tokens, p.seed, p.stream, p.hash_ids, p.block_size, p.vocab_size);
   r.pending_prompt.reset();
 }
@@ -48,7 +56,7 @@ void materialize_prompt(Request& r) {
 void reserve_prompt(Request& r) {
   if (!r.pending_prompt) return;
   MLASIM_CHECK(r.all_token_ids.empty() && r.num_computed_tokens == 0, "a pending prompt on a request that ran");
-  r.all_token_ids.reserve(static_cast<std::size_t>(r.num_prompt_tokens) + static_cast<std::size_t>(std::clamp(r.max_tokens, 0, 4096)));
+  reserve_token_ids(r);
   r.all_token_ids.resize(static_cast<std::size_t>(r.num_prompt_tokens), 0);
   r.unwritten_prompt = std::move(r.pending_prompt);
   r.pending_prompt.reset();
