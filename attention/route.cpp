@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include <cstddef>
+#include <optional>
 #include <utility>
 
 #include "attention/input_batch.h"
@@ -151,13 +152,11 @@ void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, Bat
   route.counts = sparse_all_mqa ? all_on_decode_path(split.counts) : split.counts;
   route.split_rule = split.rule;
   // The split's words, kept while the split repeats (most steps of a long replay).
-  thread_local SplitResult last_split;
+  thread_local std::optional<SplitResult> last_split;
   thread_local std::string split_text;
-  thread_local bool have_split_text = false;
-  if (!have_split_text || !(split == last_split)) {
+  if (last_split != split) {
     split_text = explain_split(split);
     last_split = split;
-    have_split_text = true;
   }
   route.batch_reason = split_text;
   if (is_deepseek_v4_backend(config.backend))

@@ -20,12 +20,9 @@ namespace {
 // the replay stops after this many in a row, as tools/conformance's driver stops vLLM.
 constexpr int kMaxIdleSteps = 1000;
 
-bool wants_reasons(const std::vector<StepSink*>& sinks) {
-  return std::any_of(sinks.begin(), sinks.end(), [](const StepSink* s) { return s->wants_row_reasons(); });
-}
-
-bool wants_token_ids(const std::vector<StepSink*>& sinks) {
-  return std::any_of(sinks.begin(), sinks.end(), [](const StepSink* s) { return s->wants_token_ids(); });
+// Whether any sink wants what `wants` asks (row reasons, token ids): each costs time to build.
+bool any_sink_wants(const std::vector<StepSink*>& sinks, bool (StepSink::*wants)() const) {
+  return std::any_of(sinks.begin(), sinks.end(), [wants](const StepSink* s) { return (s->*wants)(); });
 }
 
 }  // namespace
@@ -55,8 +52,8 @@ Engine::Engine(const Scenario& scenario, EngineOptions options)
 void Engine::add_sink(StepSink* sink) {
   sink->on_start(names_);
   sinks_.push_back(sink);
-  routing_.row_reasons = wants_reasons(sinks_);
-  record_token_ids_ = wants_token_ids(sinks_);
+  routing_.row_reasons = any_sink_wants(sinks_, &StepSink::wants_row_reasons);
+  record_token_ids_ = any_sink_wants(sinks_, &StepSink::wants_token_ids);
 }
 
 Engine::AliveRequest& Engine::alive(ReqId id) {
@@ -119,15 +116,10 @@ const StepRecord& Engine::step() {
   // looks at a request, so every block hash of the run is made one way.
   if (num_steps_run_ == 0) scheduler_.set_prompt_ids_on_demand(options_.backend == nullptr && !record_token_ids_);
   admit_arrivals();
-  // With the incremental audit (audit_every_step, one KV cache group) the O(blocks) audit runs on
-  // every interval-th step and after the last; otherwise on the first kAuditEveryStepUntil and
-  // every interval-th step (every step with audit_every_step). The batch's block tables and the
-  // attention metadata are checked on those steps, and with audit_every_step on every step.
-  const bool changes_audited = scheduler_.audits_changes();
-  const bool audit = changes_audited ? (num_steps_run_ + 1) % audit_interval_ == 0
-                                     : options_.audit_every_step || num_steps_run_ % audit_interval_ == 0 ||
-                                           (num_steps_run_ < kAuditEveryStepUntil && audit_interval_ == kAuditInterval);
+  const bool audit = full_audit_due();
   scheduler_.set_audit_every_step(audit);
+  // The batch's block tables and the attention metadata: on those steps, and with
+  // audit_every_step on every step.
   const bool check_step = audit || options_.audit_every_step;
   try {
     scheduler_.schedule(out_);
@@ -171,10 +163,19 @@ const StepRecord& Engine::step() {
   now_ns_ = std::min(end_ns, kMaxClockNs);
   ++step_;
   ++num_steps_run_;
-  if (changes_audited && done()) scheduler_.audit();  // the pool as the run leaves it, whole
+  if (scheduler_.audits_changes() && done()) scheduler_.audit();  // the pool as the run leaves it, whole
   // After the step is recorded, as the driver records vLLM's step before it gives up.
   if (idle_steps_ >= kMaxIdleSteps) stop_without_progress();  // as tools/conformance's driver (MAX_IDLE_STEPS)
   return current_;
+}
+
+bool Engine::full_audit_due() const {
+  // With the incremental audit (audit_every_step, one KV cache group) every interval-th step, and
+  // after the last (step()); otherwise the first kAuditEveryStepUntil and every interval-th step,
+  // or every step with audit_every_step.
+  if (scheduler_.audits_changes()) return (num_steps_run_ + 1) % audit_interval_ == 0;
+  return options_.audit_every_step || num_steps_run_ % audit_interval_ == 0 ||
+         (num_steps_run_ < kAuditEveryStepUntil && audit_interval_ == kAuditInterval);
 }
 
 bool Engine::made_no_progress() const {
@@ -260,8 +261,8 @@ RunRecord Engine::run() {
   add_sink(&collector);
   run_to_end();
   sinks_.erase(std::find(sinks_.begin(), sinks_.end(), &collector));
-  routing_.row_reasons = wants_reasons(sinks_);
-  record_token_ids_ = wants_token_ids(sinks_);
+  routing_.row_reasons = any_sink_wants(sinks_, &StepSink::wants_row_reasons);
+  record_token_ids_ = any_sink_wants(sinks_, &StepSink::wants_token_ids);
   return collector.take();
 }
 

@@ -97,6 +97,7 @@ class Engine {
   void check_block_tables() const;
   void finish(Request& r, std::int64_t end_ns);
   // Whether the step being run changes nothing that lasts (the idle count); before its update.
+  bool full_audit_due() const;  // the scheduler's O(blocks) audit this step
   bool made_no_progress() const;
   // Throws the VllmCannotRun of kMaxIdleSteps steps without progress, naming a request that can
   // never fit if there is one.

@@ -80,11 +80,9 @@ void BlockPool::evict_cached_block(int id) {
   std::uint64_t& hash = hashes_[static_cast<std::size_t>(id)];
   if (hash == 0) return;
   Block& b = blocks_[static_cast<std::size_t>(id)];
-  if (tracking_) {  // the block and its chain neighbours (the head keeping the chain's last: below)
-    note(id);
-    note(b.dup_prev);
-    if (b.dup_next != -1) note(b.dup_next);
-  }
+  note(id);  // and its chain neighbours (the head keeping the chain's last: below)
+  note(b.dup_prev);
+  if (b.dup_next != -1) note(b.dup_next);
   // The head of its duplicate chain is the one block whose dup_prev (the chain's last) does not
   // point back at it; only the head is in the prefix-cache map, so only it costs a map lookup.
   Block& prev = blocks_[static_cast<std::size_t>(b.dup_prev)];

@@ -57,7 +57,6 @@ class BlockPool {
   // neighbours' links to it, and that the counters moved exactly as the noted blocks did: O(changed
   // blocks), so it can run every step. Turning tracking on takes the current state as audited.
   void track_changes(bool on);
-  bool tracking_changes() const { return tracking_; }
   // The blocks noted since the last audit_changes(), sentinel excluded.
   std::span<const int> changed_blocks() const { return changed_ids_; }
   void audit_changes();
