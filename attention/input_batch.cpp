@@ -5,12 +5,23 @@
 #include <functional>
 
 #include "base/check.h"
+#include "base/recycled_storage.h"
 
 namespace mlasim {
 
 namespace {
 inline std::uint64_t key(ReqId id) { return static_cast<std::uint32_t>(id); }
 }  // namespace
+
+InputBatch::InputBatch(bool track_token_ids, InputBatch& donor)
+    : req_id_to_index_(8, donor.req_id_to_index_), track_token_ids_(track_token_ids) {
+  take_capacity(rows_, donor.rows_);
+  take_capacity(live_, donor.live_);
+  take_capacity(holes_, donor.holes_);
+  take_capacity(stamp_, donor.stamp_);
+  take_capacity(state_, donor.state_);
+  take_capacity(added_cached_, donor.added_cached_);
+}
 
 std::vector<ReqId> InputBatch::req_ids() const {
   std::vector<ReqId> ids;

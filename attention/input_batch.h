@@ -40,6 +40,8 @@ class InputBatch {
   // track_token_ids: keep each request's prompt and sampled tokens (a model run feeds them to the
   // model; a dry run needs none).
   explicit InputBatch(bool track_token_ids = false) : track_token_ids_(track_token_ids) {}
+  // An empty batch in the storage of `donor`, a batch about to be dropped (base/recycled_storage.h).
+  InputBatch(bool track_token_ids, InputBatch& donor);
 
   // Steps 1-3 of §8 for one SchedulerOutput: remove finished, then unscheduled cached requests;
   // add new requests, then scheduled requests not in the batch (resumed ones, and running ones

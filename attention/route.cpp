@@ -60,6 +60,36 @@ bool fresh_on_decode_path(const RowRoute& row, bool prefill_kernel_of_its_own) {
   return row.q > 0 && row.nct == 0 && row.path == MlaPath::kMqa && (row.is_decode || !prefill_kernel_of_its_own);
 }
 
+// The split's words, kept while the split repeats (most steps of a long replay).
+const std::string& split_words(const SplitResult& split) {
+  thread_local std::optional<SplitResult> last_split;
+  thread_local std::string words;
+  if (last_split != split) {
+    words = explain_split(split);
+    last_split = split;
+  }
+  return words;
+}
+
+// The vLLM batch's routing in words, into `out` (its capacity kept).
+void word_vllm_batch(const SplitResult& split, const RoutingConfig& config, bool masked, bool sparse_all_mqa,
+                     std::string& out) {
+  out = split_words(split);
+  if (is_deepseek_v4_backend(config.backend))
+    out += "; DeepSeek-V4 attention: every token absorbed (MQA), the decode rows on the sparse decode kernel, the "
+           "rest on the sparse prefill kernel";
+  else if (config.sparse_mla && config.sparse_dense_mha_any_length)
+    out += "; sparse MLA with engine.sparse_mla_prefill dense_mha: prefill rows on dense MHA over every position, "
+           "whatever their length";
+  else if (masked)
+    out += "; sparse MLA: prefill rows past index_topk on masked MHA (the top-k as a key mask, SM100)";
+  else if (config.sparse_mla && config.sparse_mla_force_mqa)
+    out += "; sparse MLA with sparse_mla_force_mqa: every token on the decode path (top-k MQA)";
+  else if (config.sparse_mla)
+    out += sparse_all_mqa ? "; sparse MLA: every token on the decode path (top-k MQA)"
+                          : "; sparse MLA: prefill rows fit index_topk, dense MHA prefill";
+}
+
 // The router's verdict on one row; its reason is worded when reasons are wanted, and always for a
 // fresh prefill on the decode path.
 template <class Explain>
@@ -151,32 +181,15 @@ void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, Bat
   }
   route.counts = sparse_all_mqa ? all_on_decode_path(split.counts) : split.counts;
   route.split_rule = split.rule;
-  // The split's words, kept while the split repeats (most steps of a long replay).
-  thread_local std::optional<SplitResult> last_split;
-  thread_local std::string split_text;
-  if (last_split != split) {
-    split_text = explain_split(split);
-    last_split = split;
-  }
-  route.batch_reason = split_text;
-  if (is_deepseek_v4_backend(config.backend))
-    route.batch_reason += "; DeepSeek-V4 attention: every token absorbed (MQA), the decode rows on the sparse decode "
-                          "kernel, the rest on the sparse prefill kernel";
-  else if (config.sparse_mla && config.sparse_dense_mha_any_length)
-    route.batch_reason += "; sparse MLA with engine.sparse_mla_prefill dense_mha: prefill rows on dense MHA over every "
-                          "position, whatever their length";
-  else if (masked)
-    route.batch_reason += "; sparse MLA: prefill rows past index_topk on masked MHA (the top-k as a key mask, SM100)";
-  else if (config.sparse_mla && config.sparse_mla_force_mqa)
-    route.batch_reason += "; sparse MLA with sparse_mla_force_mqa: every token on the decode path (top-k MQA)";
-  else if (config.sparse_mla)
-    route.batch_reason += sparse_all_mqa ? "; sparse MLA: every token on the decode path (top-k MQA)"
-                                         : "; sparse MLA: prefill rows fit index_topk, dense MHA prefill";
+  // The batch's words only where reasons are wanted (route_reordered cleared them); a row's also
+  // for a fresh prefill on the decode path (decide_row).
+  if (config.row_reasons) word_vllm_batch(split, config, masked, sparse_all_mqa, route.batch_reason);
   for (int pos = 0; pos < static_cast<int>(route.rows.size()); ++pos) {
     RowRoute& row = route.rows[sz(pos)];
     const bool is_decode = pos < split.counts.num_decodes;
     const MlaPath path = sparse_all_mqa || is_decode ? MlaPath::kMqa : MlaPath::kMha;
-    decide_row(row, is_decode, path, config, [&] { return explain_vllm_row(row, pos, split, config, split_text); });
+    decide_row(row, is_decode, path, config,
+               [&] { return explain_vllm_row(row, pos, split, config, split_words(split)); });
   }
 }
 
@@ -191,7 +204,7 @@ void route_sglang(std::span<const RowInput> rows, const RoutingConfig& config, B
                [&] { return explain_sglang_row(row, dispatch, config); });
   }
   route.counts = counts_of(route.rows);
-  route.batch_reason = explain_sglang_batch(dispatch, config);
+  if (config.row_reasons) route.batch_reason = explain_sglang_batch(dispatch, config);
 }
 
 // Routes `rows`, which stand in the order the reorder left them, into `route`.

@@ -7,11 +7,18 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/recycled_storage.h"
+
 namespace mlasim {
 
 class FlatIndexMap {
  public:
-  explicit FlatIndexMap(int expected_entries = 8) { reset(std::bit_ceil(static_cast<std::size_t>(expected_entries) * 2 + 2)); }
+  explicit FlatIndexMap(int expected_entries = 8) { reset(capacity_for(expected_entries)); }
+  // Empty, sized for `expected_entries`, in the slots of `donor` (base/recycled_storage.h).
+  FlatIndexMap(int expected_entries, FlatIndexMap& donor) {
+    take_capacity(slots_, donor.slots_);
+    reset(capacity_for(expected_entries));
+  }
 
   // The value stored under `key`, or -1.
   int find(std::uint64_t key) const {
@@ -68,6 +75,9 @@ class FlatIndexMap {
     std::uint64_t key;
     int value;  // -1 = empty
   };
+  static std::size_t capacity_for(int expected_entries) {
+    return std::bit_ceil(static_cast<std::size_t>(expected_entries) * 2 + 2);
+  }
   void reset(std::size_t cap) {
     slots_.assign(cap, Slot{0, -1});
     mask_ = cap - 1;

@@ -9,6 +9,7 @@
 #include "attention/batch_order_v2.h"
 #include "attention/kv_cache_quant.h"
 #include "base/check.h"
+#include "base/recycled_storage.h"
 #include "sim/teacher_forcing.h"
 #include "engine/run_collector.h"
 
@@ -27,14 +28,25 @@ bool any_sink_wants(const std::vector<StepSink*>& sinks, bool (StepSink::*wants)
 
 }  // namespace
 
-Engine::Engine(const Scenario& scenario, EngineOptions options)
+Engine::Engine(const Scenario& scenario, EngineOptions options, Engine* donor)
     : scenario_(scenario),
       options_(options),
-      scheduler_(scenario.scheduler, scenario.model),
-      batch_(/*track_token_ids=*/options.backend != nullptr),
+      scheduler_(scenario.scheduler, scenario.model, donor ? &donor->scheduler_ : nullptr),
+      batch_(donor ? InputBatch(/*track_token_ids=*/options.backend != nullptr, donor->batch_)
+                   : InputBatch(/*track_token_ids=*/options.backend != nullptr)),
       routing_(make_routing_config(scenario)),
       arrivals_(open_request_stream(scenario)) {
   routing_.row_reasons = false;
+  if (donor) {
+    // Rebuilt in full every step (route_batch, build_attention_metadata): handed on whole.
+    route_ = std::move(donor->route_);
+    metadata_ = std::move(donor->metadata_);
+    take_capacity(linear_rows_, donor->linear_rows_);
+    spare_lists_.swap(donor->spare_lists_);  // spare storage: its contents are never read
+    take_capacity(alive_, donor->alive_);
+    take_capacity(finished_ids_, donor->finished_ids_);
+    take_capacity(arrived_, donor->arrived_);
+  }
   // The incremental audit where every step is audited (fuzz, pinned checks); a long replay keeps
   // to the sampled O(blocks) audit, whose cost does not grow with the trace.
   scheduler_.set_audit_changes(options_.audit_every_step);

@@ -46,7 +46,10 @@ class Engine {
   // The simulated clock saturates here (146 years): a step lasts at most 10^15 ns.
   static constexpr std::int64_t kMaxClockNs = std::int64_t{1} << 62;
 
-  explicit Engine(const Scenario& scenario, EngineOptions options = {});
+  // donor: an engine about to be dropped (its run over, finished or not) whose storage this one
+  // reuses: the scheduler's and the batch's, the step's routing and metadata. The new engine
+  // starts exactly as a fresh one (base/recycled_storage.h); fuzz hands each thread's last engine on.
+  explicit Engine(const Scenario& scenario, EngineOptions options = {}, Engine* donor = nullptr);
 
   // Sinks get every step from the next one on; the engine does not own them.
   void add_sink(StepSink* sink);

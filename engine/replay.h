@@ -17,6 +17,8 @@
 
 namespace mlasim {
 
+class Engine;
+
 // Builds the backend under test for a scenario from its weights (the CLI passes the CUDA one;
 // the harness itself knows only the CPU backend, so it never depends on attention/cuda).
 using BackendFactory = std::function<std::unique_ptr<Backend>(const MlaWeights&, const Scenario&, const FaultSet&)>;
@@ -30,6 +32,9 @@ struct ReplayOptions {
   const MlaWeights* weights = nullptr;          // nullptr: the scenario's seeded weights
   BackendFactory make_backend;                  // empty: the CPU backend in `precision`
   bool audit_every_step = false;                // the block pool audit after every step (else sampled)
+  // An engine about to be dropped whose storage the session's engine reuses (Engine's donor; fuzz
+  // hands on each thread's last one: ReplaySession::release_engine).
+  Engine* engine_donor = nullptr;
   // Told the backend's precision class once the backend exists, before the first step (a model
   // run's golden check takes its tolerance from it).
   std::function<void(PrecisionClass)> on_backend;

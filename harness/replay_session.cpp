@@ -257,7 +257,7 @@ Status ReplaySession::start(const ReplayOptions& options) {
     engine_options.backend = backend_.get();
     engine_options.force_prefill_path = options.force_prefill_path;
   }
-  engine_.emplace(scenario_, engine_options);
+  engine_ = std::make_unique<Engine>(scenario_, engine_options, options.engine_donor);
   // What a killed run left beside these outputs: its published set completed, its temporaries gone.
   if (const std::vector<std::string> targets = request_.files(); !targets.empty())
     for (const std::string& note : recover_output_leftovers(targets)) std::fprintf(stderr, "note: %s\n", note.c_str());

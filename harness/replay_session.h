@@ -134,6 +134,8 @@ class ReplaySession {
   const LogitsGoldenGate& logits_golden() const { return *golden_; }
   std::string timeline_svg() const;  // kTimeline: an <svg> element
   RunRecord take_record();           // kRecord
+  // The engine, for a later session's ReplayOptions::engine_donor; the session is done with it.
+  std::unique_ptr<Engine> release_engine() { return std::move(engine_); }
   // The engine's names of the requests its step records name (after start()).
   const RequestNames& request_names() const { return engine_->request_names(); }
 
@@ -165,7 +167,7 @@ class ReplaySession {
   std::optional<Timeline> timeline_;
   AtomicOutputFile svg_file_;
   std::optional<RecordCollector> record_;
-  std::optional<Engine> engine_;  // last: gone before the sinks it steps
+  std::unique_ptr<Engine> engine_;  // last: gone before the sinks it steps
 };
 
 }  // namespace mlasim

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/check.h"
+#include "base/recycled_storage.h"
 
 namespace mlasim {
 
@@ -12,25 +13,45 @@ BlockPool::BlockPool(int num_gpu_blocks, bool enable_caching, bool free_unhashed
     : num_gpu_blocks_(num_gpu_blocks),
       enable_caching_(enable_caching),
       free_unhashed_first_(free_unhashed_first),
-      blocks_(static_cast<std::size_t>(num_gpu_blocks) + 1),
-      hashes_(static_cast<std::size_t>(num_gpu_blocks) + 1, 0),
       sentinel_(num_gpu_blocks),
       // The prefix-cache map grows with the blocks cached, not the pool: sized for the pool, a
-      // 2^24-block pool held 1 GiB of empty slots before anything was cached.
-      cached_(std::min(num_gpu_blocks, 4096)) {
-  MLASIM_CHECK(num_gpu_blocks >= 2, "need the null block plus at least one usable block");
+      // 2^24-block pool held 1 GiB of empty slots before anything was cached, and clearing even
+      // 4096 entries' slots was a tenth of a small fuzz trace's replay.
+      cached_(std::min(num_gpu_blocks, 64)) {
+  init_blocks();
+}
+
+BlockPool::BlockPool(int num_gpu_blocks, bool enable_caching, bool free_unhashed_first, BlockPool& donor)
+    : num_gpu_blocks_(num_gpu_blocks),
+      enable_caching_(enable_caching),
+      free_unhashed_first_(free_unhashed_first),
+      sentinel_(num_gpu_blocks),
+      cached_(std::min(num_gpu_blocks, 64), donor.cached_) {
+  take_capacity(blocks_, donor.blocks_);
+  take_capacity(hashes_, donor.hashes_);
+  take_capacity(freed_, donor.freed_);
+  take_capacity(changed_epoch_, donor.changed_epoch_);
+  take_capacity(changed_, donor.changed_);
+  take_capacity(changed_ids_, donor.changed_ids_);
+  init_blocks();
+}
+
+void BlockPool::init_blocks() {
+  MLASIM_CHECK(num_gpu_blocks_ >= 2, "need the null block plus at least one usable block");
+  const int n = num_gpu_blocks_;
+  blocks_.assign(static_cast<std::size_t>(n) + 1, Block{});
+  hashes_.assign(static_cast<std::size_t>(n) + 1, 0);
   Block& s = blocks_[static_cast<std::size_t>(sentinel_)];
-  s.prev = s.next = sentinel_;
   // vLLM queues every block, then pops block 0 as the null block; ids are handed out ascending:
   // the queue sentinel <-> 1 <-> 2 ... <-> num_gpu_blocks - 1 <-> sentinel, linked in one pass.
-  for (int id = 1; id < num_gpu_blocks; ++id) {
+  for (int id = 1; id < n; ++id) {
     Block& b = blocks_[static_cast<std::size_t>(id)];
     b.prev = id == 1 ? sentinel_ : id - 1;
     b.next = id + 1;  // the last block's next is num_gpu_blocks, the sentinel
   }
   s.next = 1;
-  s.prev = num_gpu_blocks - 1;
-  num_free_ = num_gpu_blocks - 1;
+  s.prev = n - 1;
+  num_free_ = n - 1;
 }
 
 bool BlockPool::in_free_queue(int block_id) const {

@@ -16,6 +16,8 @@ class BlockPool {
   // free_unhashed_first: vLLM 0.33's free order (blocks without a hash, or every block with caching
   // off, go to the queue's front); false: every freed block goes to the back (vLLM <= 0.11).
   BlockPool(int num_gpu_blocks, bool enable_caching, bool free_unhashed_first = true);
+  // The same pool in the storage of `donor`, a pool about to be dropped (base/recycled_storage.h).
+  BlockPool(int num_gpu_blocks, bool enable_caching, bool free_unhashed_first, BlockPool& donor);
 
   int num_gpu_blocks() const { return num_gpu_blocks_; }
   int num_usable_blocks() const { return num_gpu_blocks_ - 1; }
@@ -71,6 +73,7 @@ class BlockPool {
     // evicting are O(1) however many blocks share the hash. -1 when not cached.
     int dup_next = -1, dup_prev = -1;
   };
+  void init_blocks();  // every block free, queued in id order
   void queue_remove(int id);
   void queue_push_back(int id);
   void queue_insert_before(int id, int next);

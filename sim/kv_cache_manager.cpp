@@ -9,8 +9,11 @@
 namespace mlasim {
 
 KVCacheManager::KVCacheManager(int num_gpu_blocks, int block_size, bool enable_caching, int max_model_len,
-                               bool free_unhashed_first)
-    : block_size_(block_size), max_model_len_(max_model_len), pool_(num_gpu_blocks, enable_caching, free_unhashed_first) {
+                               bool free_unhashed_first, KVCacheManager* donor)
+    : block_size_(block_size),
+      max_model_len_(max_model_len),
+      pool_(donor ? BlockPool(num_gpu_blocks, enable_caching, free_unhashed_first, donor->pool_)
+                  : BlockPool(num_gpu_blocks, enable_caching, free_unhashed_first)) {
   MLASIM_CHECK(block_size > 0, "block_size must be positive");
   MLASIM_CHECK(max_model_len > 0, "max_model_len must be positive");
 }

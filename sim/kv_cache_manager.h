@@ -12,8 +12,10 @@ namespace mlasim {
 
 class KVCacheManager {
  public:
+  // donor: a manager about to be dropped whose pool's storage this one's reuses
+  // (base/recycled_storage.h).
   KVCacheManager(int num_gpu_blocks, int block_size, bool enable_caching, int max_model_len,
-                 bool free_unhashed_first = true);
+                 bool free_unhashed_first = true, KVCacheManager* donor = nullptr);
 
   int block_size() const { return block_size_; }
   bool enable_caching() const { return pool_.enable_caching(); }

@@ -82,6 +82,13 @@ void token_ids_at(const Request& r, int begin, int end, int* ids) {
   std::copy(r.all_token_ids.begin() + pos, r.all_token_ids.begin() + end, ids + (pos - begin));
 }
 
+RequestLimits::RequestLimits(const Request& r)
+    : num_prompt_tokens(r.num_prompt_tokens), max_tokens(r.max_tokens), min_tokens(r.min_tokens), priority(r.priority) {}
+
+RequestLimits::RequestLimits(const RequestSpec& spec)
+    : num_prompt_tokens(prompt_len(spec)), max_tokens(spec.max_tokens), min_tokens(spec.min_tokens),
+      priority(spec.priority) {}
+
 Request make_request(const RequestSpec& spec, const ModelConfig& model, ReqId id) {
   Request r;
   r.request_id = id;

@@ -121,4 +121,12 @@ void token_ids_at(const Request& request, int begin, int end, int* ids);
 
 Request make_request(const RequestSpec& spec, const ModelConfig& model, ReqId id);
 
+// What admission checks of a request (check_request) and what bounds its blocks
+// (request_always_fits): of a Request, or of its spec before one is made (a trace's checks).
+struct RequestLimits {
+  int num_prompt_tokens, max_tokens, min_tokens, priority;
+  RequestLimits(const Request& r);       // NOLINT(google-explicit-constructor): either converts
+  RequestLimits(const RequestSpec& spec);  // NOLINT(google-explicit-constructor)
+};
+
 }  // namespace mlasim

@@ -36,13 +36,13 @@ std::string check_long_prefill_token_threshold(const SchedulerConfig& config, in
 // vLLM accepts a request its cache may never hold, and the replay stops where its scheduler
 // makes no progress (Scheduler::can_never_fit). add_request() aborts on a request that fails
 // this; loaders check first.
-std::string check_request(const Request& request, const SchedulerConfig& config, int max_model_len);
+std::string check_request(const RequestLimits& request, const SchedulerConfig& config, int max_model_len);
 // The fix to suggest for a check_request problem.
 std::string check_request_hint(const std::string& problem);
 // Whether the request certainly fits the usable KV blocks however it runs: its prompt, max_tokens
 // and 2k draft slots (at most max_model_len tokens) in num_gpu_blocks - 1 blocks. A bound for
 // trace generators (fuzz) that want traces every request of which completes; not a refusal.
-bool request_always_fits(const Request& request, const SchedulerConfig& config, int max_model_len);
+bool request_always_fits(const RequestLimits& request, const SchedulerConfig& config, int max_model_len);
 
 int lookahead_tokens(const SchedulerConfig& config);
 int hash_lookahead_tokens(const SchedulerConfig& config);
@@ -50,9 +50,11 @@ int hash_lookahead_tokens(const SchedulerConfig& config);
 class Scheduler {
  public:
   // config.max_model_len must be > 0 here (resolve 0 to the model's length first).
-  explicit Scheduler(const SchedulerConfig& config);
+  // donor: a scheduler about to be dropped whose storage (its block pool's, its per-step
+  // scratch) this one reuses, starting exactly as a fresh one (base/recycled_storage.h).
+  explicit Scheduler(const SchedulerConfig& config, Scheduler* donor = nullptr);
   // Resolves max_model_len 0 to model.max_position_embeddings.
-  Scheduler(const SchedulerConfig& config, const ModelConfig& model);
+  Scheduler(const SchedulerConfig& config, const ModelConfig& model, Scheduler* donor = nullptr);
 
   // Adds a WAITING request; its arrival order is the order of add_request calls.
   void add_request(Request request);

@@ -5,6 +5,7 @@
 
 #include "sim/block_hash.h"
 #include "base/check.h"
+#include "base/recycled_storage.h"
 #include "sim/scheduler.h"
 #include "sim/kv_cache/group_capacity.h"
 
@@ -107,7 +108,7 @@ std::string check_long_prefill_token_threshold(const SchedulerConfig& c, int max
   return "";
 }
 
-std::string check_request(const Request& r, const SchedulerConfig& c, int max_model_len) {
+std::string check_request(const RequestLimits& r, const SchedulerConfig& c, int max_model_len) {
   const int p = r.num_prompt_tokens;
   if (p <= 0) return "the prompt is empty";
   if (p >= max_model_len) {
@@ -123,7 +124,7 @@ std::string check_request(const Request& r, const SchedulerConfig& c, int max_mo
   return "";
 }
 
-bool request_always_fits(const Request& r, const SchedulerConfig& c, int max_model_len) {
+bool request_always_fits(const RequestLimits& r, const SchedulerConfig& c, int max_model_len) {
   const long long longest = std::min<long long>(
       static_cast<long long>(r.num_prompt_tokens) + r.max_tokens + 2LL * c.num_speculative_tokens, max_model_len);
   const long long blocks =
@@ -176,18 +177,30 @@ SchedulerConfig as_scheduled(SchedulerConfig c) {
 }
 }  // namespace
 
-Scheduler::Scheduler(const SchedulerConfig& config)
+Scheduler::Scheduler(const SchedulerConfig& config, Scheduler* donor)
     : config_(as_scheduled(config)),
       max_model_len_(config.max_model_len),
       // With several KV cache groups the grouped manager owns the pool; this one stays empty.
       kv_(config.kv_cache_layout.hybrid() ? 2 : config.num_gpu_blocks, config.block_size,
           config.enable_prefix_caching && !config.kv_cache_layout.hybrid(), std::max(1, config.max_model_len),
-          config.rules.free_unhashed_blocks_first),
+          config.rules.free_unhashed_blocks_first, donor ? &donor->kv_ : nullptr),
       pool_(&kv_.block_pool()),
       hash_block_size_(config.block_size),
       waiting_(config_.policy) {
   const std::string problem = check_scheduler_config(config_, max_model_len_);
   MLASIM_CHECK(problem.empty(), problem);
+  if (donor) {
+    take_capacity(running_, donor->running_);
+    take_capacity(finished_req_ids_, donor->finished_req_ids_);
+    take_capacity(scheduled_, donor->scheduled_);
+    take_capacity(preempted_, donor->preempted_);
+    take_capacity(scheduled_reqs_, donor->scheduled_reqs_);
+    take_capacity(hit_blocks_, donor->hit_blocks_);
+    take_capacity(audit_owners_, donor->audit_owners_);
+    take_capacity(audit_last_owner_, donor->audit_last_owner_);
+    take_capacity(delta_owners_, donor->delta_owners_);
+    take_capacity(delta_changed_, donor->delta_changed_);
+  }
   kv_.set_free_in_order_without_caching(config.rules.free_in_order_without_caching);
   kv_.set_cache_count_counts_untrimmed_drafts(config.rules.cache_count_counts_untrimmed_drafts);
   kv_.set_drop_last_hit_block(config.rules.eagle_drops_last_hit_block && config.num_speculative_tokens > 0 &&
@@ -229,12 +242,14 @@ void Scheduler::init_grouped() {
   mamba_has_prefill_checkpoint_blocks_ = any_mamba && all_checkpoint;
 }
 
-Scheduler::Scheduler(const SchedulerConfig& config, const ModelConfig& model)
-    : Scheduler([&] {
-        SchedulerConfig c = config;
-        c.max_model_len = resolve_max_model_len(config, model);
-        return c;
-      }()) {}
+Scheduler::Scheduler(const SchedulerConfig& config, const ModelConfig& model, Scheduler* donor)
+    : Scheduler(
+          [&] {
+            SchedulerConfig c = config;
+            c.max_model_len = resolve_max_model_len(config, model);
+            return c;
+          }(),
+          donor) {}
 
 void Scheduler::add_request(Request request) {
   const std::string problem = check_request(request, config_, max_model_len_);

@@ -79,15 +79,23 @@ std::optional<Violation> fresh_on_decode_path(const StepRecord& step, const Requ
 
 // Dry run of a session asking for fuzz's rows: the first fresh prefill on the decode path (when
 // asked), the first failed step check, or (with the split golden of matches_golden_split) the
-// first split difference.
+// first split difference. The thread's last dry run's engine lends its storage to this one's.
 std::optional<Violation> dry_run(ReplaySession& session, bool want_fresh) {
+  thread_local std::unique_ptr<Engine> last_engine;
   ReplayOptions options;
   options.with_model = false;
   options.audit_every_step = true;
+  options.engine_donor = last_engine.get();
+  struct HandOn {  // the engine is handed on however the run ends
+    ReplaySession& session;
+    ~HandOn() { last_engine = session.release_engine(); }
+  } hand_on{session};
   std::optional<Violation> fresh;
   try {
     ThrowOnCheckFailure throw_on_failure;
-    MLASIM_CHECK(session.start(options).ok(), "fuzz's rows open no file");
+    const bool started = session.start(options).ok();
+    last_engine.reset();  // its storage is the new engine's now
+    MLASIM_CHECK(started, "fuzz's rows open no file");
     if (session.request().asks(OutputRow::kSplitGolden) && !session.split_golden())
       return Violation{Property::kMatchesGoldenSplit, -1,
                        fmt::format("{}: no split golden (record them with mlasim fuzz --record-golden and the same "

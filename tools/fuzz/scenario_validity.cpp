@@ -30,8 +30,7 @@ std::string scenario_problem(const Scenario& s) {
     for (int d : r.accepted_drafts)
       if (d < 0 || d > sc.num_speculative_tokens) return r.id + ": accepted_drafts outside 0..k";
     if (!r.accepted_drafts.empty() && sc.num_speculative_tokens == 0) return r.id + ": accepted_drafts without k";
-    if (std::string p = check_request(make_request(r, s.model, static_cast<ReqId>(i)), sc, sc.max_model_len);
-        !p.empty())
+    if (std::string p = check_request(r, sc, sc.max_model_len); !p.empty())
       return r.id + ": " + p;
   }
   return "";

@@ -207,7 +207,7 @@ void draw_blocks(const TraceDistribution& d, Rng& rng, Scenario& s) {
   for (bool fits = false; !fits && sc.num_gpu_blocks < (1 << 24);) {
     fits = true;
     for (std::size_t i = 0; i < s.requests.size() && fits; ++i)
-      fits = request_always_fits(make_request(s.requests[i], s.model, static_cast<ReqId>(i)), sc, sc.max_model_len);
+      fits = request_always_fits(s.requests[i], sc, sc.max_model_len);
     if (!fits) sc.num_gpu_blocks = std::min(sc.num_gpu_blocks * 2, 1 << 24);
   }
   // vLLM 0.33 starts only when the usable blocks hold max_model_len tokens (check_kv_cache_startup).
