@@ -47,9 +47,6 @@ Engine::Engine(const Scenario& scenario, EngineOptions options, Engine* donor)
     take_capacity(finished_ids_, donor->finished_ids_);
     take_capacity(arrived_, donor->arrived_);
   }
-  // The incremental audit where every step is audited (fuzz, pinned checks); a long replay keeps
-  // to the sampled O(blocks) audit, whose cost does not grow with the trace.
-  scheduler_.set_audit_changes(options_.audit_every_step);
   // Golden mode on an fp8 KV cache follows the routing: the decode form reads every key from the
   // quantized cache while the prefill form's new keys are exact, so the forms are not the same
   // computation there (docs/spec/mla.md §11).
@@ -59,6 +56,10 @@ Engine::Engine(const Scenario& scenario, EngineOptions options, Engine* donor)
   // the interval growing with the pool, so its cost per step stays bounded (a 2^24-block pool).
   const int blocks = scenario.scheduler.num_gpu_blocks;
   audit_interval_ = blocks <= kAuditFullPoolBlocks ? kAuditInterval : kAuditInterval * (blocks / kAuditFullPoolBlocks);
+  // The incremental audit where every step is audited (fuzz, pinned checks), and over the first
+  // kAuditEveryStepUntil steps of a long replay (a pool of at most kAuditFullPoolBlocks blocks),
+  // which then keeps to the sampled O(blocks) audit, whose cost does not grow with the trace.
+  scheduler_.set_audit_changes(options_.audit_every_step || audit_interval_ == kAuditInterval);
 }
 
 void Engine::add_sink(StepSink* sink) {
@@ -128,11 +129,13 @@ const StepRecord& Engine::step() {
   // looks at a request, so every block hash of the run is made one way.
   if (num_steps_run_ == 0) scheduler_.set_prompt_ids_on_demand(options_.backend == nullptr && !record_token_ids_);
   admit_arrivals();
+  if (num_steps_run_ == kAuditEveryStepUntil && !options_.audit_every_step && scheduler_.audits_changes())
+    scheduler_.set_audit_changes(false);  // a long replay's first steps are behind it
   const bool audit = full_audit_due();
   scheduler_.set_audit_every_step(audit);
-  // The batch's block tables and the attention metadata: on those steps, and with
-  // audit_every_step on every step.
-  const bool check_step = audit || options_.audit_every_step;
+  // The batch's block tables and the attention metadata: on those steps, and on every step the
+  // incremental audit checks (all with audit_every_step).
+  const bool check_step = audit || options_.audit_every_step || scheduler_.audits_changes();
   try {
     scheduler_.schedule(out_);
   } catch (const VllmCannotRun& e) {  // named by the engine's step and the request's id
@@ -182,12 +185,15 @@ const StepRecord& Engine::step() {
 }
 
 bool Engine::full_audit_due() const {
-  // With the incremental audit (audit_every_step, one KV cache group) every interval-th step, and
-  // after the last (step()); otherwise the first kAuditEveryStepUntil and every interval-th step,
-  // or every step with audit_every_step.
-  if (scheduler_.audits_changes()) return (num_steps_run_ + 1) % audit_interval_ == 0;
-  return options_.audit_every_step || num_steps_run_ % audit_interval_ == 0 ||
-         (num_steps_run_ < kAuditEveryStepUntil && audit_interval_ == kAuditInterval);
+  // With the incremental audit (one KV cache group): with audit_every_step every interval-th step
+  // and after the last (step()); over a long replay's first kAuditEveryStepUntil steps, the first
+  // and the last of them. Otherwise every interval-th step, and every step with audit_every_step
+  // (several KV cache groups) or (several groups again) within the first kAuditEveryStepUntil.
+  const int n = num_steps_run_;
+  if (scheduler_.audits_changes())
+    return options_.audit_every_step ? (n + 1) % audit_interval_ == 0 : n == 0 || n == kAuditEveryStepUntil - 1;
+  return options_.audit_every_step || n % audit_interval_ == 0 ||
+         (n < kAuditEveryStepUntil && audit_interval_ == kAuditInterval);
 }
 
 bool Engine::made_no_progress() const {

@@ -27,10 +27,12 @@ class Backend;
 struct EngineOptions {
   Backend* backend = nullptr;       // the model; nullptr = dry run (scheduler + routing only)
   bool force_prefill_path = false;  // golden mode: every token through the prefill (MHA) form
-  // The scheduler's O(blocks) audit, the batch's block tables and the attention metadata in full
-  // (without a model the other steps build MetadataDetail::kRows) are checked on the first
-  // kAuditEveryStepUntil steps and then every kAuditInterval-th (long traces stay fast); for a
-  // pool of more than kAuditFullPoolBlocks blocks, every (kAuditInterval x blocks / 2^16)-th step.
+  // The batch's block tables and the attention metadata in full (without a model the other steps
+  // build MetadataDetail::kRows) are checked on the first kAuditEveryStepUntil steps, the pool by
+  // the scheduler's incremental audit of each step's changes (one KV cache group; its O(blocks)
+  // audit on the first and the last of those steps; with several groups the O(blocks) audit on
+  // each), then all of them every kAuditInterval-th step (long traces stay fast). A pool of more
+  // than kAuditFullPoolBlocks blocks: every (kAuditInterval x blocks / 2^16)-th step only.
   // audit_every_step: every step, the block tables and the metadata checked and the pool audited
   // by the scheduler's incremental audit of the step's changes (Scheduler::set_audit_changes; one
   // KV cache group), with the O(blocks) audit every kAuditInterval-th step and after the last

@@ -52,6 +52,37 @@ TEST_CASE("a lone one-token prompt runs one token per step until max_tokens", "[
   CHECK(run.requests[0].token_ids == std::vector<int>{17, 5, 6, 7});
 }
 
+TEST_CASE("a long replay audits its first steps' changes, then samples the whole pool", "[engine]") {
+  // One request decoding 600 tokens: 600 steps. The first kAuditEveryStepUntil (256) are checked
+  // in full (block tables, metadata with its token arrays) and the pool by the incremental audit;
+  // then only every kAuditInterval-th step is. With audit_every_step, every step.
+  const Scenario s = load(
+      "version: 1\nname: long\nmodel: {preset: tiny}\nscheduler: {max_model_len: 1024, num_gpu_blocks: 128}\n"
+      "requests:\n  - {id: a, prompt_len: 5, max_tokens: 600, ignore_eos: true}\n");
+  for (const bool every_step : {false, true}) {
+    EngineOptions options;
+    options.audit_every_step = every_step;
+    Engine e(s, options);
+    std::vector<int> unchecked, incremental;
+    while (!e.done()) {
+      const int step = e.step().step;
+      if (!e.attention_metadata().has_token_arrays) unchecked.push_back(step);
+      if (e.scheduler().audits_changes()) incremental.push_back(step);
+    }
+    INFO("audit_every_step " << every_step);
+    if (every_step) {
+      CHECK(unchecked.empty());
+      CHECK(incremental.size() == 600);
+    } else {
+      REQUIRE(unchecked.size() == 600 - 256);
+      CHECK(unchecked.front() == 256);
+      CHECK(unchecked.back() == 599);
+      REQUIRE(incremental.size() == 256);
+      CHECK(incremental.back() == 255);
+    }
+  }
+}
+
 TEST_CASE("steps with nothing alive are skipped so step numbers follow arrival_step", "[engine]") {
   Scenario s = load("version: 1\nscheduler: {max_num_batched_tokens: 64, max_num_seqs: 4, max_model_len: 64}\n"
                     "requests:\n  - {id: a, prompt: [3, 4], max_tokens: 1}\n"
