@@ -229,7 +229,7 @@ std::string format_check_line(const ScenarioCheck& c) {
   return "";
 }
 
-std::string check_reports_junit(const std::vector<ScenarioCheck>& checks) {
+std::string check_reports_junit(const std::vector<ScenarioCheck>& checks, const std::optional<ReportShard>& shard) {
   int failures = 0, errors = 0;
   double total = 0;
   for (const auto& c : checks) {
@@ -240,6 +240,9 @@ std::string check_reports_junit(const std::vector<ScenarioCheck>& checks) {
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += fmt::format("<testsuites>\n  <testsuite name=\"mlasim check\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n",
                      checks.size(), failures, errors, total);
+  if (shard)
+    out += fmt::format("    <properties><property name=\"mlasim.shard\" value=\"{}/{} of {}\"/></properties>\n",
+                       shard->index, shard->count, shard->num_scenarios);
   for (const auto& c : checks) {
     out += fmt::format("    <testcase classname=\"mlasim.scenarios\" name=\"{}\" file=\"{}\" time=\"{:.3f}\"",
                        xml_escape(c.name), xml_escape(c.path), c.seconds);
@@ -257,11 +260,18 @@ std::string check_reports_junit(const std::vector<ScenarioCheck>& checks) {
   return out;
 }
 
-std::string check_reports_json(const std::vector<ScenarioCheck>& checks) {
+std::string check_reports_json(const std::vector<ScenarioCheck>& checks, const std::optional<ReportShard>& shard) {
   JsonWriter w;
   w.begin_object();
   w.key("format").value("mlasim-check");
   w.key("version").value(1);
+  if (shard) {
+    w.key("shard").begin_object();
+    w.key("index").value(shard->index);
+    w.key("count").value(shard->count);
+    w.key("num_scenarios").value(static_cast<long long>(shard->num_scenarios));
+    w.end_object();
+  }
   int passed = 0;
   for (const auto& c : checks) passed += c.status == CheckStatus::kPass;
   w.key("passed").value(passed);

@@ -70,6 +70,83 @@ Result<std::optional<Shard>> shard_from_env(const char* index, const char* total
   return std::optional<Shard>(Shard{*i, *n});
 }
 
+namespace {
+
+// A whole number >= 0 read from variable `name`, or the error naming it.
+Result<int> env_count(const EnvLookup& env, const char* name, const std::string& hint) {
+  const char* text = env(name);
+  if (!text) return shard_error("<environment>", name, "not set", hint);
+  std::optional<int> v = parse_count(text);
+  if (!v) return shard_error("<environment>", name, std::string("\"") + text + "\" is not a whole number >= 0", hint);
+  return *v;
+}
+
+Result<Shard> checked_shard(int index, int total, const char* index_name, const char* total_name, const std::string& hint) {
+  if (total == 0) return shard_error("<environment>", total_name, "is 0: there are no shards", hint);
+  if (index >= total)
+    return shard_error("<environment>", index_name,
+                       "gives shard " + std::to_string(index) + ", not below the " + std::to_string(total) + " shards of " +
+                           total_name,
+                       hint);
+  return Shard{index, total};
+}
+
+Result<Shard> slurm_shard(const EnvLookup& env) {
+  const std::string hint =
+      "a Slurm job array over a range (sbatch --array=0-7, or 1-16:2) names each task's shard; for a list of task "
+      "ids, pass --shard I/N";
+  Result<int> id = env_count(env, "SLURM_ARRAY_TASK_ID", hint);
+  if (!id) return id.error();
+  Result<int> count = env_count(env, "SLURM_ARRAY_TASK_COUNT", hint);
+  if (!count) return count.error();
+  Result<int> min = env_count(env, "SLURM_ARRAY_TASK_MIN", hint);
+  if (!min) return min.error();
+  int step = 1;
+  if (env("SLURM_ARRAY_TASK_STEP")) {
+    Result<int> s = env_count(env, "SLURM_ARRAY_TASK_STEP", hint);
+    if (!s) return s.error();
+    step = s.value();
+  }
+  if (step == 0 || id.value() < min.value() || (id.value() - min.value()) % step != 0)
+    return shard_error("<environment>", "SLURM_ARRAY_TASK_ID",
+                       std::to_string(id.value()) + " is not SLURM_ARRAY_TASK_MIN " + std::to_string(min.value()) +
+                           " plus a multiple of SLURM_ARRAY_TASK_STEP " + std::to_string(step),
+                       hint);
+  return checked_shard((id.value() - min.value()) / step, count.value(), "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT",
+                       hint);
+}
+
+Result<Shard> kubernetes_shard(const EnvLookup& env) {
+  const std::string hint =
+      "a Kubernetes Indexed Job sets JOB_COMPLETION_INDEX; set MLASIM_TOTAL_SHARDS to its completions in the pod's env";
+  Result<int> index = env_count(env, "JOB_COMPLETION_INDEX", hint);
+  if (!index) return index.error();
+  Result<int> total = env_count(env, "MLASIM_TOTAL_SHARDS", hint);
+  if (!total) return total.error();
+  return checked_shard(index.value(), total.value(), "JOB_COMPLETION_INDEX", "MLASIM_TOTAL_SHARDS", hint);
+}
+
+}  // namespace
+
+Result<Shard> shard_from_environment(const EnvLookup& env) {
+  if (env("GTEST_SHARD_INDEX") || env("GTEST_TOTAL_SHARDS")) {
+    Result<std::optional<Shard>> g = shard_from_env(env("GTEST_SHARD_INDEX"), env("GTEST_TOTAL_SHARDS"));
+    if (!g) return g.error();
+    return *g.value();
+  }
+  if (env("SLURM_ARRAY_TASK_ID")) return slurm_shard(env);
+  if (env("JOB_COMPLETION_INDEX")) return kubernetes_shard(env);
+  return shard_error("<environment>", "--shard auto",
+                     "no shard in the environment: none of GTEST_SHARD_INDEX, SLURM_ARRAY_TASK_ID, "
+                     "JOB_COMPLETION_INDEX is set",
+                     "run it as a task of a Slurm job array or a Kubernetes Indexed Job (with MLASIM_TOTAL_SHARDS), "
+                     "set GTEST_SHARD_INDEX and GTEST_TOTAL_SHARDS, or pass --shard I/N");
+}
+
+Result<Shard> parse_shard_option(const std::string& text, const EnvLookup& env) {
+  return text == "auto" ? shard_from_environment(env) : parse_shard(text);
+}
+
 std::vector<std::size_t> shard_indices(std::size_t count, const Shard& shard) {
   std::vector<std::size_t> out;
   for (std::size_t i = static_cast<std::size_t>(shard.index); i < count; i += static_cast<std::size_t>(shard.total))

@@ -9,7 +9,7 @@ root=$2
 source "$(dirname "$0")/check_lib.sh"
 chromium=$(command -v chromium || command -v chromium-browser || true)
 if [[ -z $chromium ]]; then
-  echo "SKIP: no chromium (tools/bootstrap installs Debian's chromium; it could not be installed here)"
+  echo "SKIP: no chromium (tools/bootstrap --tests installs Debian's chromium; it could not be installed here)"
   exit 77
 fi
 scratch=$(mktemp -d)

@@ -6,7 +6,7 @@ set -u
 mlasim=$1
 root=$2
 source "$(dirname "$0")/check_lib.sh"
-command -v xmllint >/dev/null || { echo "FAIL xmllint is missing: run tools/bootstrap (libxml2-utils)"; exit 1; }
+command -v xmllint >/dev/null || { echo "FAIL xmllint is missing: run tools/bootstrap --tests (libxml2-utils)"; exit 1; }
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 seed="$root/scenarios/seed/lone_one_token_prompt.yaml"

@@ -7,6 +7,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
 
 #include "harness/check_shard.h"
 
@@ -115,4 +119,81 @@ TEST_CASE("the shard status file is created, and an existing one is kept", "[sha
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().message.rfind("cannot create GTEST_SHARD_STATUS_FILE: ", 0) == 0);
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// An environment of the given variables only.
+EnvLookup env_of(std::map<std::string, std::string> vars) {
+  auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
+  return [shared](const char* name) -> const char* {
+    auto it = shared->find(name);
+    return it == shared->end() ? nullptr : it->second.c_str();
+  };
+}
+
+std::pair<int, int> shard_of(const std::map<std::string, std::string>& vars) {
+  Result<Shard> s = parse_shard_option("auto", env_of(vars));
+  if (!s) FAIL(s.error().format());
+  return {s.value().index, s.value().total};
+}
+
+std::string error_of(const std::map<std::string, std::string>& vars) {
+  Result<Shard> s = parse_shard_option("auto", env_of(vars));
+  REQUIRE_FALSE(s.ok());
+  return s.error().headline();
+}
+
+}  // namespace
+
+TEST_CASE("--shard auto reads gtest's, Slurm's or a Kubernetes Indexed Job's variables", "[shard]") {
+  CHECK(shard_of({{"GTEST_SHARD_INDEX", "2"}, {"GTEST_TOTAL_SHARDS", "5"}}) == std::pair{2, 5});
+  // sbatch --array=0-6: ids 0..6; --array=1-7: ids from 1; --array=3-15:4: ids 3, 7, 11, 15.
+  CHECK(shard_of({{"SLURM_ARRAY_TASK_ID", "6"}, {"SLURM_ARRAY_TASK_MIN", "0"}, {"SLURM_ARRAY_TASK_COUNT", "7"}}) ==
+        std::pair{6, 7});
+  CHECK(shard_of({{"SLURM_ARRAY_TASK_ID", "1"}, {"SLURM_ARRAY_TASK_MIN", "1"}, {"SLURM_ARRAY_TASK_COUNT", "7"}}) ==
+        std::pair{0, 7});
+  CHECK(shard_of({{"SLURM_ARRAY_TASK_ID", "11"},
+                  {"SLURM_ARRAY_TASK_MIN", "3"},
+                  {"SLURM_ARRAY_TASK_STEP", "4"},
+                  {"SLURM_ARRAY_TASK_COUNT", "4"}}) == std::pair{2, 4});
+  CHECK(shard_of({{"JOB_COMPLETION_INDEX", "0"}, {"MLASIM_TOTAL_SHARDS", "3"}}) == std::pair{0, 3});
+  // gtest's variables first, then Slurm's, then the Job's.
+  CHECK(shard_of({{"GTEST_SHARD_INDEX", "1"},
+                  {"GTEST_TOTAL_SHARDS", "2"},
+                  {"SLURM_ARRAY_TASK_ID", "0"},
+                  {"SLURM_ARRAY_TASK_MIN", "0"},
+                  {"SLURM_ARRAY_TASK_COUNT", "9"}}) == std::pair{1, 2});
+  CHECK(shard_of({{"JOB_COMPLETION_INDEX", "4"},
+                  {"MLASIM_TOTAL_SHARDS", "5"},
+                  {"SLURM_ARRAY_TASK_ID", "3"},
+                  {"SLURM_ARRAY_TASK_MIN", "0"},
+                  {"SLURM_ARRAY_TASK_COUNT", "9"}}) == std::pair{3, 9});
+  // I/N is still I/N.
+  Result<Shard> given = parse_shard_option("3/8", env_of({{"GTEST_SHARD_INDEX", "0"}, {"GTEST_TOTAL_SHARDS", "2"}}));
+  REQUIRE(given.ok());
+  CHECK(given.value().index == 3);
+}
+
+TEST_CASE("--shard auto without a shard in the environment, or with a bad one, names the variable", "[shard]") {
+  CHECK(error_of({}) ==
+        "<environment>: error: --shard auto: no shard in the environment: none of GTEST_SHARD_INDEX, "
+        "SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX is set");
+  CHECK(error_of({{"JOB_COMPLETION_INDEX", "2"}}) == "<environment>: error: MLASIM_TOTAL_SHARDS: not set");
+  CHECK(error_of({{"JOB_COMPLETION_INDEX", "3"}, {"MLASIM_TOTAL_SHARDS", "3"}}) ==
+        "<environment>: error: JOB_COMPLETION_INDEX: gives shard 3, not below the 3 shards of MLASIM_TOTAL_SHARDS");
+  CHECK(error_of({{"JOB_COMPLETION_INDEX", "x"}, {"MLASIM_TOTAL_SHARDS", "3"}}) ==
+        "<environment>: error: JOB_COMPLETION_INDEX: \"x\" is not a whole number >= 0");
+  CHECK(error_of({{"SLURM_ARRAY_TASK_ID", "4"}, {"SLURM_ARRAY_TASK_MIN", "0"}}) ==
+        "<environment>: error: SLURM_ARRAY_TASK_COUNT: not set");
+  CHECK(error_of({{"SLURM_ARRAY_TASK_ID", "4"},
+                  {"SLURM_ARRAY_TASK_MIN", "1"},
+                  {"SLURM_ARRAY_TASK_STEP", "2"},
+                  {"SLURM_ARRAY_TASK_COUNT", "4"}}) ==
+        "<environment>: error: SLURM_ARRAY_TASK_ID: 4 is not SLURM_ARRAY_TASK_MIN 1 plus a multiple of "
+        "SLURM_ARRAY_TASK_STEP 2");
+  CHECK(error_of({{"SLURM_ARRAY_TASK_ID", "9"}, {"SLURM_ARRAY_TASK_MIN", "0"}, {"SLURM_ARRAY_TASK_COUNT", "0"}}) ==
+        "<environment>: error: SLURM_ARRAY_TASK_COUNT: is 0: there are no shards");
+  CHECK(error_of({{"GTEST_SHARD_INDEX", "1"}}) ==
+        "<environment>: error: GTEST_TOTAL_SHARDS: not set, but GTEST_SHARD_INDEX is (\"1\")");
 }

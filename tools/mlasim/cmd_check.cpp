@@ -45,7 +45,7 @@ bool resolve_shard(const CheckOptions& o, std::optional<Shard>& shard) {
     }
   }
   if (o.shard_given) {
-    Result<Shard> parsed = parse_shard(o.shard);
+    Result<Shard> parsed = parse_shard_option(o.shard, [](const char* name) { return std::getenv(name); });
     if (!parsed) std::cerr << parsed.error().format() << "\n";
     if (parsed) shard = parsed.value();
     return parsed.ok();
@@ -142,7 +142,8 @@ std::string summary_line(const CheckTally& tally, const std::optional<Shard>& sh
 }
 
 // The reports are one set: all written and synced, then published together (base/output_set.h).
-int publish_reports(const CheckOptions& o, const std::vector<ScenarioCheck>& checks, const std::string& summary) {
+int publish_reports(const CheckOptions& o, const std::vector<ScenarioCheck>& checks, const std::string& summary,
+                    const std::optional<ReportShard>& shard) {
   std::vector<std::string> targets;
   for (const std::string* p : {&o.junit_path, &o.json_path, &o.html_path})
     if (!p->empty()) targets.push_back(*p);
@@ -151,8 +152,8 @@ int publish_reports(const CheckOptions& o, const std::vector<ScenarioCheck>& che
   std::vector<AtomicOutputFile*> finished;
   int k = 0;
   for (const auto& [path, report] : {std::pair<std::string, std::function<std::string()>>{
-                                         o.junit_path, [&] { return check_reports_junit(checks); }},
-                                     {o.json_path, [&] { return check_reports_json(checks); }},
+                                         o.junit_path, [&] { return check_reports_junit(checks, shard); }},
+                                     {o.json_path, [&] { return check_reports_json(checks, shard); }},
                                      {o.html_path, [&] { return check_report_html(checks, summary); }}}) {
     if (path.empty()) continue;
     AtomicOutputFile& f = reports[k++];
@@ -189,7 +190,9 @@ int run_check(const CheckOptions& o) {
   const std::vector<ScenarioCheck> checks = check_all(files, selected, num_jobs, options, tally);
   const std::string summary = summary_line(tally, shard, files.size());
   std::cout << summary << std::endl;
-  if (int rc = publish_reports(o, checks, summary); rc != kExitOk) return rc;
+  std::optional<ReportShard> report_shard;
+  if (shard) report_shard = ReportShard{shard->index, shard->total, files.size()};
+  if (int rc = publish_reports(o, checks, summary, report_shard); rc != kExitOk) return rc;
   if (tally.bad > 0) return kExitBadInput;
   return tally.failed > 0 ? kExitRegression : kExitOk;
 }
@@ -208,7 +211,9 @@ void add_check_command(CLI::App& app, int& exit_code) {
       "of a serial run, in the same order. With --device cuda the scenarios run one at a time.\n"
       "--shard I/N checks only the scenarios whose index i in the sorted list has i % N == I, so N\n"
       "shards cover every scenario once; without it GTEST_SHARD_INDEX and GTEST_TOTAL_SHARDS are read\n"
-      "(both or neither), and GTEST_SHARD_STATUS_FILE is created when set, as gtest does.\n"
+      "(both or neither), and GTEST_SHARD_STATUS_FILE is created when set, as gtest does. --shard auto\n"
+      "reads the shard from a Slurm job array (SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT), a Kubernetes\n"
+      "Indexed Job (JOB_COMPLETION_INDEX with MLASIM_TOTAL_SHARDS) or GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS.\n"
       "Exit 0 all pass, 1 a regression, 2 bad input, 77 a GPU was requested and none is present.\n"
       "Examples: mlasim check scenarios/ --junit report.xml\n"
       "          mlasim check scenarios/ -j 8 --shard 1/4 --json shard1.json");
@@ -228,8 +233,10 @@ void add_check_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-j,--jobs", o->jobs, "Scenarios checked at once (default 1; 0: one per hardware thread; cpu only)")
       ->type_name("N");
   CLI::Option* shard = cmd->add_option(
-      "--shard", o->shard, "Check shard I of N: the scenarios with index % N == I (overrides GTEST_SHARD_INDEX/TOTAL_SHARDS)")
-      ->type_name("I/N");
+      "--shard", o->shard,
+      "Check shard I of N: the scenarios with index % N == I (overrides GTEST_SHARD_INDEX/TOTAL_SHARDS);\n"
+      "auto: the shard the batch system's environment names (see above)")
+      ->type_name("I/N|auto");
   add_cpu_threads_option(cmd);
   cmd->callback([o, shard, &exit_code] {
     o->shard_given = shard->count() > 0;

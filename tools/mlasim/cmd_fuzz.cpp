@@ -10,6 +10,7 @@
 #include "scenario/scenario_loader.h"
 #include "scenario/scenario_writer.h"
 #include "tools/fuzz/finding.h"
+#include "tools/fuzz/fuzz_report.h"
 #include "tools/fuzz/fuzzer.h"
 #include "verify/split_golden.h"
 #include "harness/ordered_pool.h"
@@ -40,7 +41,24 @@ struct FuzzFlags {
   std::string emit;           // write each run's trace here instead of checking
   std::string jobs = "0";     // -j: threads (0: one per hardware thread)
   std::string shard;          // --shard I/N ("" : every run)
+  std::string json_path;      // --json FILE: the campaign's result
 };
+
+// The flags that define a campaign's runs, as a command line: what `mlasim merge` compares across
+// the shards' --json reports (not --time, -j, --shard or where outputs go).
+std::string campaign_line(const FuzzFlags& f) {
+  std::string line = "mlasim fuzz --seed " + std::to_string(f.seed);
+  if (f.runs_given || f.seconds == 0) line += " --runs " + std::to_string(f.runs);
+  line += " --max-requests " + std::to_string(f.max_requests);
+  for (const std::string& v : f.vary) line += " --vary " + v;
+  for (const std::string& s : f.sets) line += " --set " + s;
+  for (const std::string& p : f.properties) line += " --property " + p;
+  if (f.model) line += " --model";
+  for (const std::string& fault : f.injects) line += " --inject " + fault;
+  if (!f.golden_dir.empty()) line += " --golden-dir " + f.golden_dir;
+  if (!f.base.empty()) line += " " + f.base;
+  return line;
+}
 
 // " (shard I/N of M runs)" when the campaign is a shard, else "".
 std::string shard_note(const FuzzOptions& o) {
@@ -102,6 +120,13 @@ bool parse_vary(const FuzzFlags& f, unsigned& vary) {
   return true;
 }
 
+// --json FILE: the campaign's report, written whole or not at all; `rc` unless it cannot be written.
+int write_report(const FuzzFlags& f, const FuzzReport& report, int rc) {
+  if (f.json_path.empty()) return rc;
+  if (Status st = write_output_set({{f.json_path, fuzz_report_json(report)}}); !st) return report_error(st.error());
+  return rc;
+}
+
 // The checking campaign: the runs, and the first violation shrunk and written under --out.
 int run_campaign(const FuzzFlags& f, const FuzzOptions& options) {
   const TraceDistribution& d = options.distribution;
@@ -114,9 +139,14 @@ int run_campaign(const FuzzFlags& f, const FuzzOptions& options) {
   for (Property p : options.properties.properties) std::cout << " " << to_string(p);
   std::cout << "\n";
   const FuzzResult result = fuzz(options);
+  FuzzReport report;
+  report.campaign = campaign_line(f);
+  if (options.max_runs != std::numeric_limits<int>::max()) report.runs_asked = options.max_runs;
+  if (!f.shard.empty()) report.shard = FuzzReport::ShardPart{options.shard.index, options.shard.total};
+  report.runs = result.runs;
   if (!result.violation) {
     std::cout << "no violation in " << result.runs << " runs" << shard_note(options) << "\n";
-    return kExitOk;
+    return write_report(f, report, kExitOk);
   }
   std::cout << "run " << result.run << " (" << result.trace->name << ", " << describe_batch(*result.trace)
             << "): " << to_string(result.violation->property) << " violated\n  " << result.violation->detail << "\n";
@@ -125,8 +155,13 @@ int run_campaign(const FuzzFlags& f, const FuzzOptions& options) {
   for (const std::string& s : f.sets) origin += " --set " + s;
   if (f.model) origin += " --model";
   for (const std::string& fault : f.injects) origin += " --inject " + fault;
-  return shrink_and_write(*result.trace, *result.violation, options.properties.faults, set_keys(f.sets), path,
-                          origin, f.golden_dir);
+  const int rc = shrink_and_write(*result.trace, *result.violation, options.properties.faults, set_keys(f.sets), path,
+                                  origin, f.golden_dir);
+  report.violation = FuzzReport::Found{result.run, result.trace->name, describe_batch(*result.trace),
+                                       to_string(result.violation->property), result.violation->step,
+                                       result.violation->detail, std::nullopt};
+  if (rc == kExitRegression && !path.empty()) report.violation->finding = path;
+  return write_report(f, report, rc);
 }
 
 // --inject, --property and --golden-dir into what each run checks; false after saying why.
@@ -171,7 +206,7 @@ int run_fuzz(const FuzzFlags& f) {
   }
   options.jobs = jobs.value();
   if (!f.shard.empty()) {
-    Result<Shard> shard = parse_shard(f.shard);
+    Result<Shard> shard = parse_shard_option(f.shard, [](const char* name) { return std::getenv(name); });
     if (!shard) {
       std::cerr << shard.error().format() << "\n";
       return kExitBadInput;
@@ -183,6 +218,11 @@ int run_fuzz(const FuzzFlags& f) {
   d.max_requests = f.max_requests;
   if (!parse_vary(f, d.vary)) return kExitBadInput;
   if (!parse_property_flags(f, options.properties)) return kExitBadInput;
+  if (!output_path_ok("--json", f.json_path)) return kExitBadInput;
+  if (!f.json_path.empty() && (!f.emit.empty() || !f.record_golden.empty())) {
+    std::cerr << "mlasim fuzz: --json reports a checking campaign; --emit and --record-golden check nothing\n";
+    return kExitBadInput;
+  }
   if (!f.emit.empty()) {
     if (!f.properties.empty() || f.model || !f.record_golden.empty() || f.seconds > 0) {
       std::cerr << "mlasim fuzz: --emit writes --runs traces and checks nothing; drop --property, --model, --time and "
@@ -242,6 +282,9 @@ void add_fuzz_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--model", f->model, "Run the MLA model too (fp64 CPU reference) for same_logits_as_strict");
   cmd->add_option("--inject", f->injects, "Inject a fault into the model (repeatable; see `mlasim run --help`)");
   cmd->add_option("-o,--out-dir", f->out_dir, "Write the shrunk violation as DIR/<name>.yaml");
+  cmd->add_option("--json", f->json_path,
+                  "Write the campaign's result as JSON to FILE: the runs replayed and the lowest violating run\n"
+                  "(`mlasim merge` joins the --shard reports into the one an unsharded campaign writes)");
   cmd->add_option("--golden-dir", f->golden_dir, "Split goldens for matches_golden_split (DIR/<trace>/split.txt)")
       ->type_name("DIR");
   cmd->add_option("--emit", f->emit, "Write every run's trace as DIR/fuzz_<seed>_<run>.yaml and check nothing")
@@ -252,8 +295,10 @@ void add_fuzz_command(CLI::App& app, int& exit_code) {
       ->type_name("N");
   cmd->add_option("--shard", f->shard,
                   "Replay only the runs r with r % N == I (0 <= I < N), so N machines share a campaign; the\n"
-                  "lowest violating run among the shards is the one a single run reports")
-      ->type_name("I/N");
+                  "lowest violating run among the shards is the one a single run reports; auto: the shard a Slurm\n"
+                  "job array, a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, MLASIM_TOTAL_SHARDS) or\n"
+                  "GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS names (`mlasim check --help`)")
+      ->type_name("I/N|auto");
   cmd->add_option("--record-golden", f->record_golden,
                   "Write every run's split golden as DIR/fuzz_<seed>_<run>/split.txt and check nothing")
       ->type_name("DIR");

@@ -37,6 +37,7 @@ void add_fuzz_command(CLI::App& app, int& exit_code);
 void add_shrink_command(CLI::App& app, int& exit_code);
 void add_matrix_command(CLI::App& app, int& exit_code);
 void add_releases_command(CLI::App& app, int& exit_code);
+void add_merge_command(CLI::App& app, int& exit_code);
 
 // Parses --inject names into `faults`; on an unknown name prints the known ones and returns false.
 bool parse_faults(const std::vector<std::string>& names, FaultSet& faults);

@@ -68,6 +68,7 @@ void add_commands(CLI::App& app, int& exit_code) {
   mlasim::cli::add_shrink_command(app, exit_code);
   mlasim::cli::add_matrix_command(app, exit_code);
   mlasim::cli::add_releases_command(app, exit_code);
+  mlasim::cli::add_merge_command(app, exit_code);
   mlasim::cli::add_version_command(app, exit_code);
   refuse_empty_values(app);
 }
