@@ -12,8 +12,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-DEFAULT_MLASIM = [REPO / "build-cpu/tools/mlasim/mlasim", REPO / "build/tools/mlasim/mlasim"]
+from mlasim._data import data_root, default_binary
+
+REPO = data_root()
 
 
 class TraceError(Exception):
@@ -82,7 +83,7 @@ def read_resolved(path: Path, stopped: bool = False) -> Trace:
 def find_mlasim(explicit: str | None) -> Path:
     if explicit:
         return Path(explicit)
-    return next((p for p in DEFAULT_MLASIM if p.is_file() and os.access(p, os.X_OK)), DEFAULT_MLASIM[0])
+    return default_binary()  # MLASIM_BINARY, a checkout's build-cpu/ or build/, or the installed command
 
 
 @dataclasses.dataclass

@@ -13,9 +13,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-import conformance_linear
-from conformance_mlasim import Req, Trace
-from conformance_release import Release
+from . import conformance_linear
+from .conformance_mlasim import Req, Trace
+from .conformance_release import Release
 
 MAX_IDLE_STEPS = 1000  # engine/engine.h kMaxIdleSteps
 MAX_STEPS = 20000

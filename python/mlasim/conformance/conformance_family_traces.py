@@ -16,9 +16,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-import conformance_families
-import conformance_vllm as cv
-from conformance_mlasim import TraceError, run_mlasim
+from . import conformance_families
+from . import conformance_vllm as cv
+from .conformance_mlasim import TraceError, run_mlasim
 
 
 def draw_pool(name: str, sched: dict[str, Any], groups: list[dict[str, Any]], trace) -> int:

@@ -14,6 +14,21 @@ from pathlib import Path
 DEFAULT_VENV = Path.home() / "vllm-venv"
 
 
+def reexec(py: Path) -> None:
+    """Runs this command again under `py`: the same module (`python -m mlasim.conformance...`) and
+    arguments, with this mlasim package importable there (a checkout's python/ or the installed one)."""
+    import __main__
+    import mlasim
+
+    spec = getattr(__main__, "__spec__", None)
+    module = spec.name if spec is not None else "mlasim.conformance.vllm_conformance"
+    if module.endswith(".__main__"):
+        module = module[: -len(".__main__")]
+    package_parent = str(Path(mlasim.__file__).resolve().parents[1])
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH")) if p)
+    os.execv(str(py), [str(py), "-m", module, *sys.argv[1:]])
+
+
 def reexec_in_venv(venv: Path, modules: tuple[str, ...], not_importable: str) -> None:
     """`not_importable` is the message's tail after "<modules> not importable here (<python>); "."""
     try:
@@ -25,7 +40,7 @@ def reexec_in_venv(venv: Path, modules: tuple[str, ...], not_importable: str) ->
     py = venv / "bin" / "python"
     if py.exists() and Path(sys.prefix).resolve() != venv.resolve() and not os.environ.get("MLASIM_CONFORMANCE_REEXEC"):
         os.environ["MLASIM_CONFORMANCE_REEXEC"] = "1"
-        os.execv(str(py), [str(py), *sys.argv])
+        reexec(py)
     print(f"{'/'.join(modules)} {'is' if len(modules) == 1 else 'are'} not importable here ({sys.executable}); "
           f"{not_importable}", file=sys.stderr)
     sys.exit(2)
