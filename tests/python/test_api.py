@@ -109,3 +109,17 @@ def test_merge_through_python_dash_m(tmp_path):
                    ["-o", str(tmp_path / "m.json")], check=True, capture_output=True)
     assert (tmp_path / "m.json").read_bytes() == (tmp_path / "all.json").read_bytes()
     assert json.loads((tmp_path / "m.json").read_text())["passed"] == len(list(SEED.glob("*.yaml")))
+
+
+def test_fuzz_shards_merge_into_one_campaigns_report(tmp_path):
+    campaign = [sys.executable, "-m", "mlasim", "fuzz", "--seed", "3", "--runs", "300", "--vary", "all", "--set",
+                "engine.profile=vllm-current", "--set", "engine.attention_backend=flashinfer-mla"]
+    subprocess.run(campaign + ["--json", str(tmp_path / "all.json")], capture_output=True)
+    for i in range(3):
+        subprocess.run(campaign + ["--shard", f"{i}/3", "--json", str(tmp_path / f"f{i}.json")], capture_output=True)
+    subprocess.run([sys.executable, "-m", "mlasim", "merge"] + [str(tmp_path / f"f{i}.json") for i in range(3)] +
+                   ["-o", str(tmp_path / "m.json")], check=True, capture_output=True)
+    assert (tmp_path / "m.json").read_bytes() == (tmp_path / "all.json").read_bytes()
+    report = json.loads((tmp_path / "m.json").read_text())
+    assert report["violation"]["property"] == "no_fresh_prefill_on_decode_path"
+    assert report["runs"] == report["violation"]["run"] + 1
