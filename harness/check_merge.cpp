@@ -153,6 +153,7 @@ std::string report_kind(const std::string& text) {
   const std::size_t value = text.find('"', text.find(':', format));
   if (text.compare(value, 14, "\"mlasim-check\"") == 0) return "check-json";
   if (text.compare(value, 13, "\"mlasim-fuzz\"") == 0) return "fuzz-json";
+  if (text.compare(value, 15, "\"mlasim-matrix\"") == 0) return "matrix-json";
   return "";
 }
 

@@ -16,7 +16,8 @@ struct ReportFile {
   std::string text;
 };
 
-// The report's kind by its first bytes: "check-json", "check-junit", "fuzz-json", or "" (unknown).
+// The report's kind by its first bytes: "check-json", "check-junit", "fuzz-json", "matrix-json",
+// or "" (unknown).
 std::string report_kind(const std::string& text);
 
 Result<std::string> merge_check_json(const std::vector<ReportFile>& shards);

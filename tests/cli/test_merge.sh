@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `mlasim merge`: the reports of 1, 3 and 7 shards of `check` (JSON, JUnit) and `fuzz` (JSON, with
-# and without a violation) joined are byte-identical to one unsharded run's (JUnit's times
-# masked); `--shard auto` from Slurm's and a Kubernetes Job's variables gives the same shards;
+# `mlasim merge`: the reports of 1, 3 and 7 shards of `check` (JSON, JUnit), `fuzz` (JSON, with
+# and without a violation) and `matrix` (JSON) joined are byte-identical to one unsharded run's
+# (JUnit's times masked); `--shard auto` from Slurm's and a Kubernetes Job's variables gives the same shards;
 # shards that do not make one campaign exit 2 with nothing written.
 set -u
 mlasim=$1
@@ -21,6 +21,7 @@ fuzz_found=(fuzz --seed 3 --runs 300 --vary all --set engine.profile=vllm-curren
 fuzz_clean=(fuzz --seed 5 --runs 700 --set engine.profile=strict)
 "$mlasim" "${fuzz_found[@]}" -o "$scratch/found" --json "$scratch/found.json" >/dev/null
 "$mlasim" "${fuzz_clean[@]}" --json "$scratch/clean.json" >/dev/null
+"$mlasim" matrix --runs 20 --seed 5 --json "$scratch/matrix.json" >/dev/null
 grep -q '"run": ' "$scratch/found.json" || { echo "FAIL the fuzz campaign found no violation to merge"; fail=1; }
 grep -q '"violation": null' "$scratch/clean.json" || { echo "FAIL the strict campaign found a violation"; fail=1; }
 for n in 1 3 7; do
@@ -28,6 +29,7 @@ for n in 1 3 7; do
     "$mlasim" check scenarios --dry-run --shard "$i/$n" --json "$scratch/c$i.json" --junit "$scratch/c$i.xml" >/dev/null
     "$mlasim" "${fuzz_found[@]}" -o "$scratch/found" --shard "$i/$n" --json "$scratch/f$i.json" >/dev/null
     "$mlasim" "${fuzz_clean[@]}" --shard "$i/$n" --json "$scratch/k$i.json" >/dev/null
+    "$mlasim" matrix --runs 20 --seed 5 --shard "$i/$n" --json "$scratch/x$i.json" >/dev/null
   done
   ls=$(seq 0 $((n - 1)))
   check "merge $n check JSON" 0 "$mlasim" merge $(for i in $ls; do echo "$scratch/c$i.json"; done) -o "$scratch/m.json"
@@ -39,8 +41,10 @@ for n in 1 3 7; do
   same "$n shards' fuzz report (a violation)" "$scratch/found.json" "$scratch/mf.json"
   check "merge $n clean fuzz reports" 0 "$mlasim" merge $(for i in $ls; do echo "$scratch/k$i.json"; done) -o "$scratch/mk.json"
   same "$n shards' fuzz report (none)" "$scratch/clean.json" "$scratch/mk.json"
+  check "merge $n matrix reports" 0 "$mlasim" merge $(for i in $ls; do echo "$scratch/x$i.json"; done | sort -r) -o "$scratch/mx.json"
+  same "$n shards' matrix" "$scratch/matrix.json" "$scratch/mx.json"
 done
-[[ $merged -eq 12 ]] || { echo "FAIL $merged of 12 merges compared equal"; fail=1; }
+[[ $merged -eq 15 ]] || { echo "FAIL $merged of 15 merges compared equal"; fail=1; }
 
 # --shard auto: a Slurm array (--array=1-3) and a Kubernetes Indexed Job name the same shards.
 for i in 0 1 2; do
@@ -75,6 +79,10 @@ contains "an edited report" "num_checks: a string, want a whole number"
 head -c 200 "$scratch/c1.xml" >"$scratch/cut.xml"
 bad "a cut JUnit report" "does not end with a newline" "$scratch/c0.xml" "$scratch/cut.xml"
 bad "not a report" "not a report mlasim merges" scenarios/seed/lone_one_token_prompt.yaml
+"$mlasim" matrix --runs 20 --seed 6 --shard 1/3 --json "$scratch/y1.json" >/dev/null
+"$mlasim" matrix --runs 20 --seed 5 --shard 0/3 --json "$scratch/y0.json" >/dev/null
+"$mlasim" matrix --runs 20 --seed 5 --shard 2/3 --json "$scratch/y2.json" >/dev/null
+bad "another matrix's shard" "seed: differs from" "$scratch/y0.json" "$scratch/y1.json" "$scratch/y2.json"
 # A shard stopped (--time) before the runs below another's violation cannot be merged.
 sed 's/"runs": [0-9]*/"runs": 0/' "$scratch/f1.json" >"$scratch/f1-cut.json"
 "$mlasim" "${fuzz_found[@]}" -o "$scratch/found" --shard 0/2 --json "$scratch/h0.json" >/dev/null

@@ -73,12 +73,18 @@ std::string logits_text(const MatrixCell& c) {
 
 }  // namespace
 
+std::size_t matrix_num_cells() { return std::size(kProfiles) * std::size(kBackends) * std::size(kSpecTokens) * 2; }
+
 std::vector<MatrixCell> routing_matrix(const MatrixOptions& options) {
   std::vector<MatrixCell> cells;
+  std::size_t index = 0;
   for (EngineProfile p : kProfiles)
     for (AttentionBackendKind b : kBackends)
       for (int k : kSpecTokens)
         for (bool chunked : {true, false}) {
+          const std::size_t i = index++;
+          if (options.shard && static_cast<int>(i % static_cast<std::size_t>(options.shard->total)) != options.shard->index)
+            continue;
           MatrixCell c;
           c.profile = p;
           c.backend = b;
@@ -118,6 +124,15 @@ std::string matrix_markdown(const std::vector<MatrixCell>& cells, const MatrixOp
 std::string matrix_json(const std::vector<MatrixCell>& cells, const MatrixOptions& options) {
   JsonWriter w;
   w.begin_object();
+  w.key("format").value("mlasim-matrix");
+  w.key("version").value(1);
+  if (options.shard) {
+    w.key("shard").begin_object();
+    w.key("index").value(options.shard->index);
+    w.key("count").value(options.shard->total);
+    w.key("num_cells").value(static_cast<long long>(matrix_num_cells()));
+    w.end_object();
+  }
   w.key("seed").value(static_cast<long long>(options.seed));
   w.key("runs_per_cell").value(options.runs);
   w.key("with_model").value(options.with_model);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attention/faults.h"
+#include "harness/check_shard.h"
 #include "config/scenario.h"
 #include "tools/fuzz/property.h"
 
@@ -21,6 +22,7 @@ struct MatrixOptions {
   bool with_model = false;  // also: does the misrouting change the logits (fp64)?
   FaultSet faults;          // injected into those model runs
   int jobs = 1;             // cells filled at once (the cells are independent; the result is the same)
+  std::optional<Shard> shard;  // --shard I/N: only the cells whose index i has i % N == I
 };
 
 struct MatrixCell {
@@ -35,11 +37,18 @@ struct MatrixCell {
   std::string logits_detail;
 };
 
-// The cells in the order profile, backend, k, chunked (on first). Deterministic for the options.
+// The number of cells of the whole matrix.
+std::size_t matrix_num_cells();
+
+// The cells in the order profile, backend, k, chunked (on first); a shard's only. Deterministic
+// for the options.
 std::vector<MatrixCell> routing_matrix(const MatrixOptions& options);
 
 std::string matrix_text(const std::vector<MatrixCell>& cells, const MatrixOptions& options);
 std::string matrix_markdown(const std::vector<MatrixCell>& cells, const MatrixOptions& options);
+// "format": "mlasim-matrix", version 1; a shard's report also "shard": {"index", "count",
+// "num_cells"}, which `mlasim merge` reads (merge_matrix_reports) to join the shards into the
+// whole matrix's report.
 std::string matrix_json(const std::vector<MatrixCell>& cells, const MatrixOptions& options);
 
 }  // namespace mlasim

@@ -20,6 +20,7 @@ struct MatrixFlags {
   std::string markdown_path;
   bool markdown_stdout = false;
   std::string jobs = "0";
+  std::string shard;  // --shard I/N|auto ("": every cell)
 };
 
 int run_matrix(const MatrixFlags& f) {
@@ -33,6 +34,14 @@ int run_matrix(const MatrixFlags& f) {
     return kExitBadInput;
   }
   options.jobs = jobs.value();
+  if (!f.shard.empty()) {
+    Result<Shard> shard = parse_shard_option(f.shard, [](const char* name) { return std::getenv(name); });
+    if (!shard) {
+      std::cerr << shard.error().format() << "\n";
+      return kExitBadInput;
+    }
+    options.shard = shard.value();
+  }
   if (!parse_faults(f.injects, options.faults)) return kExitBadInput;
   if (!options.faults.empty() && !f.model) {
     std::cerr << "mlasim matrix: --inject changes the model's math, so it needs --model\n";
@@ -73,6 +82,11 @@ void add_matrix_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-j,--jobs", f->jobs, "Cells filled at once (default 0: one per hardware thread); the same table for any N")
       ->type_name("N");
   cmd->add_option("--json", f->json_path, "Write the matrix as JSON to FILE");
+  cmd->add_option("--shard", f->shard,
+                  "Fill only the cells whose index i (in the table's order) has i % N == I; `mlasim merge` joins\n"
+                  "the shards' --json reports into the whole matrix's; auto: the shard a Slurm job array, a\n"
+                  "Kubernetes Indexed Job or GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS names (`mlasim check --help`)")
+      ->type_name("I/N|auto");
   cmd->add_option("--markdown", f->markdown_path, "Write the matrix as a Markdown table to FILE");
   cmd->add_flag("--markdown-stdout", f->markdown_stdout, "Print the Markdown table instead of the text table");
   cmd->callback([f, &exit_code] { exit_code = run_matrix(*f); });

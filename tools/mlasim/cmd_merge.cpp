@@ -1,11 +1,13 @@
 // `mlasim merge REPORT... -o FILE`: the reports of a sharded campaign (`check --shard --json` or
-// `--junit`, `fuzz --shard --json`) joined into the one report an unsharded run writes.
+// `--junit`, `fuzz --shard --json`, `matrix --shard --json`) joined into the one report an
+// unsharded run writes.
 #include <iostream>
 #include <memory>
 
 #include "base/file_read.h"
 #include "harness/check_merge.h"
 #include "tools/fuzz/fuzz_report.h"
+#include "tools/fuzz/matrix_merge.h"
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {
@@ -38,7 +40,7 @@ int run_merge(const MergeFlags& f) {
       e.line = 1;
       e.column = 1;
       e.message = k.empty() ? "not a report mlasim merges" : "a " + k + " report among " + kind + " reports";
-      e.hint = "merge the --json (or the --junit) reports of one `mlasim check --shard` or `mlasim fuzz --shard` campaign";
+      e.hint = "merge the --json (or the --junit) reports of one `mlasim check`, `fuzz` or `matrix` --shard campaign";
       std::cerr << e.format() << "\n";
       return kExitBadInput;
     }
@@ -47,6 +49,7 @@ int run_merge(const MergeFlags& f) {
   }
   Result<std::string> merged = kind == "check-json"    ? merge_check_json(files)
                                : kind == "check-junit" ? merge_check_junit(files)
+                               : kind == "matrix-json" ? merge_matrix_reports(files)
                                                        : merge_fuzz_reports(files);
   if (!merged) {
     std::cerr << merged.error().format() << "\n";
@@ -66,7 +69,8 @@ void add_merge_command(CLI::App& app, int& exit_code) {
       "Join the reports of a campaign split across machines into the report one unsharded run writes:\n"
       "the --json reports (or the --junit ones) of `mlasim check --shard I/N`, or the --json reports\n"
       "of `mlasim fuzz --shard I/N` (the lowest violating run of all shards, once every run below it\n"
-      "has passed in its shard). Every shard 0..N-1 must be there once, from one campaign. The result\n"
+      "has passed in its shard), or the --json reports of `mlasim matrix --shard I/N` (its cells). Every\n"
+      "shard 0..N-1 must be there once, from one campaign. The result\n"
       "is byte-identical to the unsharded run's (a JUnit report's times aside).\n"
       "Exit 0, 2 on a report that is not one or shards that do not make one campaign (nothing\n"
       "written), 3 when the output cannot be written.\n"

@@ -1,0 +1,163 @@
+// Joining `mlasim matrix --shard I/N --json` reports (matrix_merge.h): each shard holds the cells
+// i with i % N == I in the table's order, so shard I's j-th cell is cell I + j N. The cells are
+// written back as they were read, by the same writer, so the whole report is byte-identical to
+// one unsharded run's.
+#include "tools/fuzz/matrix_merge.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <optional>
+
+#include "base/formats/json_writer.h"
+#include "base/json_document.h"
+
+namespace mlasim {
+namespace {
+
+constexpr const char* kHint = "mlasim merge reads the reports `mlasim matrix --shard I/N --json FILE` wrote, unchanged";
+
+Error merge_error(const std::string& file, const JsonNode* at, const std::string& key, const std::string& message,
+                  const std::string& hint = kHint) {
+  Error e;
+  e.file = file;
+  e.line = at ? at->line : 0;
+  e.column = at ? at->column : 0;
+  e.key_path = key;
+  e.message = message;
+  e.hint = hint;
+  return e;
+}
+
+// A value as JsonWriter writes it (numbers as they were written).
+void write_node(JsonWriter& w, const JsonNode& n) {
+  switch (n.kind) {
+    case JsonNode::Kind::kNull: w.null(); return;
+    case JsonNode::Kind::kBool: w.value(n.boolean); return;
+    case JsonNode::Kind::kNumber: w.raw_element(n.text); return;
+    case JsonNode::Kind::kString: w.value(n.text); return;
+    case JsonNode::Kind::kArray:
+      w.begin_array();
+      for (const JsonNode& item : n.items) write_node(w, item);
+      w.end_array();
+      return;
+    case JsonNode::Kind::kObject:
+      w.begin_object();
+      for (const JsonMember& m : n.members) {
+        w.key(m.key);
+        write_node(w, m.value);
+      }
+      w.end_object();
+      return;
+  }
+}
+
+// A whole number member, or nullopt after setting `error`.
+std::optional<long long> whole(const ReportFile& f, const JsonNode& n, const std::string& parent, const char* key,
+                               std::optional<Error>& error) {
+  const JsonNode* m = n.find(key);
+  const std::string path = parent.empty() ? key : parent + "." + key;
+  if (!m || !m->is_integer() || m->text.size() > 12 || m->text[0] == '-') {
+    if (!error) error = merge_error(f.path, m ? m : &n, path, m ? json_kind_name(*m) + ", want a whole number" : "missing");
+    return std::nullopt;
+  }
+  return std::stoll(m->text);
+}
+
+struct Shard {
+  JsonDocument doc;
+  long long index = 0, count = 0, num_cells = 0;
+  const JsonNode* cells = nullptr;
+};
+
+}  // namespace
+
+Result<std::string> merge_matrix_reports(const std::vector<ReportFile>& files) {
+  if (files.empty()) return merge_error("<command line>", nullptr, "", "no reports to merge", "name the shards' reports");
+  std::vector<Shard> shards;
+  std::map<long long, std::size_t> seen;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const ReportFile& f = files[i];
+    Result<JsonDocument> doc = parse_json_document(f.text, f.path);
+    if (!doc) return doc.error();
+    Shard s;
+    s.doc = std::move(doc.value());
+    const JsonNode& root = s.doc.root;
+    if (!root.is_object()) return merge_error(f.path, &root, "", json_kind_name(root) + ", want an object");
+    const JsonNode* format = root.find("format");
+    if (!format || !format->is_string() || format->text != "mlasim-matrix")
+      return merge_error(f.path, format ? format : &root, "format", "want \"mlasim-matrix\"");
+    std::optional<Error> error;
+    const std::optional<long long> version = whole(f, root, "", "version", error);
+    if (version && *version != 1) return merge_error(f.path, root.find("version"), "version", fmt::format("{}, this mlasim reads 1", *version));
+    const JsonNode* shard = root.find("shard");
+    if (!shard || !shard->is_object())
+      return merge_error(f.path, shard ? shard : &root, "shard",
+                         "not a shard's report (an unsharded matrix's report is already whole)",
+                         "merge the reports of `mlasim matrix --shard I/N --json FILE` for I = 0..N-1");
+    const std::optional<long long> index = whole(f, *shard, "shard", "index", error),
+                                   count = whole(f, *shard, "shard", "count", error),
+                                   num_cells = whole(f, *shard, "shard", "num_cells", error);
+    if (error) return *error;
+    if (*count < 1 || *index >= *count) return merge_error(f.path, shard, "shard", fmt::format("index {} of count {}", *index, *count));
+    s.index = *index;
+    s.count = *count;
+    s.num_cells = *num_cells;
+    s.cells = root.find("cells");
+    if (!s.cells || !s.cells->is_array())
+      return merge_error(f.path, s.cells ? s.cells : &root, "cells", s.cells ? json_kind_name(*s.cells) + ", want a list" : "missing");
+    const long long want = s.num_cells > s.index ? (s.num_cells - s.index + s.count - 1) / s.count : 0;
+    if (static_cast<long long>(s.cells->items.size()) != want)
+      return merge_error(f.path, s.cells, "cells",
+                         fmt::format("{} cells, shard {}/{} of {} holds {}", s.cells->items.size(), s.index, s.count,
+                                     s.num_cells, want));
+    if (!shards.empty()) {
+      // One campaign: the same shard count, cells and options (every member but shard and cells).
+      const JsonNode& first = shards[0].doc.root;
+      for (const JsonMember& m : root.members) {
+        if (m.key == "shard" || m.key == "cells") continue;
+        const JsonNode* other = first.find(m.key);
+        JsonWriter a, b;
+        write_node(a, m.value);
+        if (other) write_node(b, *other);
+        if (!other || a.text() != b.text())
+          return merge_error(f.path, &m.value, m.key, "differs from " + files[0].path + "'s: another matrix's shard",
+                             "merge the shards of one `mlasim matrix` run: the same --seed, --runs, --model, --inject");
+      }
+      if (s.count != shards[0].count || s.num_cells != shards[0].num_cells)
+        return merge_error(f.path, shard, "shard",
+                           fmt::format("shard {}/{} of {} cells, but {} is shard {}/{} of {}", s.index, s.count,
+                                       s.num_cells, files[0].path, shards[0].index, shards[0].count,
+                                       shards[0].num_cells));
+    }
+    if (auto [it, fresh] = seen.emplace(s.index, i); !fresh)
+      return merge_error(f.path, shard, "shard",
+                         fmt::format("shard {}/{} again (also {})", s.index, s.count, files[it->second].path),
+                         "name each shard's report once");
+    shards.push_back(std::move(s));
+  }
+  for (long long i = 0; i < shards[0].count; ++i)
+    if (!seen.count(i))
+      return merge_error("<command line>", nullptr, "", fmt::format("shard {}/{} is missing", i, shards[0].count),
+                         fmt::format("merge all {} shards' reports", shards[0].count));
+  JsonWriter w;
+  w.begin_object();
+  for (const JsonMember& m : shards[0].doc.root.members) {
+    if (m.key == "shard") continue;
+    w.key(m.key);
+    if (m.key != "cells") {
+      write_node(w, m.value);
+      continue;
+    }
+    w.begin_array();
+    for (long long cell = 0; cell < shards[0].num_cells; ++cell) {
+      const Shard& s = shards[seen.at(cell % shards[0].count)];
+      write_node(w, s.cells->items[static_cast<std::size_t>(cell / shards[0].count)]);
+    }
+    w.end_array();
+  }
+  w.end_object();
+  return w.str();
+}
+
+}  // namespace mlasim
