@@ -14,18 +14,6 @@
 namespace mlasim {
 namespace {
 
-Error merge_error(const std::string& file, int line, int column, const std::string& key, const std::string& message,
-                  const std::string& hint = "") {
-  Error e;
-  e.file = file;
-  e.line = line;
-  e.column = column;
-  e.key_path = key;
-  e.message = message;
-  e.hint = hint;
-  return e;
-}
-
 Error node_error(const ReportFile& f, const JsonNode& n, const std::string& key, const std::string& message) {
   return merge_error(f.path, n.line, n.column, key, message,
                      "mlasim merge reads the reports `mlasim check --shard I/N --json FILE` wrote, unchanged");
@@ -50,13 +38,7 @@ Result<long long> integer(const ReportFile& f, const JsonNode& n, const std::str
   return std::stoll(t);
 }
 
-// The shard's place, checked against the others'.
-struct ShardOf {
-  int index = 0, count = 0;
-  long long num_scenarios = 0;
-};
-
-Result<ShardOf> read_shard(const ReportFile& f, const JsonNode& root) {
+Result<ShardPlace> read_shard(const ReportFile& f, const JsonNode& root) {
   const JsonNode* s = root.find("shard");
   if (!s)
     return merge_error(f.path, root.line, root.column, "shard",
@@ -69,30 +51,7 @@ Result<ShardOf> read_shard(const ReportFile& f, const JsonNode& root) {
     if (!*r) return r->error();
   if (count.value() < 1 || index.value() >= count.value())
     return node_error(f, *s, "shard", fmt::format("index {} of count {}", index.value(), count.value()));
-  return ShardOf{static_cast<int>(index.value()), static_cast<int>(count.value()), scenarios.value()};
-}
-
-// The shards' places: every index once, one count and one scenario list.
-Status check_whole(const std::vector<ReportFile>& files, const std::vector<ShardOf>& shards) {
-  std::map<int, std::size_t> seen;
-  for (std::size_t i = 0; i < shards.size(); ++i) {
-    const ShardOf& s = shards[i];
-    if (s.count != shards[0].count || s.num_scenarios != shards[0].num_scenarios)
-      return merge_error(files[i].path, 0, 0, "shard",
-                         fmt::format("shard {}/{} of {} scenarios, but {} is shard {}/{} of {}", s.index, s.count,
-                                     s.num_scenarios, files[0].path, shards[0].index, shards[0].count,
-                                     shards[0].num_scenarios),
-                         "merge the shards of one campaign: the same scenarios, the same N");
-    if (auto [it, fresh] = seen.emplace(s.index, i); !fresh)
-      return merge_error(files[i].path, 0, 0, "shard",
-                         fmt::format("shard {}/{} again (also {})", s.index, s.count, files[it->second].path),
-                         "name each shard's report once");
-  }
-  for (int i = 0; i < shards[0].count; ++i)
-    if (!seen.count(i))
-      return merge_error("<command line>", 0, 0, "", fmt::format("shard {}/{} is missing", i, shards[0].count),
-                         fmt::format("merge all {} shards' reports", shards[0].count));
-  return Status::Ok();
+  return ShardPlace{index.value(), count.value(), scenarios.value()};
 }
 
 Result<ScenarioCheck> read_scenario(const ReportFile& f, const JsonNode& n, const std::string& key) {
@@ -136,11 +95,47 @@ Status sort_whole(std::vector<std::pair<ScenarioCheck, std::size_t>>& all, const
                          "merge the shards of one campaign");
   if (static_cast<long long>(all.size()) != num_scenarios)
     return merge_error("<command line>", 0, 0, "",
-                       fmt::format("the shards hold {} scenarios, their reports say {}", all.size(), num_scenarios));
+                       fmt::format("the shards hold {} scenarios, their reports say {}", all.size(), num_scenarios), "");
   return Status::Ok();
 }
 
 }  // namespace
+
+Error merge_error(const std::string& file, int line, int column, const std::string& key, const std::string& message,
+                  const std::string& hint) {
+  Error e;
+  e.file = file;
+  e.line = line;
+  e.column = column;
+  e.key_path = key;
+  e.message = message;
+  e.hint = hint;
+  return e;
+}
+
+Status check_shards_whole(const std::vector<ReportFile>& files, const std::vector<ShardPlace>& places,
+                          const char* whole_name) {
+  if (places.empty()) return merge_error("<command line>", 0, 0, "", "no reports to merge", "name the shards' reports");
+  std::map<long long, std::size_t> seen;
+  const ShardPlace& first = places[0];
+  for (std::size_t i = 0; i < places.size(); ++i) {
+    const ShardPlace& s = places[i];
+    if (s.count != first.count || s.whole != first.whole)
+      return merge_error(files[i].path, 0, 0, "shard",
+                         fmt::format("shard {}/{} of {} {}, but {} is shard {}/{} of {}", s.index, s.count, s.whole,
+                                     whole_name, files[0].path, first.index, first.count, first.whole),
+                         "merge the shards of one campaign: the same inputs, the same N");
+    if (auto [it, fresh] = seen.emplace(s.index, i); !fresh)
+      return merge_error(files[i].path, 0, 0, "shard",
+                         fmt::format("shard {}/{} again (also {})", s.index, s.count, files[it->second].path),
+                         "name each shard's report once");
+  }
+  for (long long i = 0; i < first.count; ++i)
+    if (!seen.count(i))
+      return merge_error("<command line>", 0, 0, "", fmt::format("shard {}/{} is missing", i, first.count),
+                         fmt::format("merge all {} shards' reports", first.count));
+  return Status::Ok();
+}
 
 std::string report_kind(const std::string& text) {
   const std::size_t start = text.find_first_not_of(" \t\r\n");
@@ -158,7 +153,7 @@ std::string report_kind(const std::string& text) {
 }
 
 Result<std::string> merge_check_json(const std::vector<ReportFile>& files) {
-  std::vector<ShardOf> shards;
+  std::vector<ShardPlace> shards;
   std::vector<std::pair<ScenarioCheck, std::size_t>> all;
   for (std::size_t i = 0; i < files.size(); ++i) {
     const ReportFile& f = files[i];
@@ -174,7 +169,7 @@ Result<std::string> merge_check_json(const std::vector<ReportFile>& files) {
     if (!version) return version.error();
     if (version.value() != 1)
       return node_error(f, *root.find("version"), "version", fmt::format("{}, this mlasim reads 1", version.value()));
-    Result<ShardOf> shard = read_shard(f, root);
+    Result<ShardPlace> shard = read_shard(f, root);
     if (!shard) return shard.error();
     shards.push_back(shard.value());
     Result<const JsonNode*> scenarios = member(f, root, "", "scenarios", JsonNode::Kind::kArray, "a list");
@@ -194,9 +189,8 @@ Result<std::string> merge_check_json(const std::vector<ReportFile>& files) {
                         fmt::format("passed {} and failed {} disagree with the {} scenarios listed ({} passed)",
                                     p.value(), failed.value(), scenarios.value()->items.size(), passed));
   }
-  if (files.empty()) return merge_error("<command line>", 0, 0, "", "no reports to merge");
-  if (Status st = check_whole(files, shards); !st) return st.error();
-  if (Status st = sort_whole(all, files, shards[0].num_scenarios); !st) return st.error();
+  if (Status st = check_shards_whole(files, shards, "scenarios"); !st) return st.error();
+  if (Status st = sort_whole(all, files, shards[0].whole); !st) return st.error();
   std::vector<ScenarioCheck> checks;
   for (auto& [c, file] : all) checks.push_back(std::move(c));
   return check_reports_json(checks);

@@ -24,11 +24,6 @@ struct TestCase {
   std::size_t report = 0;
 };
 
-struct Shard {
-  int index = 0, count = 0;
-  long long num_scenarios = 0;
-};
-
 std::string xml_unescape(std::string_view s) {
   static const std::pair<std::string_view, char> kEntities[] = {
       {"&lt;", '<'}, {"&gt;", '>'}, {"&amp;", '&'}, {"&quot;", '"'}, {"&#39;", '\''}};
@@ -83,7 +78,7 @@ class JunitReader {
  public:
   JunitReader(const ReportFile& f, std::size_t index) : f_(f), index_(index), lines_(split_lines(f.text)) {}
 
-  Status read(std::vector<TestCase>& cases, Shard& shard) {
+  Status read(std::vector<TestCase>& cases, ShardPlace& shard) {
     if (!lines_.ends_with_newline) return fail(static_cast<int>(lines_.lines.size()), 1, "the report does not end with a newline (cut short?)");
     if (Status st = expect(0, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"); !st) return st;
     if (Status st = expect(1, "<testsuites>"); !st) return st;
@@ -92,13 +87,12 @@ class JunitReader {
     const std::string_view prefix = "    <properties><property name=\"mlasim.shard\" value=\"";
     if (props.rfind(prefix, 0) != 0)
       return fail(4, 1, "no mlasim.shard property: not a shard's report (an unsharded run's report is already whole)");
-    int index = 0, count = 0;
-    long long scenarios = 0;
+    long long index = 0, count = 0, scenarios = 0;
     const std::string value(props.substr(prefix.size(), props.find('"', prefix.size()) - prefix.size()));
-    if (std::sscanf(value.c_str(), "%d/%d of %lld", &index, &count, &scenarios) != 3 || count < 1 || index < 0 ||
+    if (std::sscanf(value.c_str(), "%lld/%lld of %lld", &index, &count, &scenarios) != 3 || count < 1 || index < 0 ||
         index >= count || scenarios < 0)
       return fail(4, static_cast<int>(prefix.size()) + 1, "mlasim.shard is \"" + value + "\", want \"I/N of M\"");
-    shard = Shard{index, count, scenarios};
+    shard = ShardPlace{index, count, scenarios};
     std::size_t i = 4;
     for (; i < lines_.lines.size() && line(i).rfind("    <testcase ", 0) == 0;) {
       TestCase c;
@@ -133,13 +127,7 @@ class JunitReader {
  private:
   std::string_view line(std::size_t i) const { return i < lines_.lines.size() ? lines_.lines[i] : std::string_view(); }
   Status fail(int line_number, int column, const std::string& message) const {
-    Error e;
-    e.file = f_.path;
-    e.line = line_number;
-    e.column = column;
-    e.message = message;
-    e.hint = kHint;
-    return e;
+    return merge_error(f_.path, line_number, column, "", message, kHint);
   }
   Status expect(std::size_t i, std::string_view want) const {
     if (line(i) == want) return Status::Ok();
@@ -151,52 +139,26 @@ class JunitReader {
   Lines lines_;
 };
 
-Error whole_error(const std::string& file, const std::string& message, const std::string& hint) {
-  Error e;
-  e.file = file;
-  e.message = message;
-  e.hint = hint;
-  return e;
-}
-
 }  // namespace
 
 Result<std::string> merge_check_junit(const std::vector<ReportFile>& files) {
-  if (files.empty()) return whole_error("<command line>", "no reports to merge", "name the shards' JUnit reports");
   std::vector<TestCase> cases;
-  std::vector<Shard> shards;
+  std::vector<ShardPlace> shards;
   for (std::size_t i = 0; i < files.size(); ++i) {
-    Shard s;
+    ShardPlace s;
     if (Status st = JunitReader(files[i], i).read(cases, s); !st) return st.error();
     shards.push_back(s);
   }
-  std::map<int, std::size_t> seen;
-  for (std::size_t i = 0; i < shards.size(); ++i) {
-    if (shards[i].count != shards[0].count || shards[i].num_scenarios != shards[0].num_scenarios)
-      return whole_error(files[i].path,
-                         fmt::format("shard {}/{} of {} scenarios, but {} is shard {}/{} of {}", shards[i].index,
-                                     shards[i].count, shards[i].num_scenarios, files[0].path, shards[0].index,
-                                     shards[0].count, shards[0].num_scenarios),
-                         "merge the shards of one campaign");
-    if (auto [it, fresh] = seen.emplace(shards[i].index, i); !fresh)
-      return whole_error(files[i].path, fmt::format("shard {}/{} again (also {})", shards[i].index, shards[i].count,
-                                                    files[it->second].path),
-                         "name each shard's report once");
-  }
-  for (int i = 0; i < shards[0].count; ++i)
-    if (!seen.count(i))
-      return whole_error("<command line>", fmt::format("shard {}/{} is missing", i, shards[0].count),
-                         fmt::format("merge all {} shards' reports", shards[0].count));
+  if (Status st = check_shards_whole(files, shards, "scenarios"); !st) return st.error();
   std::stable_sort(cases.begin(), cases.end(), [](const TestCase& a, const TestCase& b) { return a.file < b.file; });
   for (std::size_t i = 1; i < cases.size(); ++i)
     if (cases[i].file == cases[i - 1].file)
-      return whole_error(files[cases[i].report].path,
+      return merge_error(files[cases[i].report].path, 0, 0, "",
                          "scenario " + cases[i].file + " is also in " + files[cases[i - 1].report].path,
                          "merge the shards of one campaign");
-  if (static_cast<long long>(cases.size()) != shards[0].num_scenarios)
-    return whole_error("<command line>",
-                       fmt::format("the shards hold {} scenarios, their reports say {}", cases.size(),
-                                   shards[0].num_scenarios),
+  if (static_cast<long long>(cases.size()) != shards[0].whole)
+    return merge_error("<command line>", 0, 0, "",
+                       fmt::format("the shards hold {} scenarios, their reports say {}", cases.size(), shards[0].whole),
                        "");
   int failures = 0, errors = 0;
   double seconds = 0;

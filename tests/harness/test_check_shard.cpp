@@ -146,7 +146,7 @@ std::string error_of(const std::map<std::string, std::string>& vars) {
 
 }  // namespace
 
-TEST_CASE("--shard auto reads gtest's, Slurm's or a Kubernetes Indexed Job's variables", "[shard]") {
+TEST_CASE("shard auto reads gtest's, Slurm's or a Kubernetes Indexed Job's variables", "[shard]") {
   CHECK(shard_of({{"GTEST_SHARD_INDEX", "2"}, {"GTEST_TOTAL_SHARDS", "5"}}) == std::pair{2, 5});
   // sbatch --array=0-6: ids 0..6; --array=1-7: ids from 1; --array=3-15:4: ids 3, 7, 11, 15.
   CHECK(shard_of({{"SLURM_ARRAY_TASK_ID", "6"}, {"SLURM_ARRAY_TASK_MIN", "0"}, {"SLURM_ARRAY_TASK_COUNT", "7"}}) ==
@@ -175,7 +175,7 @@ TEST_CASE("--shard auto reads gtest's, Slurm's or a Kubernetes Indexed Job's var
   CHECK(given.value().index == 3);
 }
 
-TEST_CASE("--shard auto without a shard in the environment, or with a bad one, names the variable", "[shard]") {
+TEST_CASE("shard auto without a shard in the environment, or with a bad one, names the variable", "[shard]") {
   CHECK(error_of({}) ==
         "<environment>: error: --shard auto: no shard in the environment: none of GTEST_SHARD_INDEX, "
         "SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX is set");

@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <map>
 
 #include "base/formats/json_writer.h"
 #include "base/json_document.h"
@@ -15,14 +14,7 @@ constexpr const char* kHint = "mlasim merge reads the reports `mlasim fuzz --sha
 
 Error report_error(const std::string& file, int line, int column, const std::string& key, const std::string& message,
                    const std::string& hint = kHint) {
-  Error e;
-  e.file = file;
-  e.line = line;
-  e.column = column;
-  e.key_path = key;
-  e.message = message;
-  e.hint = hint;
-  return e;
+  return merge_error(file, line, column, key, message, hint);
 }
 
 class Reader {
@@ -150,9 +142,8 @@ Result<FuzzReport> read_fuzz_report(const ReportFile& f) {
 }
 
 Result<std::string> merge_fuzz_reports(const std::vector<ReportFile>& files) {
-  if (files.empty()) return report_error("<command line>", 0, 0, "", "no reports to merge", "name the shards' reports");
   std::vector<FuzzReport> reports;
-  std::map<int, std::size_t> seen;
+  std::vector<ShardPlace> places;
   for (std::size_t i = 0; i < files.size(); ++i) {
     Result<FuzzReport> r = read_fuzz_report(files[i]);
     if (!r) return r.error();
@@ -160,24 +151,16 @@ Result<std::string> merge_fuzz_reports(const std::vector<ReportFile>& files) {
     if (!rep.shard)
       return report_error(files[i].path, 0, 0, "shard", "not a shard's report (an unsharded campaign's is already whole)",
                           "merge the reports of `mlasim fuzz --shard I/N --json FILE` for I = 0..N-1");
-    if (!reports.empty() && (rep.campaign != reports[0].campaign || rep.shard->count != reports[0].shard->count))
+    if (!reports.empty() && rep.campaign != reports[0].campaign)
       return report_error(files[i].path, 0, 0, "campaign",
-                          fmt::format("shard {}/{} of \"{}\", but {} is shard {}/{} of \"{}\"", rep.shard->index,
-                                      rep.shard->count, rep.campaign, files[0].path, reports[0].shard->index,
-                                      reports[0].shard->count, reports[0].campaign),
-                          "merge the shards of one campaign: the same flags, the same N");
-    if (auto [it, fresh] = seen.emplace(rep.shard->index, i); !fresh)
-      return report_error(files[i].path, 0, 0, "shard",
-                          fmt::format("shard {}/{} again (also {})", rep.shard->index, rep.shard->count,
-                                      files[it->second].path),
-                          "name each shard's report once");
+                          fmt::format("shard {}/{} of \"{}\", but {} is a shard of \"{}\"", rep.shard->index,
+                                      rep.shard->count, rep.campaign, files[0].path, reports[0].campaign),
+                          "merge the shards of one campaign: the same flags");
+    places.push_back(ShardPlace{rep.shard->index, rep.shard->count, 0});
     reports.push_back(r.value());
   }
+  if (Status st = check_shards_whole(files, places, "runs"); !st) return st.error();
   const int count = reports[0].shard->count;
-  for (int i = 0; i < count; ++i)
-    if (!seen.count(i))
-      return report_error("<command line>", 0, 0, "", fmt::format("shard {}/{} is missing", i, count),
-                          fmt::format("merge all {} shards' reports", count));
   // The lowest violating run of all shards is the campaign's once every lower run has passed.
   const FuzzReport* lowest = nullptr;
   for (const FuzzReport& r : reports)

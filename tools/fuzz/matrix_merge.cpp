@@ -17,16 +17,9 @@ namespace {
 
 constexpr const char* kHint = "mlasim merge reads the reports `mlasim matrix --shard I/N --json FILE` wrote, unchanged";
 
-Error merge_error(const std::string& file, const JsonNode* at, const std::string& key, const std::string& message,
-                  const std::string& hint = kHint) {
-  Error e;
-  e.file = file;
-  e.line = at ? at->line : 0;
-  e.column = at ? at->column : 0;
-  e.key_path = key;
-  e.message = message;
-  e.hint = hint;
-  return e;
+Error node_error(const std::string& file, const JsonNode* at, const std::string& key, const std::string& message,
+                 const std::string& hint = kHint) {
+  return merge_error(file, at ? at->line : 0, at ? at->column : 0, key, message, hint);
 }
 
 // A value as JsonWriter writes it (numbers as they were written).
@@ -58,7 +51,7 @@ std::optional<long long> whole(const ReportFile& f, const JsonNode& n, const std
   const JsonNode* m = n.find(key);
   const std::string path = parent.empty() ? key : parent + "." + key;
   if (!m || !m->is_integer() || m->text.size() > 12 || m->text[0] == '-') {
-    if (!error) error = merge_error(f.path, m ? m : &n, path, m ? json_kind_name(*m) + ", want a whole number" : "missing");
+    if (!error) error = node_error(f.path, m ? m : &n, path, m ? json_kind_name(*m) + ", want a whole number" : "missing");
     return std::nullopt;
   }
   return std::stoll(m->text);
@@ -73,9 +66,8 @@ struct Shard {
 }  // namespace
 
 Result<std::string> merge_matrix_reports(const std::vector<ReportFile>& files) {
-  if (files.empty()) return merge_error("<command line>", nullptr, "", "no reports to merge", "name the shards' reports");
   std::vector<Shard> shards;
-  std::map<long long, std::size_t> seen;
+  std::vector<ShardPlace> places;
   for (std::size_t i = 0; i < files.size(); ++i) {
     const ReportFile& f = files[i];
     Result<JsonDocument> doc = parse_json_document(f.text, f.path);
@@ -83,36 +75,36 @@ Result<std::string> merge_matrix_reports(const std::vector<ReportFile>& files) {
     Shard s;
     s.doc = std::move(doc.value());
     const JsonNode& root = s.doc.root;
-    if (!root.is_object()) return merge_error(f.path, &root, "", json_kind_name(root) + ", want an object");
+    if (!root.is_object()) return node_error(f.path, &root, "", json_kind_name(root) + ", want an object");
     const JsonNode* format = root.find("format");
     if (!format || !format->is_string() || format->text != "mlasim-matrix")
-      return merge_error(f.path, format ? format : &root, "format", "want \"mlasim-matrix\"");
+      return node_error(f.path, format ? format : &root, "format", "want \"mlasim-matrix\"");
     std::optional<Error> error;
     const std::optional<long long> version = whole(f, root, "", "version", error);
-    if (version && *version != 1) return merge_error(f.path, root.find("version"), "version", fmt::format("{}, this mlasim reads 1", *version));
+    if (version && *version != 1) return node_error(f.path, root.find("version"), "version", fmt::format("{}, this mlasim reads 1", *version));
     const JsonNode* shard = root.find("shard");
     if (!shard || !shard->is_object())
-      return merge_error(f.path, shard ? shard : &root, "shard",
+      return node_error(f.path, shard ? shard : &root, "shard",
                          "not a shard's report (an unsharded matrix's report is already whole)",
                          "merge the reports of `mlasim matrix --shard I/N --json FILE` for I = 0..N-1");
     const std::optional<long long> index = whole(f, *shard, "shard", "index", error),
                                    count = whole(f, *shard, "shard", "count", error),
                                    num_cells = whole(f, *shard, "shard", "num_cells", error);
     if (error) return *error;
-    if (*count < 1 || *index >= *count) return merge_error(f.path, shard, "shard", fmt::format("index {} of count {}", *index, *count));
+    if (*count < 1 || *index >= *count) return node_error(f.path, shard, "shard", fmt::format("index {} of count {}", *index, *count));
     s.index = *index;
     s.count = *count;
     s.num_cells = *num_cells;
     s.cells = root.find("cells");
     if (!s.cells || !s.cells->is_array())
-      return merge_error(f.path, s.cells ? s.cells : &root, "cells", s.cells ? json_kind_name(*s.cells) + ", want a list" : "missing");
+      return node_error(f.path, s.cells ? s.cells : &root, "cells", s.cells ? json_kind_name(*s.cells) + ", want a list" : "missing");
     const long long want = s.num_cells > s.index ? (s.num_cells - s.index + s.count - 1) / s.count : 0;
     if (static_cast<long long>(s.cells->items.size()) != want)
-      return merge_error(f.path, s.cells, "cells",
+      return node_error(f.path, s.cells, "cells",
                          fmt::format("{} cells, shard {}/{} of {} holds {}", s.cells->items.size(), s.index, s.count,
                                      s.num_cells, want));
     if (!shards.empty()) {
-      // One campaign: the same shard count, cells and options (every member but shard and cells).
+      // One run: the same options (every member but shard and cells; the shards by check_shards_whole).
       const JsonNode& first = shards[0].doc.root;
       for (const JsonMember& m : root.members) {
         if (m.key == "shard" || m.key == "cells") continue;
@@ -121,25 +113,16 @@ Result<std::string> merge_matrix_reports(const std::vector<ReportFile>& files) {
         write_node(a, m.value);
         if (other) write_node(b, *other);
         if (!other || a.text() != b.text())
-          return merge_error(f.path, &m.value, m.key, "differs from " + files[0].path + "'s: another matrix's shard",
+          return node_error(f.path, &m.value, m.key, "differs from " + files[0].path + "'s: another matrix's shard",
                              "merge the shards of one `mlasim matrix` run: the same --seed, --runs, --model, --inject");
       }
-      if (s.count != shards[0].count || s.num_cells != shards[0].num_cells)
-        return merge_error(f.path, shard, "shard",
-                           fmt::format("shard {}/{} of {} cells, but {} is shard {}/{} of {}", s.index, s.count,
-                                       s.num_cells, files[0].path, shards[0].index, shards[0].count,
-                                       shards[0].num_cells));
     }
-    if (auto [it, fresh] = seen.emplace(s.index, i); !fresh)
-      return merge_error(f.path, shard, "shard",
-                         fmt::format("shard {}/{} again (also {})", s.index, s.count, files[it->second].path),
-                         "name each shard's report once");
+    places.push_back(ShardPlace{s.index, s.count, s.num_cells});
     shards.push_back(std::move(s));
   }
-  for (long long i = 0; i < shards[0].count; ++i)
-    if (!seen.count(i))
-      return merge_error("<command line>", nullptr, "", fmt::format("shard {}/{} is missing", i, shards[0].count),
-                         fmt::format("merge all {} shards' reports", shards[0].count));
+  if (Status st = check_shards_whole(files, places, "cells"); !st) return st.error();
+  std::map<long long, std::size_t> by_index;  // shard index -> its report
+  for (std::size_t i = 0; i < places.size(); ++i) by_index[places[i].index] = i;
   JsonWriter w;
   w.begin_object();
   for (const JsonMember& m : shards[0].doc.root.members) {
@@ -151,7 +134,7 @@ Result<std::string> merge_matrix_reports(const std::vector<ReportFile>& files) {
     }
     w.begin_array();
     for (long long cell = 0; cell < shards[0].num_cells; ++cell) {
-      const Shard& s = shards[seen.at(cell % shards[0].count)];
+      const Shard& s = shards[by_index.at(cell % shards[0].count)];
       write_node(w, s.cells->items[static_cast<std::size_t>(cell / shards[0].count)]);
     }
     w.end_array();
