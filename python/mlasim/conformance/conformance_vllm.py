@@ -297,7 +297,7 @@ def hybrid_kv_cache_config(trace: Trace, vllm_config):
     s = trace.sched
     n = s["num_gpu_blocks"]
     if FAMILY is not None:
-        import conformance_families
+        from . import conformance_families
 
         kc, sbs, hbs, entries = conformance_families.build(FAMILY, vllm_config, n, s["num_speculative_tokens"], V)
         ours = [{k: g[k] for k in e} for g, e in zip(s["kv_cache_groups"], entries)]

@@ -92,7 +92,7 @@ class _NoTarget:
 
 
 def import_vllm(workdir: Path):
-    import vllm_selection as vs
+    from . import vllm_selection as vs
 
     vs.import_vllm(workdir)
     import_hybrid_models()
@@ -332,7 +332,7 @@ def _vllm_cell(vs, cell: Cell, workdir: Path, num_blocks: int) -> dict[str, Any]
 
 
 def mlasim_cell(binary: Path, cell: Cell, workdir: Path) -> dict[str, Any]:
-    import vllm_selection as vs
+    from . import vllm_selection as vs
 
     c = vs.Cell(cell.config, cell.gpu, cell.kv, cell.tp, cell.block, 0)
     return vs.mlasim_cell(binary, c, workdir)

@@ -321,7 +321,7 @@ def import_vllm(workdir: Path) -> None:
         torch.empty = real_empty
         plat.num_compute_units = real_units
 
-    import vllm_kv_groups
+    from . import vllm_kv_groups
 
     vllm_kv_groups.import_hybrid_models()
     import vllm.model_executor.layers.attention.sparse_mla_attention as sparse_mla_attention
@@ -519,7 +519,7 @@ def _hybrid_cell(vc, hf, out: dict[str, Any]) -> None:
     (_select_dsv4_attn_cls, models/deepseek_v4/nvidia/model.py ~537): no selector, no candidates."""
     import torch
 
-    import vllm_kv_groups as kg
+    from . import vllm_kv_groups as kg
     from vllm.distributed.kv_transfer.kv_connector.utils import get_current_attn_backends
     from vllm.config.vllm import get_layers_from_vllm_config
     from vllm.model_executor.layers.attention_layer_base import AttentionLayerBase

@@ -75,7 +75,7 @@ def find_mlasim(given: str | None) -> Path:
 
 def deployments(mlasim: Path, work: Path) -> list[dict]:
     """Every sparse deployment mlasim deploy accepts, with its scenario and facts."""
-    import vllm_selection
+    from . import vllm_selection
 
     out, seen = [], set()
     for config, gpu, kv, tp, backend in itertools.product(CONFIGS, vllm_selection.FULL_GPUS, KV_DTYPES, TPS,
@@ -125,7 +125,7 @@ class Vllm:
     """vLLM 0.33's decision code, under each deployment's capability."""
 
     def __init__(self, work: Path):
-        import vllm_selection
+        from . import vllm_selection
 
         vllm_selection.import_vllm(work)
         import torch
