@@ -21,6 +21,15 @@ namespace {
 // the replay stops after this many in a row, as tools/conformance's driver stops vLLM.
 constexpr int kMaxIdleSteps = 1000;
 
+// The steps between O(blocks) audits past the first kAuditEveryStepUntil: past kAuditFullPoolBlocks
+// blocks the interval grows with the pool, so the audit's cost per step stays bounded (a
+// 2^24-block pool).
+int audit_interval_for(int num_gpu_blocks) {
+  return num_gpu_blocks <= Engine::kAuditFullPoolBlocks
+             ? Engine::kAuditInterval
+             : Engine::kAuditInterval * (num_gpu_blocks / Engine::kAuditFullPoolBlocks);
+}
+
 // Whether any sink wants what `wants` asks (row reasons, token ids): each costs time to build.
 bool any_sink_wants(const std::vector<StepSink*>& sinks, bool (StepSink::*wants)() const) {
   return std::any_of(sinks.begin(), sinks.end(), [wants](const StepSink* s) { return (s->*wants)(); });
@@ -31,7 +40,14 @@ bool any_sink_wants(const std::vector<StepSink*>& sinks, bool (StepSink::*wants)
 Engine::Engine(const Scenario& scenario, EngineOptions options, Engine* donor)
     : scenario_(scenario),
       options_(options),
-      scheduler_(scenario.scheduler, scenario.model, donor ? &donor->scheduler_ : nullptr),
+      // The incremental audit where every step is audited (fuzz, pinned checks), and over the first
+      // kAuditEveryStepUntil steps of a long replay (a pool of at most kAuditFullPoolBlocks
+      // blocks), which then keeps to the sampled O(blocks) audit, whose cost does not grow with the
+      // trace.
+      scheduler_(scenario.scheduler, scenario.model,
+                 SchedulerStart{options.audit_every_step ||
+                                    audit_interval_for(scenario.scheduler.num_gpu_blocks) == kAuditInterval,
+                                donor ? &donor->scheduler_ : nullptr}),
       batch_(donor ? InputBatch(/*track_token_ids=*/options.backend != nullptr, donor->batch_)
                    : InputBatch(/*track_token_ids=*/options.backend != nullptr)),
       routing_(make_routing_config(scenario)),
@@ -52,14 +68,7 @@ Engine::Engine(const Scenario& scenario, EngineOptions options, Engine* donor)
   // computation there (docs/spec/mla.md §11).
   golden_mode_ = options_.force_prefill_path;
   if (options_.force_prefill_path && scenario_kv_cache_quant(scenario).quant.quantized()) options_.force_prefill_path = false;
-  // The audit walks every block: past kAuditFullPoolBlocks blocks it runs every interval-th step,
-  // the interval growing with the pool, so its cost per step stays bounded (a 2^24-block pool).
-  const int blocks = scenario.scheduler.num_gpu_blocks;
-  audit_interval_ = blocks <= kAuditFullPoolBlocks ? kAuditInterval : kAuditInterval * (blocks / kAuditFullPoolBlocks);
-  // The incremental audit where every step is audited (fuzz, pinned checks), and over the first
-  // kAuditEveryStepUntil steps of a long replay (a pool of at most kAuditFullPoolBlocks blocks),
-  // which then keeps to the sampled O(blocks) audit, whose cost does not grow with the trace.
-  scheduler_.set_audit_changes(options_.audit_every_step || audit_interval_ == kAuditInterval);
+  audit_interval_ = audit_interval_for(scenario.scheduler.num_gpu_blocks);
 }
 
 void Engine::add_sink(StepSink* sink) {

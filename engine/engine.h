@@ -96,13 +96,11 @@ class Engine {
   void record_linear_attention(const SchedulerOutput& out);
   void record_context_chunks();
   void record_requests(const SchedulerOutput& out);
-  std::vector<std::vector<int>> spare_lists_;
-  bool record_token_ids_ = false;  // a sink reads RequestRecord::token_ids  // storage of the last step's block and draft lists, reused
   void note_first_tokens(std::int64_t end_ns);
   void check_block_tables() const;
   void finish(Request& r, std::int64_t end_ns);
-  // Whether the step being run changes nothing that lasts (the idle count); before its update.
   bool full_audit_due() const;  // the scheduler's O(blocks) audit this step
+  // Whether the step being run changes nothing that lasts (the idle count); before its update.
   bool made_no_progress() const;
   // Throws the VllmCannotRun of kMaxIdleSteps steps without progress, naming a request that can
   // never fit if there is one.
@@ -124,6 +122,8 @@ class Engine {
   std::vector<AliveRequest> alive_;  // by the request's slot in names_
   std::vector<int> finished_ids_;  // finished by the last step: their ids leave names_ when the next one starts
   std::vector<StepSink*> sinks_;
+  bool record_token_ids_ = false;  // a sink reads RequestRecord::token_ids
+  std::vector<std::vector<int>> spare_lists_;  // storage of the last step's block and draft lists, reused
   int step_ = 0;
   int num_steps_run_ = 0;
   int num_arrived_ = 0;

@@ -5,82 +5,33 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
-#include <set>
 
 #include "base/json_document.h"
 #include "harness/check_runner.h"
+#include "scenario/json_field_reader.h"
 
 namespace mlasim {
 namespace {
 
-Error node_error(const ReportFile& f, const JsonNode& n, const std::string& key, const std::string& message) {
-  return merge_error(f.path, n.line, n.column, key, message,
-                     "mlasim merge reads the reports `mlasim check --shard I/N --json FILE` wrote, unchanged");
-}
+constexpr const char* kHint = "mlasim merge reads the reports `mlasim check --shard I/N --json FILE` wrote, unchanged";
 
-// Member `key` of object `n` of kind `kind`, or the error naming it.
-Result<const JsonNode*> member(const ReportFile& f, const JsonNode& n, const std::string& parent, const char* key,
-                               JsonNode::Kind kind, const char* want) {
-  const JsonNode* m = n.find(key);
-  const std::string path = json_join_key(parent, key);
-  if (!m) return node_error(f, n, path, "missing");
-  if (m->kind != kind || (kind == JsonNode::Kind::kNumber && !m->is_integer()))
-    return node_error(f, *m, path, json_kind_name(*m) + ", want " + want);
-  return m;
-}
-
-Result<long long> integer(const ReportFile& f, const JsonNode& n, const std::string& parent, const char* key) {
-  Result<const JsonNode*> m = member(f, n, parent, key, JsonNode::Kind::kNumber, "a whole number");
-  if (!m) return m.error();
-  const std::string& t = m.value()->text;
-  if (t.size() > 12 || t[0] == '-') return node_error(f, *m.value(), json_join_key(parent, key), t + " is out of range");
-  return std::stoll(t);
-}
-
-Result<ShardPlace> read_shard(const ReportFile& f, const JsonNode& root) {
-  const JsonNode* s = root.find("shard");
-  if (!s)
-    return merge_error(f.path, root.line, root.column, "shard",
-                       "not a shard's report (an unsharded run's report is already whole)",
-                       "merge the reports of `mlasim check --shard I/N` (or --shard auto) for I = 0..N-1");
-  if (!s->is_object()) return node_error(f, *s, "shard", json_kind_name(*s) + ", want an object");
-  Result<long long> index = integer(f, *s, "shard", "index"), count = integer(f, *s, "shard", "count"),
-                    scenarios = integer(f, *s, "shard", "num_scenarios");
-  for (const auto* r : {&index, &count, &scenarios})
-    if (!*r) return r->error();
-  if (count.value() < 1 || index.value() >= count.value())
-    return node_error(f, *s, "shard", fmt::format("index {} of count {}", index.value(), count.value()));
-  return ShardPlace{index.value(), count.value(), scenarios.value()};
-}
-
-Result<ScenarioCheck> read_scenario(const ReportFile& f, const JsonNode& n, const std::string& key) {
-  if (!n.is_object()) return node_error(f, n, key, json_kind_name(n) + ", want an object");
+ScenarioCheck read_scenario(const JsonFieldReader& r, const JsonNode& n, const std::string& key) {
   ScenarioCheck c;
-  for (auto [field, out] : {std::pair<const char*, std::string*>{"name", &c.name}, {"path", &c.path}}) {
-    Result<const JsonNode*> m = member(f, n, key, field, JsonNode::Kind::kString, "a string");
-    if (!m) return m.error();
-    *out = m.value()->text;
-  }
-  Result<const JsonNode*> status = member(f, n, key, "status", JsonNode::Kind::kString, "a string");
-  if (!status) return status.error();
-  const std::string& st = status.value()->text;
+  c.name = r.read_string(r.required(n, "name", key), json_join_key(key, "name"));
+  c.path = r.read_string(r.required(n, "path", key), json_join_key(key, "path"));
+  const JsonNode& status = r.required(n, "status", key);
+  const std::string st = r.read_string(status, json_join_key(key, "status"));
   if (st != "pass" && st != "fail" && st != "error")
-    return node_error(f, *status.value(), json_join_key(key, "status"), "\"" + st + "\", want pass, fail or error");
+    r.fail(status, json_join_key(key, "status"), "\"" + st + "\", want pass, fail or error", kHint);
   c.status = st == "pass" ? CheckStatus::kPass : st == "fail" ? CheckStatus::kFail : CheckStatus::kBadInput;
-  Result<long long> checks = integer(f, n, key, "num_checks");
-  if (!checks) return checks.error();
-  c.num_checks = static_cast<int>(checks.value());
-  Result<const JsonNode*> messages = member(f, n, key, "messages", JsonNode::Kind::kArray, "a list");
-  if (!messages) return messages.error();
-  for (std::size_t i = 0; i < messages.value()->items.size(); ++i) {
-    const JsonNode& m = messages.value()->items[i];
-    if (!m.is_string())
-      return node_error(f, m, json_index_key(json_join_key(key, "messages"), i), json_kind_name(m) + ", want a string");
-    c.messages.push_back(m.text);
-  }
+  c.num_checks = r.read_int(r.required(n, "num_checks", key), json_join_key(key, "num_checks"), 0);
+  const std::string messages_key = json_join_key(key, "messages");
+  const JsonNode& messages = r.required(n, "messages", key);
+  r.expect_list(messages, messages_key);
+  for (std::size_t i = 0; i < messages.items.size(); ++i)
+    c.messages.push_back(r.read_string(messages.items[i], json_index_key(messages_key, i)));
   if (c.status != CheckStatus::kPass && c.messages.empty())
-    return node_error(f, *messages.value(), json_join_key(key, "messages"), "empty for a scenario that did not pass");
+    r.fail(messages, messages_key, "empty for a scenario that did not pass", kHint);
   return c;
 }
 
@@ -137,6 +88,28 @@ Status check_shards_whole(const std::vector<ReportFile>& files, const std::vecto
   return Status::Ok();
 }
 
+Result<ShardPlace> read_report_head(const JsonFieldReader& r, const JsonNode& root, const char* format,
+                                    const char* whole_key) {
+  const JsonNode& f = r.required(root, "format", "");
+  if (r.read_string(f, "format") != format)
+    r.fail(f, "format", "\"" + f.text + "\", want \"" + format + "\"", "");
+  const JsonNode& version = r.required(root, "version", "");
+  if (r.read_integer(version, "version", 0, 1LL << 31) != 1)
+    r.fail(version, "version", version.text + ", this mlasim reads 1", "");
+  const JsonNode* shard = root.find("shard");
+  if (!shard)
+    return merge_error(r.file(), root.line, root.column, "shard",
+                       "not a shard's report (an unsharded run's report is already whole)",
+                       "merge the reports each shard I = 0..N-1 of one --shard I/N campaign wrote");
+  ShardPlace place;
+  place.index = r.read_integer(r.required(*shard, "index", "shard"), "shard.index", 0, 1LL << 31);
+  place.count = r.read_integer(r.required(*shard, "count", "shard"), "shard.count", 1, 1LL << 31);
+  if (whole_key)
+    place.whole = r.read_integer(r.required(*shard, whole_key, "shard"), json_join_key("shard", whole_key), 0, 1LL << 40);
+  if (place.index >= place.count) r.fail(*shard, "shard", fmt::format("index {} of count {}", place.index, place.count), "");
+  return place;
+}
+
 std::string report_kind(const std::string& text) {
   const std::size_t start = text.find_first_not_of(" \t\r\n");
   if (start == std::string::npos) return "";
@@ -160,34 +133,30 @@ Result<std::string> merge_check_json(const std::vector<ReportFile>& files) {
     Result<JsonDocument> doc = parse_json_document(f.text, f.path);
     if (!doc) return doc.error();
     const JsonNode& root = doc.value().root;
-    if (!root.is_object()) return node_error(f, root, "", json_kind_name(root) + ", want a check report's object");
-    Result<const JsonNode*> format = member(f, root, "", "format", JsonNode::Kind::kString, "a string");
-    if (!format) return format.error();
-    if (format.value()->text != "mlasim-check")
-      return node_error(f, *format.value(), "format", "\"" + format.value()->text + "\", want \"mlasim-check\"");
-    Result<long long> version = integer(f, root, "", "version");
-    if (!version) return version.error();
-    if (version.value() != 1)
-      return node_error(f, *root.find("version"), "version", fmt::format("{}, this mlasim reads 1", version.value()));
-    Result<ShardPlace> shard = read_shard(f, root);
-    if (!shard) return shard.error();
-    shards.push_back(shard.value());
-    Result<const JsonNode*> scenarios = member(f, root, "", "scenarios", JsonNode::Kind::kArray, "a list");
-    if (!scenarios) return scenarios.error();
-    long long passed = 0;
-    for (std::size_t k = 0; k < scenarios.value()->items.size(); ++k) {
-      Result<ScenarioCheck> c = read_scenario(f, scenarios.value()->items[k], json_index_key("scenarios", k));
-      if (!c) return c.error();
-      passed += c.value().status == CheckStatus::kPass;
-      all.emplace_back(std::move(c.value()), i);
+    const JsonFieldReader r(f.path);
+    try {
+      Result<ShardPlace> shard = read_report_head(r, root, "mlasim-check", "num_scenarios");
+      if (!shard) return shard.error();
+      shards.push_back(shard.value());
+      const JsonNode& scenarios = r.required(root, "scenarios", "");
+      r.expect_list(scenarios, "scenarios");
+      long long passed = 0;
+      for (std::size_t k = 0; k < scenarios.items.size(); ++k) {
+        ScenarioCheck c = read_scenario(r, scenarios.items[k], json_index_key("scenarios", k));
+        passed += c.status == CheckStatus::kPass;
+        all.emplace_back(std::move(c), i);
+      }
+      const long long p = r.read_integer(r.required(root, "passed", ""), "passed", 0, 1LL << 40),
+                      failed = r.read_integer(r.required(root, "failed", ""), "failed", 0, 1LL << 40);
+      if (p != passed || failed != static_cast<long long>(scenarios.items.size()) - passed)
+        r.fail(root, "passed",
+               fmt::format("passed {} and failed {} disagree with the {} scenarios listed ({} passed)", p, failed,
+                           scenarios.items.size(), passed),
+               kHint);
+    } catch (LoadError& e) {
+      e.error.hint = kHint;
+      return e.error;
     }
-    Result<long long> p = integer(f, root, "", "passed"), failed = integer(f, root, "", "failed");
-    if (!p) return p.error();
-    if (!failed) return failed.error();
-    if (p.value() != passed || failed.value() != static_cast<long long>(scenarios.value()->items.size()) - passed)
-      return node_error(f, root, "passed",
-                        fmt::format("passed {} and failed {} disagree with the {} scenarios listed ({} passed)",
-                                    p.value(), failed.value(), scenarios.value()->items.size(), passed));
   }
   if (Status st = check_shards_whole(files, shards, "scenarios"); !st) return st.error();
   if (Status st = sort_whole(all, files, shards[0].whole); !st) return st.error();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "scenario/json_field_reader.h"
 
 namespace mlasim {
 
@@ -29,6 +30,12 @@ struct ShardPlace {
 // 0..count-1 exactly once; else the error naming the file. `whole_name`: "scenarios", "cells".
 Status check_shards_whole(const std::vector<ReportFile>& files, const std::vector<ShardPlace>& places,
                           const char* whole_name);
+
+// A JSON report's head: its `format` and `version` 1, and its `"shard": {"index", "count"[,
+// whole_key]}` (the whole 0 without whole_key). Throws LoadError on a bad value; an error when the
+// report has no shard (an unsharded run's).
+Result<ShardPlace> read_report_head(const JsonFieldReader& r, const JsonNode& root, const char* format,
+                                    const char* whole_key);
 
 // The report's kind by its first bytes: "check-json", "check-junit", "fuzz-json", "matrix-json",
 // or "" (unknown).

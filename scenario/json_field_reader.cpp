@@ -32,6 +32,13 @@ const JsonNode* JsonFieldReader::present(const JsonNode& object, const char* key
   return n && !n->is_null() ? n : nullptr;
 }
 
+const JsonNode& JsonFieldReader::required(const JsonNode& object, const char* key, const std::string& parent) const {
+  expect_object(object, parent);
+  const JsonNode* n = object.find(key);
+  if (!n) fail(object, json_join_key(parent, key), "missing", "write the key \"" + std::string(key) + "\" here");
+  return *n;
+}
+
 void JsonFieldReader::expect_object(const JsonNode& node, const std::string& key_path) const {
   if (!node.is_object()) fail(node, key_path, "expected an object, got " + json_kind_name(node), "write {\"key\": value, ...} here");
 }

@@ -22,6 +22,9 @@ class JsonFieldReader {
 
   // The member `key` of `object`, or nullptr when it is absent or null (Python's None).
   static const JsonNode* present(const JsonNode& object, const char* key);
+  // The member `key` of `object` (an object: else the error at `parent`), null included; throws
+  // when it is absent.
+  const JsonNode& required(const JsonNode& object, const char* key, const std::string& parent) const;
 
   // Throws unless `node` is of that kind: "expected an object, got a string".
   void expect_object(const JsonNode& node, const std::string& key_path) const;

@@ -47,14 +47,23 @@ bool request_always_fits(const RequestLimits& request, const SchedulerConfig& co
 int lookahead_tokens(const SchedulerConfig& config);
 int hash_lookahead_tokens(const SchedulerConfig& config);
 
+class Scheduler;
+
+// How a scheduler starts: with its incremental audit on or off (set_audit_changes; its per-block
+// state is built only when on), and with a donor, a scheduler about to be dropped whose storage
+// (its block pool's, its per-step scratch) this one reuses, starting exactly as a fresh one
+// (base/recycled_storage.h).
+struct SchedulerStart {
+  bool audit_changes = true;
+  Scheduler* donor = nullptr;
+};
+
 class Scheduler {
  public:
   // config.max_model_len must be > 0 here (resolve 0 to the model's length first).
-  // donor: a scheduler about to be dropped whose storage (its block pool's, its per-step
-  // scratch) this one reuses, starting exactly as a fresh one (base/recycled_storage.h).
-  explicit Scheduler(const SchedulerConfig& config, Scheduler* donor = nullptr);
+  explicit Scheduler(const SchedulerConfig& config, SchedulerStart start = {});
   // Resolves max_model_len 0 to model.max_position_embeddings.
-  Scheduler(const SchedulerConfig& config, const ModelConfig& model, Scheduler* donor = nullptr);
+  Scheduler(const SchedulerConfig& config, const ModelConfig& model, SchedulerStart start = {});
 
   // Adds a WAITING request; its arrival order is the order of add_request calls.
   void add_request(Request request);

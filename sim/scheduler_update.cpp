@@ -177,19 +177,19 @@ SchedulerConfig as_scheduled(SchedulerConfig c) {
 }
 }  // namespace
 
-Scheduler::Scheduler(const SchedulerConfig& config, Scheduler* donor)
+Scheduler::Scheduler(const SchedulerConfig& config, SchedulerStart start)
     : config_(as_scheduled(config)),
       max_model_len_(config.max_model_len),
       // With several KV cache groups the grouped manager owns the pool; this one stays empty.
       kv_(config.kv_cache_layout.hybrid() ? 2 : config.num_gpu_blocks, config.block_size,
           config.enable_prefix_caching && !config.kv_cache_layout.hybrid(), std::max(1, config.max_model_len),
-          config.rules.free_unhashed_blocks_first, donor ? &donor->kv_ : nullptr),
+          config.rules.free_unhashed_blocks_first, start.donor ? &start.donor->kv_ : nullptr),
       pool_(&kv_.block_pool()),
       hash_block_size_(config.block_size),
       waiting_(config_.policy) {
   const std::string problem = check_scheduler_config(config_, max_model_len_);
   MLASIM_CHECK(problem.empty(), problem);
-  if (donor) {
+  if (Scheduler* donor = start.donor) {
     take_capacity(running_, donor->running_);
     take_capacity(finished_req_ids_, donor->finished_req_ids_);
     take_capacity(scheduled_, donor->scheduled_);
@@ -207,7 +207,7 @@ Scheduler::Scheduler(const SchedulerConfig& config, Scheduler* donor)
                               config.speculative_method == SpeculativeMethod::kMtp);
   if (config_.kv_cache_layout.hybrid()) {
     init_grouped();
-  } else {
+  } else if (start.audit_changes) {
     set_audit_changes(true);
   }
 }
@@ -242,14 +242,14 @@ void Scheduler::init_grouped() {
   mamba_has_prefill_checkpoint_blocks_ = any_mamba && all_checkpoint;
 }
 
-Scheduler::Scheduler(const SchedulerConfig& config, const ModelConfig& model, Scheduler* donor)
+Scheduler::Scheduler(const SchedulerConfig& config, const ModelConfig& model, SchedulerStart start)
     : Scheduler(
           [&] {
             SchedulerConfig c = config;
             c.max_model_len = resolve_max_model_len(config, model);
             return c;
           }(),
-          donor) {}
+          start) {}
 
 void Scheduler::add_request(Request request) {
   const std::string problem = check_request(request, config_, max_model_len_);

@@ -75,7 +75,7 @@ bad "two kinds" "a check-junit report among check-json reports" "$scratch/c0.jso
 bad "another campaign's shard" "shard 1/7 of" "$scratch/f0.json" "$scratch/k1.json"
 sed 's/"num_checks": [0-9]*/"num_checks": "x"/' "$scratch/c1.json" >"$scratch/edited.json"
 bad "an edited report" "edited.json:" "$scratch/c0.json" "$scratch/edited.json" "$scratch/c2.json"
-contains "an edited report" "num_checks: a string, want a whole number"
+contains "an edited report" "scenarios[0].num_checks: expected an integer, got a string"
 head -c 200 "$scratch/c1.xml" >"$scratch/cut.xml"
 bad "a cut JUnit report" "does not end with a newline" "$scratch/c0.xml" "$scratch/cut.xml"
 bad "not a report" "not a report mlasim merges" scenarios/seed/lone_one_token_prompt.yaml

@@ -6,6 +6,7 @@
 
 #include "base/formats/json_writer.h"
 #include "base/json_document.h"
+#include "scenario/json_field_reader.h"
 
 namespace mlasim {
 namespace {
@@ -16,49 +17,6 @@ Error report_error(const std::string& file, int line, int column, const std::str
                    const std::string& hint = kHint) {
   return merge_error(file, line, column, key, message, hint);
 }
-
-class Reader {
- public:
-  explicit Reader(const ReportFile& f) : f_(f) {}
-
-  const JsonNode* get(const JsonNode& n, const std::string& parent, const char* key, JsonNode::Kind kind,
-                      const char* want, bool nullable = false) {
-    if (error_) return nullptr;
-    const JsonNode* m = n.find(key);
-    const std::string path = json_join_key(parent, key);
-    if (!m) {
-      fail(n, path, "missing");
-      return nullptr;
-    }
-    if (nullable && m->is_null()) return nullptr;
-    if (m->kind != kind || (kind == JsonNode::Kind::kNumber && !m->is_integer())) {
-      fail(*m, path, json_kind_name(*m) + ", want " + want);
-      return nullptr;
-    }
-    return m;
-  }
-  std::string text(const JsonNode& n, const std::string& parent, const char* key) {
-    const JsonNode* m = get(n, parent, key, JsonNode::Kind::kString, "a string");
-    return m ? m->text : "";
-  }
-  std::optional<int> integer(const JsonNode& n, const std::string& parent, const char* key, bool nullable = false) {
-    const JsonNode* m = get(n, parent, key, JsonNode::Kind::kNumber, "a whole number", nullable);
-    if (!m) return std::nullopt;
-    if (m->text.size() > 10 || std::stoll(m->text) > 2147483647LL || std::stoll(m->text) < -1) {
-      fail(*m, json_join_key(parent, key), m->text + " is out of range");
-      return std::nullopt;
-    }
-    return static_cast<int>(std::stoll(m->text));
-  }
-  void fail(const JsonNode& n, const std::string& key, const std::string& message) {
-    if (!error_) error_ = report_error(f_.path, n.line, n.column, key, message);
-  }
-  const std::optional<Error>& error() const { return error_; }
-
- private:
-  const ReportFile& f_;
-  std::optional<Error> error_;
-};
 
 // How many of the runs r < below with r % count == index the shard has.
 long long runs_below(int index, int count, long long below) {
@@ -108,36 +66,32 @@ Result<FuzzReport> read_fuzz_report(const ReportFile& f) {
   Result<JsonDocument> doc = parse_json_document(f.text, f.path);
   if (!doc) return doc.error();
   const JsonNode& root = doc.value().root;
-  if (!root.is_object()) return report_error(f.path, root.line, root.column, "", json_kind_name(root) + ", want an object");
-  Reader r(f);
+  const JsonFieldReader r(f.path);
   FuzzReport out;
-  if (r.text(root, "", "format") != "mlasim-fuzz" && !r.error())
-    r.fail(*root.find("format"), "format", "\"" + root.find("format")->text + "\", want \"mlasim-fuzz\"");
-  if (std::optional<int> v = r.integer(root, "", "version"); v && *v != 1)
-    r.fail(*root.find("version"), "version", fmt::format("{}, this mlasim reads 1", *v));
-  out.campaign = r.text(root, "", "campaign");
-  out.runs_asked = r.integer(root, "", "runs_asked", /*nullable=*/true);
-  if (const JsonNode* s = root.find("shard")) {
-    if (!s->is_object()) r.fail(*s, "shard", json_kind_name(*s) + ", want an object");
-    const std::optional<int> index = r.integer(*s, "shard", "index"), count = r.integer(*s, "shard", "count");
-    if (index && count && (*count < 1 || *index < 0 || *index >= *count))
-      r.fail(*s, "shard", fmt::format("index {} of count {}", *index, *count));
-    if (index && count) out.shard = FuzzReport::ShardPart{*index, *count};
+  try {
+    Result<ShardPlace> place = read_report_head(r, root, "mlasim-fuzz", nullptr);
+    if (place) out.shard = FuzzReport::ShardPart{static_cast<int>(place.value().index), static_cast<int>(place.value().count)};
+    out.campaign = r.read_string(r.required(root, "campaign", ""), "campaign");
+    if (const JsonNode& asked = r.required(root, "runs_asked", ""); !asked.is_null())
+      out.runs_asked = r.read_int(asked, "runs_asked", 0);
+    out.runs = r.read_int(r.required(root, "runs", ""), "runs", 0);
+    if (const JsonNode& v = r.required(root, "violation", ""); !v.is_null()) {
+      FuzzReport::Found found;
+      auto text = [&](const char* key) { return r.read_string(r.required(v, key, "violation"), json_join_key("violation", key)); };
+      found.run = r.read_int(r.required(v, "run", "violation"), "violation.run", 0);
+      found.trace = text("trace");
+      found.batch = text("batch");
+      found.property = text("property");
+      found.step = r.read_int(r.required(v, "step", "violation"), "violation.step", -1);
+      found.detail = text("detail");
+      if (const JsonNode& p = r.required(v, "finding", "violation"); !p.is_null())
+        found.finding = r.read_string(p, "violation.finding");
+      out.violation = std::move(found);
+    }
+  } catch (LoadError& e) {
+    e.error.hint = kHint;
+    return e.error;
   }
-  out.runs = r.integer(root, "", "runs").value_or(0);
-  if (const JsonNode* v = r.get(root, "", "violation", JsonNode::Kind::kObject, "an object or null", true)) {
-    FuzzReport::Found found;
-    found.run = r.integer(*v, "violation", "run").value_or(0);
-    found.trace = r.text(*v, "violation", "trace");
-    found.batch = r.text(*v, "violation", "batch");
-    found.property = r.text(*v, "violation", "property");
-    found.step = r.integer(*v, "violation", "step").value_or(-1);
-    found.detail = r.text(*v, "violation", "detail");
-    if (const JsonNode* p = r.get(*v, "violation", "finding", JsonNode::Kind::kString, "a string or null", true))
-      found.finding = p->text;
-    out.violation = std::move(found);
-  }
-  if (r.error()) return *r.error();
   return out;
 }
 

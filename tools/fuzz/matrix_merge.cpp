@@ -7,10 +7,10 @@
 #include <fmt/format.h>
 
 #include <map>
-#include <optional>
 
 #include "base/formats/json_writer.h"
 #include "base/json_document.h"
+#include "scenario/json_field_reader.h"
 
 namespace mlasim {
 namespace {
@@ -45,18 +45,6 @@ void write_node(JsonWriter& w, const JsonNode& n) {
   }
 }
 
-// A whole number member, or nullopt after setting `error`.
-std::optional<long long> whole(const ReportFile& f, const JsonNode& n, const std::string& parent, const char* key,
-                               std::optional<Error>& error) {
-  const JsonNode* m = n.find(key);
-  const std::string path = parent.empty() ? key : parent + "." + key;
-  if (!m || !m->is_integer() || m->text.size() > 12 || m->text[0] == '-') {
-    if (!error) error = node_error(f.path, m ? m : &n, path, m ? json_kind_name(*m) + ", want a whole number" : "missing");
-    return std::nullopt;
-  }
-  return std::stoll(m->text);
-}
-
 struct Shard {
   JsonDocument doc;
   long long index = 0, count = 0, num_cells = 0;
@@ -75,29 +63,19 @@ Result<std::string> merge_matrix_reports(const std::vector<ReportFile>& files) {
     Shard s;
     s.doc = std::move(doc.value());
     const JsonNode& root = s.doc.root;
-    if (!root.is_object()) return node_error(f.path, &root, "", json_kind_name(root) + ", want an object");
-    const JsonNode* format = root.find("format");
-    if (!format || !format->is_string() || format->text != "mlasim-matrix")
-      return node_error(f.path, format ? format : &root, "format", "want \"mlasim-matrix\"");
-    std::optional<Error> error;
-    const std::optional<long long> version = whole(f, root, "", "version", error);
-    if (version && *version != 1) return node_error(f.path, root.find("version"), "version", fmt::format("{}, this mlasim reads 1", *version));
-    const JsonNode* shard = root.find("shard");
-    if (!shard || !shard->is_object())
-      return node_error(f.path, shard ? shard : &root, "shard",
-                         "not a shard's report (an unsharded matrix's report is already whole)",
-                         "merge the reports of `mlasim matrix --shard I/N --json FILE` for I = 0..N-1");
-    const std::optional<long long> index = whole(f, *shard, "shard", "index", error),
-                                   count = whole(f, *shard, "shard", "count", error),
-                                   num_cells = whole(f, *shard, "shard", "num_cells", error);
-    if (error) return *error;
-    if (*count < 1 || *index >= *count) return node_error(f.path, shard, "shard", fmt::format("index {} of count {}", *index, *count));
-    s.index = *index;
-    s.count = *count;
-    s.num_cells = *num_cells;
-    s.cells = root.find("cells");
-    if (!s.cells || !s.cells->is_array())
-      return node_error(f.path, s.cells ? s.cells : &root, "cells", s.cells ? json_kind_name(*s.cells) + ", want a list" : "missing");
+    const JsonFieldReader r(f.path);
+    try {
+      Result<ShardPlace> place = read_report_head(r, root, "mlasim-matrix", "num_cells");
+      if (!place) return place.error();
+      s.index = place.value().index;
+      s.count = place.value().count;
+      s.num_cells = place.value().whole;
+      s.cells = &r.required(root, "cells", "");
+      r.expect_list(*s.cells, "cells");
+    } catch (LoadError& e) {
+      e.error.hint = kHint;
+      return e.error;
+    }
     const long long want = s.num_cells > s.index ? (s.num_cells - s.index + s.count - 1) / s.count : 0;
     if (static_cast<long long>(s.cells->items.size()) != want)
       return node_error(f.path, s.cells, "cells",
