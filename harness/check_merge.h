@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "harness/check_shard.h"
 #include "scenario/json_field_reader.h"
 
 namespace mlasim {
@@ -21,11 +22,6 @@ struct ReportFile {
 Error merge_error(const std::string& file, int line, int column, const std::string& key, const std::string& message,
                   const std::string& hint);
 
-// Where one shard's report sits in its campaign: its index of `count`, and the size of the whole
-// (scenarios, cells) it was taken from, which every shard must agree on.
-struct ShardPlace {
-  long long index = 0, count = 1, whole = 0;
-};
 // The shards' places (one per file) make one campaign: one count and whole, every index
 // 0..count-1 exactly once; else the error naming the file. `whole_name`: "scenarios", "cells".
 Status check_shards_whole(const std::vector<ReportFile>& files, const std::vector<ShardPlace>& places,

@@ -229,7 +229,7 @@ std::string format_check_line(const ScenarioCheck& c) {
   return "";
 }
 
-std::string check_reports_junit(const std::vector<ScenarioCheck>& checks, const std::optional<ReportShard>& shard) {
+std::string check_reports_junit(const std::vector<ScenarioCheck>& checks, const std::optional<ShardPlace>& shard) {
   int failures = 0, errors = 0;
   double total = 0;
   for (const auto& c : checks) {
@@ -242,7 +242,7 @@ std::string check_reports_junit(const std::vector<ScenarioCheck>& checks, const 
                      checks.size(), failures, errors, total);
   if (shard)
     out += fmt::format("    <properties><property name=\"mlasim.shard\" value=\"{}/{} of {}\"/></properties>\n",
-                       shard->index, shard->count, shard->num_scenarios);
+                       shard->index, shard->count, shard->whole);
   for (const auto& c : checks) {
     out += fmt::format("    <testcase classname=\"mlasim.scenarios\" name=\"{}\" file=\"{}\" time=\"{:.3f}\"",
                        xml_escape(c.name), xml_escape(c.path), c.seconds);
@@ -260,7 +260,7 @@ std::string check_reports_junit(const std::vector<ScenarioCheck>& checks, const 
   return out;
 }
 
-std::string check_reports_json(const std::vector<ScenarioCheck>& checks, const std::optional<ReportShard>& shard) {
+std::string check_reports_json(const std::vector<ScenarioCheck>& checks, const std::optional<ShardPlace>& shard) {
   JsonWriter w;
   w.begin_object();
   w.key("format").value("mlasim-check");
@@ -269,7 +269,7 @@ std::string check_reports_json(const std::vector<ScenarioCheck>& checks, const s
     w.key("shard").begin_object();
     w.key("index").value(shard->index);
     w.key("count").value(shard->count);
-    w.key("num_scenarios").value(static_cast<long long>(shard->num_scenarios));
+    w.key("num_scenarios").value(shard->whole);
     w.end_object();
   }
   int passed = 0;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "harness/check_shard.h"
 #include "verify/logits_golden.h"
 #include "harness/memory_budget.h"
 #include "engine/replay.h"
@@ -54,14 +55,10 @@ ScenarioCheck check_scenario(const std::string& path, const CheckOptions& option
 ScenarioCheck check_scenario(const Scenario& scenario, const std::string& path, const CheckOptions& options);
 
 std::string format_check_line(const ScenarioCheck& c);  // "PASS name (N checks)" / "FAIL name: ..."
-// A sharded run's place in the whole: its JSON report says "shard": {"index", "count",
-// "num_scenarios"} and its JUnit report a property mlasim.shard = "I/N of M", which `mlasim merge`
-// reads to check that the shards it joins make one whole run. An unsharded report has neither.
-struct ReportShard {
-  int index = 0, count = 1;
-  std::size_t num_scenarios = 0;  // in the list every shard was taken from
-};
-std::string check_reports_junit(const std::vector<ScenarioCheck>& checks, const std::optional<ReportShard>& shard = {});
-std::string check_reports_json(const std::vector<ScenarioCheck>& checks, const std::optional<ReportShard>& shard = {});
+// A sharded run's reports say where it sits (`whole`: the scenarios of the list every shard was
+// taken from): the JSON "shard": {"index", "count", "num_scenarios"}, the JUnit a property
+// mlasim.shard = "I/N of M", which `mlasim merge` reads. An unsharded report has neither.
+std::string check_reports_junit(const std::vector<ScenarioCheck>& checks, const std::optional<ShardPlace>& shard = {});
+std::string check_reports_json(const std::vector<ScenarioCheck>& checks, const std::optional<ShardPlace>& shard = {});
 
 }  // namespace mlasim

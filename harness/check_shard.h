@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdlib>
 #include <functional>
 #include <optional>
 #include <string>
@@ -16,6 +17,12 @@ namespace mlasim {
 struct Shard {
   int index = 0;  // I, 0 <= I < N
   int total = 1;  // N >= 1
+};
+
+// Where a shard's report sits in its campaign (what `mlasim merge` checks): its index of `count`,
+// and the size of the whole (scenarios, cells) the shards were taken from.
+struct ShardPlace {
+  long long index = 0, count = 1, whole = 0;
 };
 
 // Parses "I/N" as given to --shard (two whole numbers, 0 <= I < N).
@@ -36,8 +43,9 @@ using EnvLookup = std::function<const char*(const char*)>;
 //   Kubernetes does not pass on: the Job sets it);
 // an error naming the variables when none is set or one is bad.
 Result<Shard> shard_from_environment(const EnvLookup& env);
-// --shard's value: "auto" (shard_from_environment) or I/N (parse_shard).
-Result<Shard> parse_shard_option(const std::string& text, const EnvLookup& env);
+// --shard's value: "auto" (shard_from_environment, the process's environment by default) or I/N
+// (parse_shard).
+Result<Shard> parse_shard_option(const std::string& text, const EnvLookup& env = EnvLookup(std::getenv));
 
 // The indices in [0, count) that `shard` runs, ascending.
 std::vector<std::size_t> shard_indices(std::size_t count, const Shard& shard);

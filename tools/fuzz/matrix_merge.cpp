@@ -45,42 +45,41 @@ void write_node(JsonWriter& w, const JsonNode& n) {
   }
 }
 
-struct Shard {
+// One shard's report: its document, its place and its cells.
+struct ShardReport {
   JsonDocument doc;
-  long long index = 0, count = 0, num_cells = 0;
   const JsonNode* cells = nullptr;
 };
 
 }  // namespace
 
 Result<std::string> merge_matrix_reports(const std::vector<ReportFile>& files) {
-  std::vector<Shard> shards;
+  std::vector<ShardReport> shards;
   std::vector<ShardPlace> places;
   for (std::size_t i = 0; i < files.size(); ++i) {
     const ReportFile& f = files[i];
     Result<JsonDocument> doc = parse_json_document(f.text, f.path);
     if (!doc) return doc.error();
-    Shard s;
+    ShardReport s;
+    ShardPlace p;
     s.doc = std::move(doc.value());
     const JsonNode& root = s.doc.root;
     const JsonFieldReader r(f.path);
     try {
       Result<ShardPlace> place = read_report_head(r, root, "mlasim-matrix", "num_cells");
       if (!place) return place.error();
-      s.index = place.value().index;
-      s.count = place.value().count;
-      s.num_cells = place.value().whole;
+      p = place.value();
       s.cells = &r.required(root, "cells", "");
       r.expect_list(*s.cells, "cells");
     } catch (LoadError& e) {
       e.error.hint = kHint;
       return e.error;
     }
-    const long long want = s.num_cells > s.index ? (s.num_cells - s.index + s.count - 1) / s.count : 0;
+    const long long want = p.whole > p.index ? (p.whole - p.index + p.count - 1) / p.count : 0;
     if (static_cast<long long>(s.cells->items.size()) != want)
       return node_error(f.path, s.cells, "cells",
-                         fmt::format("{} cells, shard {}/{} of {} holds {}", s.cells->items.size(), s.index, s.count,
-                                     s.num_cells, want));
+                        fmt::format("{} cells, shard {}/{} of {} holds {}", s.cells->items.size(), p.index, p.count,
+                                    p.whole, want));
     if (!shards.empty()) {
       // One run: the same options (every member but shard and cells; the shards by check_shards_whole).
       const JsonNode& first = shards[0].doc.root;
@@ -95,7 +94,7 @@ Result<std::string> merge_matrix_reports(const std::vector<ReportFile>& files) {
                              "merge the shards of one `mlasim matrix` run: the same --seed, --runs, --model, --inject");
       }
     }
-    places.push_back(ShardPlace{s.index, s.count, s.num_cells});
+    places.push_back(p);
     shards.push_back(std::move(s));
   }
   if (Status st = check_shards_whole(files, places, "cells"); !st) return st.error();
@@ -111,9 +110,10 @@ Result<std::string> merge_matrix_reports(const std::vector<ReportFile>& files) {
       continue;
     }
     w.begin_array();
-    for (long long cell = 0; cell < shards[0].num_cells; ++cell) {
-      const Shard& s = shards[by_index.at(cell % shards[0].count)];
-      write_node(w, s.cells->items[static_cast<std::size_t>(cell / shards[0].count)]);
+    const long long count = places[0].count;
+    for (long long cell = 0; cell < places[0].whole; ++cell) {
+      const ShardReport& s = shards[by_index.at(cell % count)];
+      write_node(w, s.cells->items[static_cast<std::size_t>(cell / count)]);
     }
     w.end_array();
   }

@@ -45,7 +45,7 @@ bool resolve_shard(const CheckOptions& o, std::optional<Shard>& shard) {
     }
   }
   if (o.shard_given) {
-    Result<Shard> parsed = parse_shard_option(o.shard, [](const char* name) { return std::getenv(name); });
+    Result<Shard> parsed = parse_shard_option(o.shard);
     if (!parsed) std::cerr << parsed.error().format() << "\n";
     if (parsed) shard = parsed.value();
     return parsed.ok();
@@ -143,7 +143,7 @@ std::string summary_line(const CheckTally& tally, const std::optional<Shard>& sh
 
 // The reports are one set: all written and synced, then published together (base/output_set.h).
 int publish_reports(const CheckOptions& o, const std::vector<ScenarioCheck>& checks, const std::string& summary,
-                    const std::optional<ReportShard>& shard) {
+                    const std::optional<ShardPlace>& shard) {
   std::vector<std::string> targets;
   for (const std::string* p : {&o.junit_path, &o.json_path, &o.html_path})
     if (!p->empty()) targets.push_back(*p);
@@ -190,8 +190,8 @@ int run_check(const CheckOptions& o) {
   const std::vector<ScenarioCheck> checks = check_all(files, selected, num_jobs, options, tally);
   const std::string summary = summary_line(tally, shard, files.size());
   std::cout << summary << std::endl;
-  std::optional<ReportShard> report_shard;
-  if (shard) report_shard = ReportShard{shard->index, shard->total, files.size()};
+  std::optional<ShardPlace> report_shard;
+  if (shard) report_shard = ShardPlace{shard->index, shard->total, static_cast<long long>(files.size())};
   if (int rc = publish_reports(o, checks, summary, report_shard); rc != kExitOk) return rc;
   if (tally.bad > 0) return kExitBadInput;
   return tally.failed > 0 ? kExitRegression : kExitOk;

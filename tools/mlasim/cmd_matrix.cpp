@@ -35,7 +35,7 @@ int run_matrix(const MatrixFlags& f) {
   }
   options.jobs = jobs.value();
   if (!f.shard.empty()) {
-    Result<Shard> shard = parse_shard_option(f.shard, [](const char* name) { return std::getenv(name); });
+    Result<Shard> shard = parse_shard_option(f.shard);
     if (!shard) {
       std::cerr << shard.error().format() << "\n";
       return kExitBadInput;
