@@ -71,7 +71,11 @@ void order_batch_v2(InputBatch& batch, const SchedulerOutput& out, int decode_qu
   thread_local std::vector<ReqId> ids;
   sort_batch_req_ids(out, decode_query_len, ids);
   MLASIM_CHECK(static_cast<int>(ids.size()) == batch.num_reqs(), "the batch does not hold exactly the scheduled requests");
+  // The rows keep last step's order (swaps persist): a row already in place costs one compare,
+  // and only the rows that joined, moved in condense or changed class are looked up and swapped.
+  const std::span<const BatchRow> rows = batch.rows();
   for (int pos = 0; pos < static_cast<int>(ids.size()); ++pos) {
+    if (rows[static_cast<std::size_t>(pos)].req_id == ids[static_cast<std::size_t>(pos)]) continue;
     const std::optional<int> row = batch.row_of(ids[static_cast<std::size_t>(pos)]);
     MLASIM_CHECK(row.has_value() && *row >= pos, "a scheduled request is missing from the batch");
     if (*row != pos) batch.swap_rows(pos, *row);

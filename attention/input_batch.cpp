@@ -20,7 +20,7 @@ InputBatch::InputBatch(bool track_token_ids, InputBatch& donor)
   take_capacity(holes_, donor.holes_);
   take_capacity(stamp_, donor.stamp_);
   take_capacity(state_, donor.state_);
-  take_capacity(added_cached_, donor.added_cached_);
+  take_capacity(scheduled_row_, donor.scheduled_row_);
 }
 
 std::vector<ReqId> InputBatch::req_ids() const {
@@ -71,7 +71,7 @@ void InputBatch::remove_request(ReqId id) {
   holes_.push_back(idx);
 }
 
-void InputBatch::add_request(ReqId id, CachedRequestState& state) {
+int InputBatch::add_request(ReqId id, CachedRequestState& state) {
   MLASIM_CHECK(req_id_to_index_.find(key(id)) < 0, "request added to the batch twice");
   int idx;
   if (!holes_.empty()) {  // the smallest hole (vLLM pops the minimum of its removed indices)
@@ -91,6 +91,7 @@ void InputBatch::add_request(ReqId id, CachedRequestState& state) {
   live_[static_cast<std::size_t>(idx)] = 1;
   stamp_[static_cast<std::size_t>(idx)] = epoch_;
   req_id_to_index_.put(key(id), idx);
+  return idx;
 }
 
 void InputBatch::condense() {
@@ -122,15 +123,21 @@ void InputBatch::condense() {
 
 void InputBatch::update(const SchedulerOutput& out) {
   ++epoch_;
-  num_added_cached_ = 0;
   // 1. Finished requests leave the batch and the runner's state.
   for (ReqId id : out.finished_req_ids) {
     remove_request(id);
     requests_.erase(id);
   }
-  // Mark the rows scheduled this step; every other live row is an unscheduled cached request.
-  for (const auto& [id, q] : out.num_scheduled_tokens) {
+  // Mark the rows scheduled this step (one lookup a row, kept for the cached requests below);
+  // every other live row is an unscheduled cached request. Each row's values for this step are set
+  // where the row stands now: removals and additions leave live rows in place, and condense moves
+  // a row with its values.
+  const std::size_t n = out.num_scheduled_tokens.size();
+  scheduled_row_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& [id, q] = out.num_scheduled_tokens[i];
     const int row = req_id_to_index_.find(key(id));
+    scheduled_row_[i] = row;
     if (row >= 0) {
       stamp_[static_cast<std::size_t>(row)] = epoch_;
       rows_[static_cast<std::size_t>(row)].num_scheduled_tokens = q;
@@ -139,6 +146,17 @@ void InputBatch::update(const SchedulerOutput& out) {
   for (std::size_t i = 0; i < rows_.size(); ++i) {
     if (live_[i] && stamp_[i] != epoch_) remove_request(rows_[i].req_id);
   }
+  // q of a request added this step, from its entry of num_scheduled_tokens: new requests keep
+  // scheduling order (one forward pass); a re-added cached request is looked for.
+  std::size_t qi = 0;
+  auto scheduled_q = [&](ReqId id, std::size_t& from) {
+    for (std::size_t i = from; i < n; ++i)
+      if (out.num_scheduled_tokens[i].first == id) return from = i, out.num_scheduled_tokens[i].second;
+    for (std::size_t i = 0; i < from; ++i)
+      if (out.num_scheduled_tokens[i].first == id) return out.num_scheduled_tokens[i].second;
+    MLASIM_CHECK(false, "a request added to the batch is not scheduled");
+    return 0;
+  };
   // 2. New requests, then scheduled cached requests that are not in the batch.
   for (const NewRequestData& d : out.scheduled_new_reqs) {
     const int p = static_cast<int>(d.prompt_token_ids.size());
@@ -147,12 +165,17 @@ void InputBatch::update(const SchedulerOutput& out) {
     st.prefill_len = p;
     st.block_ids = d.block_ids;
     if (track_token_ids_) st.token_ids.assign(d.prompt_token_ids.begin(), d.prompt_token_ids.end());
-    add_request(d.req_id, st);
+    BatchRow& row = rows_[static_cast<std::size_t>(add_request(d.req_id, st))];
+    row.num_computed_tokens = d.num_computed_tokens;
+    row.num_scheduled_tokens = scheduled_q(d.req_id, qi);
   }
   const CachedRequestData& c = out.scheduled_cached_reqs;
   for (int i = 0; i < c.num_reqs(); ++i) {
-    const ReqId id = c.req_ids[static_cast<std::size_t>(i)];
-    const int row = req_id_to_index_.find(key(id));
+    const std::size_t ci = static_cast<std::size_t>(i);
+    const ReqId id = c.req_ids[ci];
+    // The running requests lead both lists in the same order: their rows were found while marking.
+    const int row = ci < n && out.num_scheduled_tokens[ci].first == id ? scheduled_row_[ci]
+                                                                       : req_id_to_index_.find(key(id));
     CachedRequestState* st = row >= 0 ? state_[static_cast<std::size_t>(row)] : nullptr;
     if (!st) {
       auto p = requests_.find(id);
@@ -160,43 +183,25 @@ void InputBatch::update(const SchedulerOutput& out) {
       st = &p->second;
     }
     // The block table: a resumed request's is the whole new one, a running one's grows.
-    const std::vector<int>& new_blocks = c.new_block_ids[static_cast<std::size_t>(i)];
-    if (c.resumed_from_preemption[static_cast<std::size_t>(i)]) {
+    const std::vector<int>& new_blocks = c.new_block_ids[ci];
+    if (c.resumed_from_preemption[ci]) {
       st->block_ids = new_blocks;
-      st->prefill_len = st->num_prompt_tokens + c.num_output_tokens[static_cast<std::size_t>(i)];
+      st->prefill_len = st->num_prompt_tokens + c.num_output_tokens[ci];
     } else if (!new_blocks.empty()) {
       st->block_ids.insert(st->block_ids.end(), new_blocks.begin(), new_blocks.end());
     }
-    if (row >= 0) continue;
-    add_request(id, *st);
-    if (added_cached_.size() <= num_added_cached_) added_cached_.resize(num_added_cached_ + 1);
-    added_cached_[num_added_cached_++] = id;
+    if (row >= 0) {
+      rows_[static_cast<std::size_t>(row)].num_computed_tokens = c.num_computed_tokens[ci];
+      continue;
+    }
+    BatchRow& added = rows_[static_cast<std::size_t>(add_request(id, *st))];
+    added.num_computed_tokens = c.num_computed_tokens[ci];
+    std::size_t from = 0;
+    added.num_scheduled_tokens = scheduled_q(id, from);
   }
   // 3. Condense.
   condense();
-  MLASIM_CHECK(rows_.size() == out.num_scheduled_tokens.size(), "batch rows != scheduled requests");
-  // This step's per-row values (q of rows kept in place was set while marking).
-  std::size_t qi = 0;
-  for (const NewRequestData& d : out.scheduled_new_reqs) {
-    BatchRow& row = rows_[static_cast<std::size_t>(req_id_to_index_.find(key(d.req_id)))];
-    row.num_computed_tokens = d.num_computed_tokens;
-    while (out.num_scheduled_tokens[qi].first != d.req_id) ++qi;  // new requests keep scheduling order
-    row.num_scheduled_tokens = out.num_scheduled_tokens[qi].second;
-  }
-  for (int i = 0; i < c.num_reqs(); ++i) {
-    BatchRow& row = rows_[static_cast<std::size_t>(req_id_to_index_.find(key(c.req_ids[static_cast<std::size_t>(i)])))];
-    row.num_computed_tokens = c.num_computed_tokens[static_cast<std::size_t>(i)];
-  }
-  // Rows added this step (resumed or re-added) still need q.
-  for (std::size_t i = 0; i < num_added_cached_; ++i) {
-    const ReqId id = added_cached_[i];
-    for (const auto& [sid, q] : out.num_scheduled_tokens) {
-      if (sid == id) {
-        rows_[static_cast<std::size_t>(req_id_to_index_.find(key(id)))].num_scheduled_tokens = q;
-        break;
-      }
-    }
-  }
+  MLASIM_CHECK(rows_.size() == n, "batch rows != scheduled requests");
 }
 
 }  // namespace mlasim

@@ -65,7 +65,7 @@ class InputBatch {
 
  private:
   void remove_request(ReqId id);
-  void add_request(ReqId id, CachedRequestState& state);
+  int add_request(ReqId id, CachedRequestState& state);  // returns its row
   void condense();
   const CachedRequestState& state(int row) const;
 
@@ -78,8 +78,7 @@ class InputBatch {
   std::vector<unsigned> stamp_;      // per row: last update() that scheduled it
   std::vector<CachedRequestState*> state_;  // per row: its request's entry of requests_ (nodes are stable)
   unsigned epoch_ = 0;
-  std::vector<ReqId> added_cached_;  // cached requests (re-)added this update (scratch)
-  std::size_t num_added_cached_ = 0;
+  std::vector<int> scheduled_row_;   // per num_scheduled_tokens entry: its row when marked, or -1 (scratch)
 };
 
 }  // namespace mlasim
