@@ -99,7 +99,8 @@ void decide_row(RowRoute& row, bool is_decode, MlaPath path, const RoutingConfig
   row.path = path;
   row.fresh_on_decode_path = fresh_on_decode_path(row, is_deepseek_v4_backend(config.backend));
   if (row_reasons || row.fresh_on_decode_path) {
-    row.reason = explain();
+    row.reason.clear();
+    explain(row.reason);
     row.reason += " -> ";
     row.reason += to_string(path);
   }
@@ -189,7 +190,7 @@ void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, Bat
     const bool is_decode = pos < split.counts.num_decodes;
     const MlaPath path = sparse_all_mqa || is_decode ? MlaPath::kMqa : MlaPath::kMha;
     decide_row(row, is_decode, path, config,
-               [&] { return explain_vllm_row(row, pos, split, config, split_words(split)); });
+               [&](std::string& out) { explain_vllm_row(out, row, pos, split, config, split_words(split)); });
   }
 }
 
@@ -201,7 +202,7 @@ void route_sglang(std::span<const RowInput> rows, const RoutingConfig& config, B
   for (std::size_t pos = 0; pos < route.rows.size(); ++pos) {
     RowRoute& row = route.rows[pos];
     decide_row(row, !dispatch.row_is_extend[pos], path, config,
-               [&] { return explain_sglang_row(row, dispatch, config); });
+               [&](std::string& out) { explain_sglang_row(out, row, dispatch, config); });
   }
   route.counts = counts_of(route.rows);
   if (config.row_reasons) route.batch_reason = explain_sglang_batch(dispatch, config);

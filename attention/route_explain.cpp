@@ -1,8 +1,7 @@
 // Routing reasons in words, from the reorder region, the split and SGLang's dispatch.
 #include "attention/route_explain.h"
 
-#include <fmt/compile.h>
-#include <fmt/format.h>
+#include <charconv>
 
 #include "attention/row_route.h"
 #include "config/mla_backends.h"
@@ -28,80 +27,140 @@ std::string sparse_note(const RoutingConfig& config) {
              : kSparseMlaNote;
 }
 
-std::string query_vs_threshold(const RowRoute& row, int decode_threshold) {
-  return fmt::format("q={}{}T={}", row.q, row.q <= decode_threshold ? " <= " : " > ", decode_threshold);
+// Appends v in decimal (as std::to_string writes it).
+void append_num(std::string& out, long long v) {
+  char buf[24];
+  out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
 }
 
-std::string decode_or_prefill(const RowRoute& row) { return row.region == Region::kDecode ? "decode" : "prefill"; }
-
-std::string explain_three_region(const RowRoute& row, int decode_threshold) {
-  if (row.region == Region::kPrefill) return "region prefill (nct=0)";
-  return std::string("region ") + (row.region == Region::kDecode ? "decode" : "extend") + " (nct=" + num(row.nct) +
-         " > 0, " + query_vs_threshold(row, decode_threshold) + ")";
+// The words below run for every row of every step when reasons are written: each appends to the
+// caller's string (its capacity kept from row to row), no temporaries.
+void query_vs_threshold(std::string& out, const RowRoute& row, int decode_threshold) {
+  out += "q=";
+  append_num(out, row.q);
+  out += row.q <= decode_threshold ? " <= T=" : " > T=";
+  append_num(out, decode_threshold);
 }
 
-std::string explain_three_region_q_first(const RowRoute& row, int decode_threshold) {
-  if (row.region == Region::kDecode)
-    return "region decode (" + query_vs_threshold(row, decode_threshold) + ", nct ignored)";
-  return std::string("region ") + (row.region == Region::kPrefill ? "prefill" : "extend") + " (nct=" + num(row.nct) +
-         (row.nct == 0 ? ", " : " > 0, ") + query_vs_threshold(row, decode_threshold) + ")";
-}
+const char* decode_or_prefill(const RowRoute& row) { return row.region == Region::kDecode ? "decode" : "prefill"; }
 
-// One format call a row, parsed at compile time: this runs for every row of every step when
-// reasons are written.
-std::string explain_four_region(const RowRoute& row, int decode_threshold) {
-  const int region = static_cast<int>(row.region);
-  const char* name = to_string(row.region);
-  const char* cmp = row.q <= decode_threshold ? " <= " : " > ";
-  switch (row.region) {
-    case Region::kPrefill: return fmt::format(FMT_COMPILE("region {} {} (nct=0)"), region, name);
-    case Region::kLongExtend:
-      return fmt::format(FMT_COMPILE("region {} {} (nct={} > 0, q={}{}T={})"), region, name, row.nct, row.q, cmp,
-                         decode_threshold);
-    case Region::kShortExtend:
-      return fmt::format(FMT_COMPILE("region {} {} (nct={} < P={}, q={}{}T={})"), region, name, row.nct, row.prompt_len,
-                         row.q, cmp, decode_threshold);
-    case Region::kDecode:
-      return fmt::format(FMT_COMPILE("region {} {} (nct={} >= P={}, q={}{}T={})"), region, name, row.nct,
-                         row.prompt_len, row.q, cmp, decode_threshold);
+void explain_three_region(std::string& out, const RowRoute& row, int decode_threshold) {
+  if (row.region == Region::kPrefill) {
+    out += "region prefill (nct=0)";
+    return;
   }
-  return fmt::format(FMT_COMPILE("region {} {}"), region, name);
+  out += row.region == Region::kDecode ? "region decode (nct=" : "region extend (nct=";
+  append_num(out, row.nct);
+  out += " > 0, ";
+  query_vs_threshold(out, row, decode_threshold);
+  out += ')';
+}
+
+void explain_three_region_q_first(std::string& out, const RowRoute& row, int decode_threshold) {
+  if (row.region == Region::kDecode) {
+    out += "region decode (";
+    query_vs_threshold(out, row, decode_threshold);
+    out += ", nct ignored)";
+    return;
+  }
+  out += row.region == Region::kPrefill ? "region prefill (nct=" : "region extend (nct=";
+  append_num(out, row.nct);
+  out += row.nct == 0 ? ", " : " > 0, ";
+  query_vs_threshold(out, row, decode_threshold);
+  out += ')';
+}
+
+void explain_four_region(std::string& out, const RowRoute& row, int decode_threshold) {
+  out += "region ";
+  append_num(out, static_cast<int>(row.region));
+  out += ' ';
+  out += to_string(row.region);
+  switch (row.region) {
+    case Region::kPrefill: out += " (nct=0)"; return;
+    case Region::kLongExtend: out += " (nct="; append_num(out, row.nct); out += " > 0, "; break;
+    case Region::kShortExtend:
+      out += " (nct=";
+      append_num(out, row.nct);
+      out += " < P=";
+      append_num(out, row.prompt_len);
+      out += ", ";
+      break;
+    case Region::kDecode:
+      out += " (nct=";
+      append_num(out, row.nct);
+      out += " >= P=";
+      append_num(out, row.prompt_len);
+      out += ", ";
+      break;
+    default: return;
+  }
+  query_vs_threshold(out, row, decode_threshold);
+  out += ')';
 }
 
 // The row's region as the reorder version names it (kNone, SGLang's, reports the four regions).
-std::string explain_region(const RowRoute& row, ReorderVersion version, int decode_threshold) {
+void explain_region(std::string& out, const RowRoute& row, ReorderVersion version, int decode_threshold) {
   switch (version) {
     case ReorderVersion::kMlaBuilderQ1:
-      return "early-2025 " + decode_or_prefill(row) + " (q=" + num(row.q) + (row.q == 1 ? " == 1" : " != 1") + ")";
+      out += "early-2025 ";
+      out += decode_or_prefill(row);
+      out += " (q=";
+      append_num(out, row.q);
+      out += row.q == 1 ? " == 1)" : " != 1)";
+      return;
     case ReorderVersion::kTwoRegion:
-      return "2-region " + decode_or_prefill(row) + " (" + query_vs_threshold(row, decode_threshold) + ", nct ignored)";
-    case ReorderVersion::kThreeRegionQFirst: return explain_three_region_q_first(row, decode_threshold);
-    case ReorderVersion::kThreeRegion: return explain_three_region(row, decode_threshold);
+      out += "2-region ";
+      out += decode_or_prefill(row);
+      out += " (";
+      query_vs_threshold(out, row, decode_threshold);
+      out += ", nct ignored)";
+      return;
+    case ReorderVersion::kThreeRegionQFirst: explain_three_region_q_first(out, row, decode_threshold); return;
+    case ReorderVersion::kThreeRegion: explain_three_region(out, row, decode_threshold); return;
     case ReorderVersion::kNone:
     case ReorderVersion::kFourRegion: break;
   }
-  return explain_four_region(row, decode_threshold);
+  explain_four_region(out, row, decode_threshold);
 }
 
 // Rule 5 on the row at `pos`: before, at or after the first prefill row.
-std::string explain_first_prefill(const SplitResult& split, int pos, const RowRoute& row) {
+void explain_first_prefill(std::string& out, const SplitResult& split, int pos, const RowRoute& row) {
   const int first_prefill = split.counts.num_decodes;
-  const std::string threshold = num(split.decode_threshold);
-  if (pos < first_prefill) return "split: a decode: before the first prefill row " + num(first_prefill);
-  if (pos > first_prefill)
-    return "split: a prefill: after the first prefill row " + num(first_prefill) + ", whatever its query length";
+  if (pos < first_prefill) {
+    out += "split: a decode: before the first prefill row ";
+    append_num(out, first_prefill);
+    return;
+  }
+  if (pos > first_prefill) {
+    out += "split: a prefill: after the first prefill row ";
+    append_num(out, first_prefill);
+    out += ", whatever its query length";
+    return;
+  }
   switch (split.first_prefill_cause) {
     case PrefillCause::kQueryAboveT:
-      return "split: the first prefill row: query length " + num(row.q) + " > threshold " + threshold;
+      out += "split: the first prefill row: query length ";
+      append_num(out, row.q);
+      out += " > threshold ";
+      append_num(out, split.decode_threshold);
+      return;
     case PrefillCause::kQueryDiffersFromFirst:
-      return "split: the first prefill row: query length " + num(row.q) + " != the first row's " +
-             num(split.first_query_len) + " (uniform query lengths required)";
+      out += "split: the first prefill row: query length ";
+      append_num(out, row.q);
+      out += " != the first row's ";
+      append_num(out, split.first_query_len);
+      out += " (uniform query lengths required)";
+      return;
     case PrefillCause::kIsPrefilling:
-      return "split: the first prefill row: still prefilling (nct=" + num(row.nct) + " < P=" + num(row.prompt_len) +
-             ") and short extends are not treated as decodes";
+      out += "split: the first prefill row: still prefilling (nct=";
+      append_num(out, row.nct);
+      out += " < P=";
+      append_num(out, row.prompt_len);
+      out += ") and short extends are not treated as decodes";
+      return;
     case PrefillCause::kNone: break;
   }
-  return "split: the first prefill row";
+  out += "split: the first prefill row";
 }
 
 std::string explain_dispatch_choice(const SglangDispatch& dispatch) {
@@ -147,25 +206,32 @@ std::string explain_split(const SplitResult& split) {
   return "?";
 }
 
-std::string explain_vllm_row(const RowRoute& row, int pos, const SplitResult& split, const RoutingConfig& config,
-                             std::string_view split_text) {
-  std::string out = explain_region(row, reorder_version(config.profile), reorder_threshold(config));
+void explain_vllm_row(std::string& out, const RowRoute& row, int pos, const SplitResult& split,
+                      const RoutingConfig& config, std::string_view split_text) {
+  explain_region(out, row, reorder_version(config.profile), reorder_threshold(config));
   out += "; ";
   if (split.rule == SplitRule::kFirstPrefill)
-    out += explain_first_prefill(split, pos, row);
+    explain_first_prefill(out, split, pos, row);
   else
     out += split_text;
   if (config.sparse_mla) out += sparse_note(config);
-  return out;
 }
 
 std::string explain_sglang_batch(const SglangDispatch& dispatch, const RoutingConfig& config) {
   return explain_dispatch(dispatch) + sparse_note(config);
 }
 
-std::string explain_sglang_row(const RowRoute& row, const SglangDispatch& dispatch, const RoutingConfig& config) {
-  return std::string(row.is_decode ? "sglang decode row" : "sglang extend row") + " (nct=" + num(row.nct) +
-         ", P=" + num(row.prompt_len) + ", q=" + num(row.q) + "); " + explain_dispatch(dispatch) + sparse_note(config);
+void explain_sglang_row(std::string& out, const RowRoute& row, const SglangDispatch& dispatch,
+                        const RoutingConfig& config) {
+  out += row.is_decode ? "sglang decode row (nct=" : "sglang extend row (nct=";
+  append_num(out, row.nct);
+  out += ", P=";
+  append_num(out, row.prompt_len);
+  out += ", q=";
+  append_num(out, row.q);
+  out += "); ";
+  out += explain_dispatch(dispatch);
+  out += sparse_note(config);
 }
 
 }  // namespace mlasim

@@ -120,7 +120,9 @@ void AtomicOutputFile::flush_buffer() {
 }
 
 void AtomicOutputFile::write(std::string_view text) {
-  if (text.size() >= (1u << 20)) {  // large pieces go to the file directly, not through the buffer
+  // Pieces of 64 KiB and more (a step of a wide batch) go to the file directly, not copied
+  // through the buffer: one write call each is cheap beside the copy.
+  if (text.size() >= (1u << 16)) {
     flush_buffer();
     if (write_errno_ == 0 && !write_all(fd_, text.data(), text.size())) write_errno_ = errno;
     return;

@@ -167,7 +167,7 @@ const StepRecord& Engine::step() {
     const std::string problem = metadata_.validate();
     MLASIM_CHECK(problem.empty(), "inconsistent attention metadata at step " + std::to_string(step_) + ": " + problem);
   }
-  record_step(out_, route);
+  record_step(out_, route_);
   const std::int64_t end_ns = std::min(now_ns_ + current_.duration_ns, kMaxClockNs);
   step_logits_.index.clear();
   step_logits_.values.clear();

@@ -10,7 +10,7 @@
 
 namespace mlasim {
 
-void Engine::record_step(const SchedulerOutput& out, const BatchRoute& route) {
+void Engine::record_step(const SchedulerOutput& out, BatchRoute& route) {
   StepRecord& s = current_;
   s.step = step_;
   s.arrived.swap(arrived_);
@@ -32,12 +32,12 @@ void Engine::record_step(const SchedulerOutput& out, const BatchRoute& route) {
   s.duration_ns = step_duration_ns();
 }
 
-void Engine::record_rows(const BatchRoute& route) {
+void Engine::record_rows(BatchRoute& route) {
   MLASIM_CHECK(route.rows.size() == batch_.rows().size(), "route and batch disagree on the row count");
   current_.rows.resize(route.rows.size());
   for (std::size_t i = 0; i < route.rows.size(); ++i) {
     const BatchRow& row = batch_.rows()[i];
-    const RowRoute& rr = route.rows[i];
+    RowRoute& rr = route.rows[i];
     MLASIM_CHECK(rr.q == row.num_scheduled_tokens && rr.nct == row.num_computed_tokens, "route row mismatch");
     RowRecord& rec = current_.rows[i];
     rec.index = row.req_id;
@@ -45,7 +45,7 @@ void Engine::record_rows(const BatchRoute& route) {
     rec.nct = row.num_computed_tokens;
     rec.prompt_len = row.num_prompt_tokens;
     std::tie(rec.region, rec.path, rec.fresh_on_decode_path) = std::tie(rr.region, rr.path, rr.fresh_on_decode_path);
-    rec.reason.assign(rr.reason);
+    rec.reason.swap(rr.reason);  // the words move to the record; the route words each step afresh
   }
 }
 

@@ -49,7 +49,7 @@ class JsonWriter {
   JsonWriter& close(char bracket);
   void newline();
   std::string out_;
-  std::vector<bool> first_;  // per open container: no element written yet
+  std::vector<char> first_;  // per open container: no element written yet (char, not bool: a plain load)
   bool after_key_ = false;
   int depth_ = 0;
   Layout layout_ = Layout::kIndented;
