@@ -27,96 +27,68 @@ std::string sparse_note(const RoutingConfig& config) {
              : kSparseMlaNote;
 }
 
-// Appends v in decimal (as std::to_string writes it).
+// Appends each part to `out`: text as it is, an int in decimal (as std::to_string writes it). The
+// words below run for every row of every step when reasons are written: each appends to the
+// caller's string (its capacity kept from row to row), no temporaries.
 void append_num(std::string& out, long long v) {
   char buf[24];
   out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
 }
-
-// The words below run for every row of every step when reasons are written: each appends to the
-// caller's string (its capacity kept from row to row), no temporaries.
-void query_vs_threshold(std::string& out, const RowRoute& row, int decode_threshold) {
-  out += "q=";
-  append_num(out, row.q);
-  out += row.q <= decode_threshold ? " <= T=" : " > T=";
-  append_num(out, decode_threshold);
+void append_part(std::string& out, std::string_view text) { out += text; }
+void append_part(std::string& out, const char* text) { out += text; }
+void append_part(std::string& out, int v) { append_num(out, v); }
+template <class... Parts>
+void words(std::string& out, const Parts&... parts) {
+  (append_part(out, parts), ...);
 }
 
 const char* decode_or_prefill(const RowRoute& row) { return row.region == Region::kDecode ? "decode" : "prefill"; }
 
+// "q=5 > T=1", then `tail`.
+void query_vs_threshold(std::string& out, const RowRoute& row, int decode_threshold, const char* tail) {
+  words(out, "q=", row.q, row.q <= decode_threshold ? " <= T=" : " > T=", decode_threshold, tail);
+}
+
 void explain_three_region(std::string& out, const RowRoute& row, int decode_threshold) {
-  if (row.region == Region::kPrefill) {
-    out += "region prefill (nct=0)";
-    return;
-  }
-  out += row.region == Region::kDecode ? "region decode (nct=" : "region extend (nct=";
-  append_num(out, row.nct);
-  out += " > 0, ";
-  query_vs_threshold(out, row, decode_threshold);
-  out += ')';
+  if (row.region == Region::kPrefill) return words(out, "region prefill (nct=0)");
+  words(out, row.region == Region::kDecode ? "region decode (nct=" : "region extend (nct=", row.nct, " > 0, ");
+  query_vs_threshold(out, row, decode_threshold, ")");
 }
 
 void explain_three_region_q_first(std::string& out, const RowRoute& row, int decode_threshold) {
   if (row.region == Region::kDecode) {
-    out += "region decode (";
-    query_vs_threshold(out, row, decode_threshold);
-    out += ", nct ignored)";
-    return;
+    words(out, "region decode (");
+    return query_vs_threshold(out, row, decode_threshold, ", nct ignored)");
   }
-  out += row.region == Region::kPrefill ? "region prefill (nct=" : "region extend (nct=";
-  append_num(out, row.nct);
-  out += row.nct == 0 ? ", " : " > 0, ";
-  query_vs_threshold(out, row, decode_threshold);
-  out += ')';
+  words(out, row.region == Region::kPrefill ? "region prefill (nct=" : "region extend (nct=", row.nct,
+        row.nct == 0 ? ", " : " > 0, ");
+  query_vs_threshold(out, row, decode_threshold, ")");
 }
 
 void explain_four_region(std::string& out, const RowRoute& row, int decode_threshold) {
-  out += "region ";
-  append_num(out, static_cast<int>(row.region));
-  out += ' ';
-  out += to_string(row.region);
+  words(out, "region ", static_cast<int>(row.region), " ", to_string(row.region));
   switch (row.region) {
-    case Region::kPrefill: out += " (nct=0)"; return;
-    case Region::kLongExtend: out += " (nct="; append_num(out, row.nct); out += " > 0, "; break;
+    case Region::kPrefill: return words(out, " (nct=0)");
+    case Region::kLongExtend: words(out, " (nct=", row.nct, " > 0, "); break;
     case Region::kShortExtend:
-      out += " (nct=";
-      append_num(out, row.nct);
-      out += " < P=";
-      append_num(out, row.prompt_len);
-      out += ", ";
-      break;
     case Region::kDecode:
-      out += " (nct=";
-      append_num(out, row.nct);
-      out += " >= P=";
-      append_num(out, row.prompt_len);
-      out += ", ";
+      words(out, " (nct=", row.nct, row.region == Region::kDecode ? " >= P=" : " < P=", row.prompt_len, ", ");
       break;
     default: return;
   }
-  query_vs_threshold(out, row, decode_threshold);
-  out += ')';
+  query_vs_threshold(out, row, decode_threshold, ")");
 }
 
 // The row's region as the reorder version names it (kNone, SGLang's, reports the four regions).
 void explain_region(std::string& out, const RowRoute& row, ReorderVersion version, int decode_threshold) {
   switch (version) {
     case ReorderVersion::kMlaBuilderQ1:
-      out += "early-2025 ";
-      out += decode_or_prefill(row);
-      out += " (q=";
-      append_num(out, row.q);
-      out += row.q == 1 ? " == 1)" : " != 1)";
-      return;
+      return words(out, "early-2025 ", decode_or_prefill(row), " (q=", row.q, row.q == 1 ? " == 1)" : " != 1)");
     case ReorderVersion::kTwoRegion:
-      out += "2-region ";
-      out += decode_or_prefill(row);
-      out += " (";
-      query_vs_threshold(out, row, decode_threshold);
-      out += ", nct ignored)";
-      return;
-    case ReorderVersion::kThreeRegionQFirst: explain_three_region_q_first(out, row, decode_threshold); return;
-    case ReorderVersion::kThreeRegion: explain_three_region(out, row, decode_threshold); return;
+      words(out, "2-region ", decode_or_prefill(row), " (");
+      return query_vs_threshold(out, row, decode_threshold, ", nct ignored)");
+    case ReorderVersion::kThreeRegionQFirst: return explain_three_region_q_first(out, row, decode_threshold);
+    case ReorderVersion::kThreeRegion: return explain_three_region(out, row, decode_threshold);
     case ReorderVersion::kNone:
     case ReorderVersion::kFourRegion: break;
   }
@@ -126,41 +98,21 @@ void explain_region(std::string& out, const RowRoute& row, ReorderVersion versio
 // Rule 5 on the row at `pos`: before, at or after the first prefill row.
 void explain_first_prefill(std::string& out, const SplitResult& split, int pos, const RowRoute& row) {
   const int first_prefill = split.counts.num_decodes;
-  if (pos < first_prefill) {
-    out += "split: a decode: before the first prefill row ";
-    append_num(out, first_prefill);
-    return;
-  }
-  if (pos > first_prefill) {
-    out += "split: a prefill: after the first prefill row ";
-    append_num(out, first_prefill);
-    out += ", whatever its query length";
-    return;
-  }
+  if (pos < first_prefill) return words(out, "split: a decode: before the first prefill row ", first_prefill);
+  if (pos > first_prefill)
+    return words(out, "split: a prefill: after the first prefill row ", first_prefill, ", whatever its query length");
   switch (split.first_prefill_cause) {
     case PrefillCause::kQueryAboveT:
-      out += "split: the first prefill row: query length ";
-      append_num(out, row.q);
-      out += " > threshold ";
-      append_num(out, split.decode_threshold);
-      return;
+      return words(out, "split: the first prefill row: query length ", row.q, " > threshold ", split.decode_threshold);
     case PrefillCause::kQueryDiffersFromFirst:
-      out += "split: the first prefill row: query length ";
-      append_num(out, row.q);
-      out += " != the first row's ";
-      append_num(out, split.first_query_len);
-      out += " (uniform query lengths required)";
-      return;
+      return words(out, "split: the first prefill row: query length ", row.q, " != the first row's ",
+                   split.first_query_len, " (uniform query lengths required)");
     case PrefillCause::kIsPrefilling:
-      out += "split: the first prefill row: still prefilling (nct=";
-      append_num(out, row.nct);
-      out += " < P=";
-      append_num(out, row.prompt_len);
-      out += ") and short extends are not treated as decodes";
-      return;
+      return words(out, "split: the first prefill row: still prefilling (nct=", row.nct, " < P=", row.prompt_len,
+                   ") and short extends are not treated as decodes");
     case PrefillCause::kNone: break;
   }
-  out += "split: the first prefill row";
+  words(out, "split: the first prefill row");
 }
 
 std::string explain_dispatch_choice(const SglangDispatch& dispatch) {
@@ -223,15 +175,8 @@ std::string explain_sglang_batch(const SglangDispatch& dispatch, const RoutingCo
 
 void explain_sglang_row(std::string& out, const RowRoute& row, const SglangDispatch& dispatch,
                         const RoutingConfig& config) {
-  out += row.is_decode ? "sglang decode row (nct=" : "sglang extend row (nct=";
-  append_num(out, row.nct);
-  out += ", P=";
-  append_num(out, row.prompt_len);
-  out += ", q=";
-  append_num(out, row.q);
-  out += "); ";
-  out += explain_dispatch(dispatch);
-  out += sparse_note(config);
+  words(out, row.is_decode ? "sglang decode row (nct=" : "sglang extend row (nct=", row.nct, ", P=", row.prompt_len,
+        ", q=", row.q, "); ", explain_dispatch(dispatch), sparse_note(config));
 }
 
 }  // namespace mlasim
