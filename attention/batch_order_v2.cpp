@@ -39,8 +39,19 @@ void sort_batch_req_ids(const SchedulerOutput& out, int decode_query_len, std::v
   // are sorted by q. The same order as one stable sort by the whole key.
   thread_local std::vector<char> has_drafts;
   thread_local std::vector<std::pair<int, ReqId>> uneven;
-  draft_flags(out, has_drafts);
   const std::size_t n = out.num_scheduled_tokens.size();
+  if (out.scheduled_spec_decode_tokens.empty()) {  // no drafts: the q == decode_query_len rows, then the rest by q
+    ids.clear();
+    uneven.clear();
+    for (const auto& [id, q] : out.num_scheduled_tokens) {
+      if (q == decode_query_len) ids.push_back(id);
+      else uneven.emplace_back(q, id);
+    }
+    std::stable_sort(uneven.begin(), uneven.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (const auto& e : uneven) ids.push_back(e.second);
+    return;
+  }
+  draft_flags(out, has_drafts);
   auto cls = [&](std::size_t i) {
     return (has_drafts[i] ? 0 : 2) + (out.num_scheduled_tokens[i].second != decode_query_len ? 1 : 0);
   };
@@ -69,17 +80,35 @@ std::vector<ReqId> sort_batch_req_ids(const SchedulerOutput& out, int decode_que
 
 void order_batch_v2(InputBatch& batch, const SchedulerOutput& out, int decode_query_len) {
   thread_local std::vector<ReqId> ids;
+  thread_local std::vector<int> from;
   sort_batch_req_ids(out, decode_query_len, ids);
   MLASIM_CHECK(static_cast<int>(ids.size()) == batch.num_reqs(), "the batch does not hold exactly the scheduled requests");
-  // The rows keep last step's order (swaps persist): a row already in place costs one compare,
-  // and only the rows that joined, moved in condense or changed class are looked up and swapped.
+  // The rows keep last step's order: a row already in place costs one compare. A request that
+  // left shifts the rows behind it by one place each, and condense moved the last rows into the
+  // holes; so the row last found at an offset is tried at that offset first, then the batch's map.
   const std::span<const BatchRow> rows = batch.rows();
-  for (int pos = 0; pos < static_cast<int>(ids.size()); ++pos) {
-    if (rows[static_cast<std::size_t>(pos)].req_id == ids[static_cast<std::size_t>(pos)]) continue;
-    const std::optional<int> row = batch.row_of(ids[static_cast<std::size_t>(pos)]);
-    MLASIM_CHECK(row.has_value() && *row >= pos, "a scheduled request is missing from the batch");
-    if (*row != pos) batch.swap_rows(pos, *row);
+  const int n = static_cast<int>(ids.size());
+  from.resize(ids.size());
+  bool in_place = true;
+  int offset = 0;
+  for (int pos = 0; pos < n; ++pos) {
+    const ReqId id = ids[static_cast<std::size_t>(pos)];
+    int row = pos;
+    if (rows[static_cast<std::size_t>(pos)].req_id != id) {
+      const int guess = pos + offset;
+      if (offset != 0 && guess >= 0 && guess < n && rows[static_cast<std::size_t>(guess)].req_id == id) {
+        row = guess;
+      } else {
+        const std::optional<int> found = batch.row_of(id);
+        MLASIM_CHECK(found.has_value(), "a scheduled request is missing from the batch");
+        row = *found;
+      }
+      offset = row - pos;
+      in_place = false;
+    }
+    from[static_cast<std::size_t>(pos)] = row;
   }
+  if (!in_place) batch.permute_rows(from);
 }
 
 }  // namespace mlasim

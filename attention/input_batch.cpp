@@ -21,6 +21,9 @@ InputBatch::InputBatch(bool track_token_ids, InputBatch& donor)
   take_capacity(stamp_, donor.stamp_);
   take_capacity(state_, donor.state_);
   take_capacity(scheduled_row_, donor.scheduled_row_);
+  take_capacity(permuted_rows_, donor.permuted_rows_);
+  take_capacity(permuted_stamp_, donor.permuted_stamp_);
+  take_capacity(permuted_state_, donor.permuted_state_);
 }
 
 std::vector<ReqId> InputBatch::req_ids() const {
@@ -61,6 +64,27 @@ void InputBatch::swap_rows(int i, int j) {
   std::swap(state_[static_cast<std::size_t>(i)], state_[static_cast<std::size_t>(j)]);
   req_id_to_index_.put(key(a.req_id), i);
   req_id_to_index_.put(key(b.req_id), j);
+}
+
+void InputBatch::permute_rows(std::span<const int> from) {
+  const std::size_t n = rows_.size();
+  MLASIM_CHECK(from.size() == n && holes_.empty(), "permute_rows: not a permutation of a condensed batch");
+  permuted_rows_.resize(n);
+  permuted_stamp_.resize(n);
+  permuted_state_.resize(n);
+  for (std::size_t pos = 0; pos < n; ++pos) {
+    const auto src = static_cast<std::size_t>(from[pos]);
+    MLASIM_CHECK(src < n && live_[src], "permute_rows: not a permutation of a condensed batch");
+    live_[src] = 0;  // taken: a second use of the row is refused above
+    permuted_rows_[pos] = rows_[src];
+    permuted_stamp_[pos] = stamp_[src];
+    permuted_state_[pos] = state_[src];
+    if (src != pos) req_id_to_index_.put(key(rows_[src].req_id), static_cast<int>(pos));
+  }
+  rows_.swap(permuted_rows_);
+  stamp_.swap(permuted_stamp_);
+  state_.swap(permuted_state_);
+  std::fill(live_.begin(), live_.end(), 1);
 }
 
 void InputBatch::remove_request(ReqId id) {

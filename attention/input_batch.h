@@ -62,6 +62,8 @@ class InputBatch {
   void add_sampled_tokens(const ModelRunnerOutput& output);
   // Swaps two rows (the reorder of docs/spec/routing.md); persists to later steps.
   void swap_rows(int i, int j);
+  // Puts row from[pos] at pos for every pos (from: a permutation of the rows); persists.
+  void permute_rows(std::span<const int> from);
 
  private:
   void remove_request(ReqId id);
@@ -78,6 +80,9 @@ class InputBatch {
   std::vector<unsigned> stamp_;      // per row: last update() that scheduled it
   std::vector<CachedRequestState*> state_;  // per row: its request's entry of requests_ (nodes are stable)
   unsigned epoch_ = 0;
+  std::vector<BatchRow> permuted_rows_;                // scratch of permute_rows
+  std::vector<unsigned> permuted_stamp_;
+  std::vector<CachedRequestState*> permuted_state_;
   std::vector<int> scheduled_row_;   // per num_scheduled_tokens entry: its row when marked, or -1 (scratch)
 };
 

@@ -2,6 +2,7 @@
 // rows with drafts first, then q == 1 + k, then ascending q, stable over the scheduler's order.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <tuple>
 
 #include <catch2/catch.hpp>
@@ -64,7 +65,9 @@ TEST_CASE("model runner v2: the class-counting order equals one stable sort by t
     for (int i = 0; i < n; ++i) {
       const ReqId id = 100 + (i * 7919) % 1000;
       out.num_scheduled_tokens.emplace_back(id, 1 + next(6));
-      if (next(3) == 0) out.scheduled_spec_decode_tokens.emplace_back(id, std::vector<int>(static_cast<std::size_t>(next(3)), 9));
+      // Every third output without drafts at all (the order's pass for outputs with no drafts).
+      if (trial % 3 != 2 && next(3) == 0)
+        out.scheduled_spec_decode_tokens.emplace_back(id, std::vector<int>(static_cast<std::size_t>(next(3)), 9));
     }
     if (trial % 2 == 1) std::reverse(out.scheduled_spec_decode_tokens.begin(), out.scheduled_spec_decode_tokens.end());
     struct Key {
@@ -87,4 +90,62 @@ TEST_CASE("model runner v2: the class-counting order equals one stable sort by t
     ++compared;
   }
   CHECK(compared == 300);
+}
+
+TEST_CASE("model runner v2: over steps where requests join and leave, the rows follow the order and the map", "[routing]") {
+  // Each step finishes some running requests (anywhere in the running order), admits new ones at
+  // the end, and schedules every request (mostly q = 1, some chunks): the batch's rows, after
+  // update and order_batch_v2, must be sort_batch_req_ids' order, and row_of must name each row.
+  std::uint64_t state = 777;
+  auto next = [&state](int n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((state >> 33) % static_cast<std::uint64_t>(n));
+  };
+  static const std::vector<int> prompt(64, 7);
+  InputBatch batch;
+  std::vector<ReqId> running;
+  ReqId next_id = 0;
+  int rows_checked = 0;
+  for (int step = 0; step < 400; ++step) {
+    SchedulerOutput out;
+    out.step = step;
+    std::vector<ReqId> kept;
+    for (ReqId id : running) {
+      if (next(6) == 0) out.finished_req_ids.push_back(id);
+      else kept.push_back(id);
+    }
+    running = kept;
+    CachedRequestData& c = out.scheduled_cached_reqs;
+    for (ReqId id : running) {
+      const int q = next(5) == 0 ? 2 + next(6) : 1;
+      out.num_scheduled_tokens.emplace_back(id, q);
+      c.req_ids.push_back(id);
+      c.resumed_from_preemption.push_back(false);
+      c.new_block_ids.emplace_back();
+      c.num_computed_tokens.push_back(step);
+      c.num_output_tokens.push_back(1);
+    }
+    for (int a = next(running.size() < 40 ? 5 : 2); a > 0; --a) {
+      NewRequestData d;
+      d.req_id = next_id++;
+      d.prompt_token_ids = std::span<const int>(prompt).first(static_cast<std::size_t>(8 + next(50)));
+      out.scheduled_new_reqs.push_back(d);
+      out.num_scheduled_tokens.emplace_back(d.req_id, static_cast<int>(d.prompt_token_ids.size()));
+      running.push_back(d.req_id);
+    }
+    batch.update(out);
+    order_batch_v2(batch, out, 1);
+    const std::vector<ReqId> expected = sort_batch_req_ids(out, 1);
+    REQUIRE(batch.req_ids() == expected);
+    for (int row = 0; row < batch.num_reqs(); ++row) {
+      const ReqId id = batch.rows()[static_cast<std::size_t>(row)].req_id;
+      REQUIRE(batch.row_of(id) == std::optional<int>(row));
+      for (const auto& [sid, q] : out.num_scheduled_tokens)
+        if (sid == id) REQUIRE(batch.rows()[static_cast<std::size_t>(row)].num_scheduled_tokens == q);
+      ++rows_checked;
+    }
+  }
+  INFO("requests admitted: " << next_id);
+  CHECK(next_id > 300);
+  CHECK(rows_checked == 4982);  // the generator is seeded: these counts show the steps ran
 }
