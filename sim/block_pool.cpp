@@ -134,6 +134,15 @@ void BlockPool::get_new_blocks(int n, std::vector<int>& out) {
   MLASIM_CHECK(n <= num_free_, "get_new_blocks: not enough free blocks");
   for (int i = 0; i < n; ++i) {
     const int id = queue_pop_front();
+    // The next block to hand out (here or at the next call, a running request's next block) is
+    // evicted from the prefix cache then: its map slot and the block after it are fetched now.
+    const int next = blocks_[static_cast<std::size_t>(sentinel_)].next;
+    if (next != sentinel_) {
+      if (const std::uint64_t h = hashes_[static_cast<std::size_t>(next)]; h != 0) cached_.prefetch(h);
+      const int after = blocks_[static_cast<std::size_t>(next)].next;
+      __builtin_prefetch(&blocks_[static_cast<std::size_t>(after)]);
+      __builtin_prefetch(&hashes_[static_cast<std::size_t>(after)]);
+    }
     Block& b = blocks_[static_cast<std::size_t>(id)];
     MLASIM_CHECK(b.ref_cnt == 0, "a free block is referenced");
     evict_cached_block(id);
