@@ -34,8 +34,11 @@ void append_num(std::string& out, long long v) {
   char buf[24];
   out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
 }
-void append_part(std::string& out, std::string_view text) { out += text; }
-void append_part(std::string& out, const char* text) { out += text; }
+void append_part(std::string& out, std::string_view text) { out += text; }  // also a const char* chosen at run time
+template <std::size_t N>
+void append_part(std::string& out, const char (&text)[N]) {  // a literal: its length known, no strlen
+  out.append(text, N - 1);
+}
 void append_part(std::string& out, int v) { append_num(out, v); }
 template <class... Parts>
 void words(std::string& out, const Parts&... parts) {

@@ -1,6 +1,10 @@
 // Serialises a RunRecord with docs/design.md's field names.
 #include "output/run_json.h"
 
+#include <charconv>
+#include <cstring>
+#include <string>
+
 #include "base/formats/json_writer.h"
 
 namespace mlasim {
@@ -21,17 +25,60 @@ void id_array(JsonWriter& w, const char* key, const std::vector<int>& requests, 
 
 }  // namespace
 
+namespace {
+
+// A literal's bytes at p (sizes known at compile time: plain stores).
+template <std::size_t N>
+char* put(char* p, const char (&text)[N]) {
+  std::memcpy(p, text, N - 1);
+  return p + N - 1;
+}
+char* put(char* p, std::string_view text) {
+  std::memcpy(p, text.data(), text.size());
+  return p + text.size();
+}
+char* put_int(char* p, int v) { return std::to_chars(p, p + 11, v).ptr; }
+
+}  // namespace
+
 void write_row_json(JsonWriter& w, const RowRecord& r, std::string_view id) {
-  w.begin_object();
-  w.key("id").value(id);
-  w.key("q").value(r.q);
-  w.key("nct").value(r.nct);
-  w.key("prompt_len").value(r.prompt_len);
-  w.key("region").value(to_string(r.region));
-  w.key("path").value(to_string(r.path));
-  w.key("fresh_on_decode_path").value(r.fresh_on_decode_path);
-  w.key("reason").value(r.reason);
-  w.end_object();
+  // Every row of every step goes through here (most of a run file's bytes): the object is put
+  // together with plain stores in a scratch buffer sized for its worst case, then handed to the
+  // writer whole, laid out as the writer's own calls would lay it out (begin_object, key, value).
+  const bool one_line = w.layout() == JsonWriter::Layout::kOneLine;
+  const std::size_t inner = one_line ? 0 : 2 * static_cast<std::size_t>(w.level() + 1);
+  thread_local std::string scratch;
+  const std::size_t bound = 9 * (inner + 4) + 256 + json_string_max(id.size()) + json_string_max(r.reason.size());
+  if (scratch.size() < bound) scratch.resize(bound);
+  char* const start = scratch.data();
+  char* p = start;
+  auto member = [&](char* q, std::string_view key_and_colon, bool first) {
+    if (!first) *q++ = ',';
+    if (one_line) {
+      if (!first) *q++ = ' ';
+    } else {
+      *q++ = '\n';
+      std::memset(q, ' ', inner);
+      q += inner;
+    }
+    return put(q, key_and_colon);
+  };
+  *p++ = '{';
+  p = put_json_string(member(p, "\"id\": ", true), id);
+  p = put_int(member(p, "\"q\": ", false), r.q);
+  p = put_int(member(p, "\"nct\": ", false), r.nct);
+  p = put_int(member(p, "\"prompt_len\": ", false), r.prompt_len);
+  p = put_json_string(member(p, "\"region\": ", false), to_string(r.region));
+  p = put_json_string(member(p, "\"path\": ", false), to_string(r.path));
+  p = put(member(p, "\"fresh_on_decode_path\": ", false), r.fresh_on_decode_path ? std::string_view("true") : "false");
+  p = put_json_string(member(p, "\"reason\": ", false), r.reason);
+  if (!one_line) {
+    *p++ = '\n';
+    std::memset(p, ' ', inner - 2);
+    p += inner - 2;
+  }
+  *p++ = '}';
+  w.raw_element(std::string_view(start, static_cast<std::size_t>(p - start)));
 }
 
 void write_split_counts(JsonWriter& w, const SplitCounts& counts) {

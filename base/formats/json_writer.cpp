@@ -115,36 +115,53 @@ std::size_t plain_prefix(std::string_view s) {
 
 }  // namespace
 
+char* put_json_string(char* p, std::string_view s) {
+  *p++ = '"';
+  const std::size_t run = plain_prefix(s);
+  if (run > 0) std::memcpy(p, s.data(), run);
+  p += run;
+  for (std::size_t i = run; i < s.size(); ++i) {
+    const char c = s[i];
+    const char* escape = nullptr;
+    switch (c) {
+      case '"': escape = "\\\""; break;
+      case '\\': escape = "\\\\"; break;
+      case '\n': escape = "\\n"; break;
+      case '\t': escape = "\\t"; break;
+      case '\r': escape = "\\r"; break;
+      default:
+        if (static_cast<unsigned char>(c) >= 0x20) {
+          *p++ = c;
+          continue;
+        }
+    }
+    if (escape) {
+      *p++ = escape[0];
+      *p++ = escape[1];
+    } else {
+      constexpr char kHex[] = "0123456789abcdef";
+      const auto u = static_cast<unsigned char>(c);
+      std::memcpy(p, "\\u00", 4);
+      p[4] = kHex[u >> 4];
+      p[5] = kHex[u & 15];
+      p += 6;
+    }
+  }
+  *p++ = '"';
+  return p;
+}
+
 void JsonWriter::write_string(std::string_view s) {
   // Most strings need no escape: one pass to find that out, then the text appended whole.
-  std::size_t run = plain_prefix(s);
-  out_ += '"';
-  if (run == s.size()) {
+  if (plain_prefix(s) == s.size()) {
+    out_ += '"';
     out_.append(s);
     out_ += '"';
     return;
   }
-  out_.append(s.data(), run);
-  for (std::size_t i = run; i < s.size(); ++i) {
-    const char c = s[i];
-    if (static_cast<unsigned char>(c) >= 0x20 && c != '"' && c != '\\') continue;
-    out_.append(s.data() + run, i - run);
-    run = i + 1;
-    switch (c) {
-      case '"': out_ += "\\\""; break;
-      case '\\': out_ += "\\\\"; break;
-      case '\n': out_ += "\\n"; break;
-      case '\t': out_ += "\\t"; break;
-      case '\r': out_ += "\\r"; break;
-      default: {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-        out_ += buf;
-      }
-    }
-  }
-  out_.append(s.data() + run, s.size() - run);
-  out_ += '"';
+  const std::size_t at = out_.size();
+  out_.resize(at + json_string_max(s.size()));
+  out_.resize(static_cast<std::size_t>(put_json_string(out_.data() + at, s) - out_.data()));
 }
 
 void JsonWriter::append_int(long long v) {

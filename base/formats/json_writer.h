@@ -8,6 +8,12 @@
 
 namespace mlasim {
 
+// The most bytes put_json_string writes for `n` characters: each escaped as \u00XX, and quotes.
+constexpr std::size_t json_string_max(std::size_t n) { return 6 * n + 2; }
+// Writes s as a quoted, escaped JSON string at p (room for json_string_max(s.size()) bytes);
+// returns the end. The writers' one escape routine.
+char* put_json_string(char* p, std::string_view s);
+
 class JsonWriter {
  public:
   enum class Layout { kIndented, kOneLine };
@@ -41,6 +47,11 @@ class JsonWriter {
   // capacity: streaming output that reuses one buffer (a line or a step at a time).
   std::string_view text() const { return out_; }
   void clear_text() { out_.clear(); }
+  // The layout, and the nesting level the next element stands at (the depth it was constructed
+  // with plus the open containers): what a caller that serialises an element itself for
+  // raw_element needs to indent it as this writer would.
+  Layout layout() const { return layout_; }
+  int level() const { return depth_ + static_cast<int>(first_.size()); }
 
  private:
   void before_value();
