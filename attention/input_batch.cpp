@@ -14,7 +14,11 @@ inline std::uint64_t key(ReqId id) { return static_cast<std::uint32_t>(id); }
 }  // namespace
 
 InputBatch::InputBatch(bool track_token_ids, InputBatch& donor)
-    : req_id_to_index_(8, donor.req_id_to_index_), track_token_ids_(track_token_ids) {
+    : req_id_to_index_(8, donor.req_id_to_index_), state_of_(8, donor.state_of_), track_token_ids_(track_token_ids) {
+  // The donor's states, every slot free: a slot's state is emptied when a request takes it.
+  states_.swap(donor.states_);
+  take_capacity(free_states_, donor.free_states_);
+  for (int slot = static_cast<int>(states_.size()) - 1; slot >= 0; --slot) free_states_.push_back(slot);
   take_capacity(rows_, donor.rows_);
   take_capacity(live_, donor.live_);
   take_capacity(holes_, donor.holes_);
@@ -44,13 +48,37 @@ const CachedRequestState& InputBatch::state(int row) const {
   return *state_[static_cast<std::size_t>(row)];
 }
 
+CachedRequestState* InputBatch::find_state(ReqId id) {
+  const int slot = state_of_.find(key(id));
+  return slot < 0 ? nullptr : &states_[static_cast<std::size_t>(slot)];
+}
+
+CachedRequestState& InputBatch::state_for_new(ReqId id) {
+  int slot = state_of_.find(key(id));
+  if (slot < 0) {
+    if (free_states_.empty()) {
+      slot = static_cast<int>(states_.size());
+      states_.emplace_back();
+    } else {
+      slot = free_states_.back();
+      free_states_.pop_back();
+    }
+    state_of_.put(key(id), slot);
+  }
+  CachedRequestState& st = states_[static_cast<std::size_t>(slot)];
+  st.num_prompt_tokens = st.prefill_len = 0;
+  st.block_ids.clear();
+  st.token_ids.clear();
+  return st;
+}
+
 void InputBatch::add_sampled_tokens(const ModelRunnerOutput& output) {
   if (!track_token_ids_) return;
   for (int i = 0; i < output.num_reqs(); ++i) {
-    auto it = requests_.find(output.req_ids[static_cast<std::size_t>(i)]);
-    MLASIM_CHECK(it != requests_.end(), "sampled tokens of a request the batch does not hold");
+    CachedRequestState* st = find_state(output.req_ids[static_cast<std::size_t>(i)]);
+    MLASIM_CHECK(st != nullptr, "sampled tokens of a request the batch does not hold");
     const std::vector<int>& sampled = output.sampled_token_ids[static_cast<std::size_t>(i)];
-    it->second.token_ids.insert(it->second.token_ids.end(), sampled.begin(), sampled.end());
+    st->token_ids.insert(st->token_ids.end(), sampled.begin(), sampled.end());
   }
 }
 
@@ -150,7 +178,7 @@ void InputBatch::update(const SchedulerOutput& out) {
   // 1. Finished requests leave the batch and the runner's state.
   for (ReqId id : out.finished_req_ids) {
     remove_request(id);
-    requests_.erase(id);
+    if (const int slot = state_of_.erase(key(id)); slot >= 0) free_states_.push_back(slot);
   }
   // Mark the rows scheduled this step (one lookup a row, kept for the cached requests below);
   // every other live row is an unscheduled cached request. Each row's values for this step are set
@@ -184,7 +212,7 @@ void InputBatch::update(const SchedulerOutput& out) {
   // 2. New requests, then scheduled cached requests that are not in the batch.
   for (const NewRequestData& d : out.scheduled_new_reqs) {
     const int p = static_cast<int>(d.prompt_token_ids.size());
-    CachedRequestState& st = requests_[d.req_id];
+    CachedRequestState& st = state_for_new(d.req_id);
     st.num_prompt_tokens = p;
     st.prefill_len = p;
     st.block_ids = d.block_ids;
@@ -202,9 +230,8 @@ void InputBatch::update(const SchedulerOutput& out) {
                                                                        : req_id_to_index_.find(key(id));
     CachedRequestState* st = row >= 0 ? state_[static_cast<std::size_t>(row)] : nullptr;
     if (!st) {
-      auto p = requests_.find(id);
-      MLASIM_CHECK(p != requests_.end(), "a cached request the batch has never seen");
-      st = &p->second;
+      st = find_state(id);
+      MLASIM_CHECK(st != nullptr, "a cached request the batch has never seen");
     }
     // The block table: a resumed request's is the whole new one, a running one's grows.
     const std::vector<int>& new_blocks = c.new_block_ids[ci];

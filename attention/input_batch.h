@@ -5,7 +5,7 @@
 
 #include <optional>
 #include <span>
-#include <unordered_map>
+#include <deque>
 #include <cstdint>
 #include <vector>
 
@@ -75,10 +75,16 @@ class InputBatch {
   std::vector<char> live_;           // per row; false = hole
   std::vector<int> holes_;           // hole indices (unsorted until used)
   FlatIndexMap req_id_to_index_;  // key: ReqId as uint32
-  std::unordered_map<ReqId, CachedRequestState> requests_;  // every request seen and not finished
+  // Every request seen and not finished, in slots: a finished request's slot goes to a later one
+  // with its vectors' capacity (a deque: the states stay where they are as it grows).
+  std::deque<CachedRequestState> states_;
+  std::vector<int> free_states_;
+  FlatIndexMap state_of_;  // key: ReqId as uint32 -> its slot in states_
+  CachedRequestState* find_state(ReqId id);
+  CachedRequestState& state_for_new(ReqId id);  // its state, emptied, in a free slot (or its own)
   bool track_token_ids_ = false;
   std::vector<unsigned> stamp_;      // per row: last update() that scheduled it
-  std::vector<CachedRequestState*> state_;  // per row: its request's entry of requests_ (nodes are stable)
+  std::vector<CachedRequestState*> state_;  // per row: its request's state in states_
   unsigned epoch_ = 0;
   std::vector<BatchRow> permuted_rows_;                // scratch of permute_rows
   std::vector<unsigned> permuted_stamp_;
