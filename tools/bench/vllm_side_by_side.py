@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import resource
 import shutil
 import subprocess
@@ -27,21 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))  # the checkout's mlasim package
-from mlasim.conformance.venv_reexec import DEFAULT_VENV  # noqa: E402
-
-
-def reexec_in_venv(venv: Path, hint: str) -> None:
-    """Runs this script again under the venv's Python when vLLM does not import here (once)."""
-    try:
-        import vllm  # noqa: F401
-        return
-    except ImportError:
-        pass
-    py = venv / "bin" / "python"
-    if py.exists() and Path(sys.prefix).resolve() != venv.resolve() and not os.environ.get("MLASIM_CONFORMANCE_REEXEC"):
-        os.environ["MLASIM_CONFORMANCE_REEXEC"] = "1"
-        os.execv(str(py), [str(py), str(Path(__file__).resolve()), *sys.argv[1:]])
-    sys.exit(f"vllm is not importable here ({sys.executable}); {hint}")
+from mlasim.conformance.venv_reexec import DEFAULT_VENV, reexec_in_venv  # noqa: E402
 
 
 def mlasim_times(mlasim: Path, scenario: Path, reps: int) -> tuple[float, float]:
@@ -70,7 +55,7 @@ def main(argv: list[str]) -> int:
     scenario = Path(args.scenario)
     if not scenario.is_file() or args.reps < 1:
         ap.error(f"no such scenario file: {scenario}" if not scenario.is_file() else "--reps must be >= 1")
-    reexec_in_venv(Path(args.venv), f"set up the venv: python3 -m venv {args.venv} && {args.venv}/bin/pip install vllm==0.33.0")
+    reexec_in_venv(Path(args.venv), ("vllm",), f"set up the venv: python3 -m venv {args.venv} && {args.venv}/bin/pip install vllm==0.33.0")
     from mlasim.conformance import conformance_vllm as cv
     from mlasim.conformance.conformance_compare import compare
     from mlasim.conformance.conformance_mlasim import find_mlasim, run_mlasim

@@ -15,17 +15,21 @@ DEFAULT_VENV = Path.home() / "vllm-venv"
 
 
 def reexec(py: Path) -> None:
-    """Runs this command again under `py`: the same module (`python -m mlasim.conformance...`) and
-    arguments, with this mlasim package importable there (a checkout's python/ or the installed one)."""
+    """Runs this command again under `py`: the same module (`python -m mlasim.conformance...`), or
+    the same script when one was run by its path, and arguments, with this mlasim package importable
+    there (a checkout's python/ or the installed one)."""
     import __main__
     import mlasim
 
+    package_parent = str(Path(mlasim.__file__).resolve().parents[1])
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH")) if p)
     spec = getattr(__main__, "__spec__", None)
+    script = getattr(__main__, "__file__", None)
+    if spec is None and script:  # a script run by path (tools/bench/vllm_side_by_side.py): the same file
+        os.execv(str(py), [str(py), str(Path(script).resolve()), *sys.argv[1:]])
     module = spec.name if spec is not None else "mlasim.conformance.vllm_conformance"
     if module.endswith(".__main__"):
         module = module[: -len(".__main__")]
-    package_parent = str(Path(mlasim.__file__).resolve().parents[1])
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH")) if p)
     os.execv(str(py), [str(py), "-m", module, *sys.argv[1:]])
 
 
