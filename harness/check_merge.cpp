@@ -54,14 +54,7 @@ Status sort_whole(std::vector<std::pair<ScenarioCheck, std::size_t>>& all, const
 
 Error merge_error(const std::string& file, int line, int column, const std::string& key, const std::string& message,
                   const std::string& hint) {
-  Error e;
-  e.file = file;
-  e.line = line;
-  e.column = column;
-  e.key_path = key;
-  e.message = message;
-  e.hint = hint;
-  return e;
+  return Error{file, line, column, key, message, hint};
 }
 
 Status check_shards_whole(const std::vector<ReportFile>& files, const std::vector<ShardPlace>& places,

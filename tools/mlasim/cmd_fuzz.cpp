@@ -5,7 +5,6 @@
 #include <iostream>
 #include <limits>
 #include <memory>
-#include <thread>
 
 #include "scenario/scenario_loader.h"
 #include "scenario/scenario_writer.h"
@@ -13,7 +12,6 @@
 #include "tools/fuzz/fuzz_report.h"
 #include "tools/fuzz/fuzzer.h"
 #include "verify/split_golden.h"
-#include "harness/ordered_pool.h"
 #include "tools/mlasim/commands.h"
 #include "tools/mlasim/fuzz_cli.h"
 
@@ -199,20 +197,9 @@ int run_fuzz(const FuzzFlags& f) {
   options.seed = f.seed;
   options.max_runs = f.runs_given || f.seconds == 0 ? f.runs : std::numeric_limits<int>::max();
   options.max_seconds = f.seconds;
-  Result<int> jobs = parse_jobs(f.jobs, std::thread::hardware_concurrency());
-  if (!jobs) {
-    std::cerr << jobs.error().format() << "\n";
-    return kExitBadInput;
-  }
-  options.jobs = jobs.value();
-  if (!f.shard.empty()) {
-    Result<Shard> shard = parse_shard_option(f.shard);
-    if (!shard) {
-      std::cerr << shard.error().format() << "\n";
-      return kExitBadInput;
-    }
-    options.shard = shard.value();
-  }
+  std::optional<Shard> shard;
+  if (!parse_jobs_and_shard(f.jobs, f.shard, options.jobs, shard)) return kExitBadInput;
+  if (shard) options.shard = *shard;
   TraceDistribution& d = options.distribution;
   d.base = base.value();
   d.max_requests = f.max_requests;

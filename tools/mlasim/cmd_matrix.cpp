@@ -1,12 +1,11 @@
 // `mlasim matrix`: the routing matrix, as a text table, Markdown and JSON.
 #include <iostream>
 #include <memory>
-#include <thread>
 
 #include "tools/fuzz/matrix.h"
 #include "base/atomic_file.h"
-#include "harness/ordered_pool.h"
 #include "tools/mlasim/commands.h"
+#include "tools/mlasim/fuzz_cli.h"
 
 namespace mlasim::cli {
 namespace {
@@ -28,20 +27,7 @@ int run_matrix(const MatrixFlags& f) {
   options.runs = f.runs;
   options.seed = f.seed;
   options.with_model = f.model;
-  Result<int> jobs = parse_jobs(f.jobs, std::thread::hardware_concurrency());
-  if (!jobs) {
-    std::cerr << jobs.error().format() << "\n";
-    return kExitBadInput;
-  }
-  options.jobs = jobs.value();
-  if (!f.shard.empty()) {
-    Result<Shard> shard = parse_shard_option(f.shard);
-    if (!shard) {
-      std::cerr << shard.error().format() << "\n";
-      return kExitBadInput;
-    }
-    options.shard = shard.value();
-  }
+  if (!parse_jobs_and_shard(f.jobs, f.shard, options.jobs, options.shard)) return kExitBadInput;
   if (!parse_faults(f.injects, options.faults)) return kExitBadInput;
   if (!options.faults.empty() && !f.model) {
     std::cerr << "mlasim matrix: --inject changes the model's math, so it needs --model\n";

@@ -6,6 +6,9 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
+
+#include "harness/ordered_pool.h"
 
 #include "tools/fuzz/finding.h"
 #include "tools/fuzz/shrinker.h"
@@ -15,6 +18,24 @@
 #include "tools/mlasim/commands.h"
 
 namespace mlasim::cli {
+
+bool parse_jobs_and_shard(const std::string& jobs_text, const std::string& shard_text, int& jobs,
+                          std::optional<Shard>& shard) {
+  Result<int> parsed_jobs = parse_jobs(jobs_text, std::thread::hardware_concurrency());
+  if (!parsed_jobs) {
+    std::cerr << parsed_jobs.error().format() << "\n";
+    return false;
+  }
+  jobs = parsed_jobs.value();
+  if (shard_text.empty()) return true;
+  Result<Shard> parsed_shard = parse_shard_option(shard_text);
+  if (!parsed_shard) {
+    std::cerr << parsed_shard.error().format() << "\n";
+    return false;
+  }
+  shard = parsed_shard.value();
+  return true;
+}
 
 bool parse_properties(const std::vector<std::string>& names, bool with_model, std::vector<Property>& out) {
   for (const std::string& name : names) {

@@ -1,11 +1,13 @@
 // What mlasim fuzz, shrink and matrix share: property names from flags, the properties' help text,
-// and writing a shrunk finding as a scenario file.
+// -j and --shard, and writing a shrunk finding as a scenario file.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
+#include "harness/check_shard.h"
 #include "tools/fuzz/property.h"
 
 namespace mlasim::cli {
@@ -13,6 +15,11 @@ namespace mlasim::cli {
 // Parses --property names; on an unknown name, or a model property without --model, prints why
 // and returns false.
 bool parse_properties(const std::vector<std::string>& names, bool with_model, std::vector<Property>& out);
+
+// -j and --shard (empty: not given; `auto` from the environment): on a bad value prints why and
+// returns false.
+bool parse_jobs_and_shard(const std::string& jobs_text, const std::string& shard_text, int& jobs,
+                          std::optional<Shard>& shard);
 
 // "  no_fresh_prefill_on_decode_path  no row with ..." for every property.
 std::string properties_help();
