@@ -60,50 +60,46 @@ bool fresh_on_decode_path(const RowRoute& row, bool prefill_kernel_of_its_own) {
   return row.q > 0 && row.nct == 0 && row.path == MlaPath::kMqa && (row.is_decode || !prefill_kernel_of_its_own);
 }
 
-// The split's words, kept while the split repeats (most steps of a long replay).
-const std::string& split_words(const SplitResult& split) {
-  thread_local std::optional<SplitResult> last_split;
-  thread_local std::string words;
-  if (last_split != split) {
-    words = explain_split(split);
-    last_split = split;
-  }
-  return words;
-}
-
-// The vLLM batch's routing in words, into `out` (its capacity kept).
-void word_vllm_batch(const SplitResult& split, const RoutingConfig& config, bool masked, bool sparse_all_mqa,
-                     std::string& out) {
-  out = split_words(split);
+// What follows a row's words under a sparse model (SGLang's batch reason ends with it too).
+const char* sparse_note(const RoutingConfig& config) {
   if (is_deepseek_v4_backend(config.backend))
-    out += "; DeepSeek-V4 attention: every token absorbed (MQA), the decode rows on the sparse decode kernel, the "
-           "rest on the sparse prefill kernel";
-  else if (config.sparse_mla && config.sparse_dense_mha_any_length)
-    out += "; sparse MLA with engine.sparse_mla_prefill dense_mha: prefill rows on dense MHA over every position, "
-           "whatever their length";
-  else if (masked)
-    out += "; sparse MLA: prefill rows past index_topk on masked MHA (the top-k as a key mask, SM100)";
-  else if (config.sparse_mla && config.sparse_mla_force_mqa)
-    out += "; sparse MLA with sparse_mla_force_mqa: every token on the decode path (top-k MQA)";
-  else if (config.sparse_mla)
-    out += sparse_all_mqa ? "; sparse MLA: every token on the decode path (top-k MQA)"
-                          : "; sparse MLA: prefill rows fit index_topk, dense MHA prefill";
+    return "; DeepSeek-V4 attention: every token absorbed, decode rows on the sparse decode kernel, the rest on the "
+           "sparse prefill kernel";
+  if (!config.sparse_mla) return "";
+  if (config.sparse_dense_mha_any_length)
+    return "; sparse MLA (index_topk) with engine.sparse_mla_prefill dense_mha: prefill rows take dense MHA over "
+           "every position";
+  return config.sparse_dense_mha_prefill
+             ? "; sparse MLA (index_topk): prefill rows take dense MHA while the longest fits index_topk, else "
+               "every token the decode path"
+             : "; sparse MLA (index_topk): every token on the decode path";
 }
 
-// The router's verdict on one row; its reason is worded when reasons are wanted, and always for a
-// fresh prefill on the decode path.
-template <class Explain>
-void decide_row(RowRoute& row, bool is_decode, MlaPath path, const RoutingConfig& config, const Explain& explain) {
-  const bool row_reasons = config.row_reasons;
+// What follows the split's words in a vLLM batch's reason.
+const char* vllm_batch_note(const RoutingConfig& config, bool masked, bool sparse_all_mqa) {
+  if (is_deepseek_v4_backend(config.backend))
+    return "; DeepSeek-V4 attention: every token absorbed (MQA), the decode rows on the sparse decode kernel, the "
+           "rest on the sparse prefill kernel";
+  if (config.sparse_mla && config.sparse_dense_mha_any_length)
+    return "; sparse MLA with engine.sparse_mla_prefill dense_mha: prefill rows on dense MHA over every position, "
+           "whatever their length";
+  if (masked) return "; sparse MLA: prefill rows past index_topk on masked MHA (the top-k as a key mask, SM100)";
+  if (config.sparse_mla && config.sparse_mla_force_mqa)
+    return "; sparse MLA with sparse_mla_force_mqa: every token on the decode path (top-k MQA)";
+  if (config.sparse_mla)
+    return sparse_all_mqa ? "; sparse MLA: every token on the decode path (top-k MQA)"
+                          : "; sparse MLA: prefill rows fit index_topk, dense MHA prefill";
+  return "";
+}
+
+// The router's verdict on one row; its reason is worded when reasons are wanted.
+void decide_row(RowRoute& row, int pos, bool is_decode, MlaPath path, const RoutingConfig& config,
+                const RouteWording& wording) {
   row.is_decode = is_decode;
   row.path = path;
   row.fresh_on_decode_path = fresh_on_decode_path(row, is_deepseek_v4_backend(config.backend));
-  if (row_reasons || row.fresh_on_decode_path) {
-    row.reason.clear();
-    explain(row.reason);
-    row.reason += " -> ";
-    row.reason += to_string(path);
-  }
+  if (config.row_reasons)
+    word_row_reason(row.reason, wording, {row.q, row.nct, row.prompt_len, row.region, is_decode, path}, pos);
 }
 
 // Sparse MLA (index_topk): every token takes the decode path.
@@ -182,15 +178,17 @@ void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, Bat
   }
   route.counts = sparse_all_mqa ? all_on_decode_path(split.counts) : split.counts;
   route.split_rule = split.rule;
-  // The batch's words only where reasons are wanted (route_reordered cleared them); a row's also
-  // for a fresh prefill on the decode path (decide_row).
-  if (config.row_reasons) word_vllm_batch(split, config, masked, sparse_all_mqa, route.batch_reason);
+  RouteWording& wording = route.wording;
+  wording.sglang = false;
+  wording.split = split;
+  wording.batch_note = vllm_batch_note(config, masked, sparse_all_mqa);
+  wording.row_note = config.sparse_mla ? sparse_note(config) : "";
+  // The words only where reasons are wanted (route_reordered cleared them).
+  if (config.row_reasons) word_batch_reason(route.batch_reason, wording);
   for (int pos = 0; pos < static_cast<int>(route.rows.size()); ++pos) {
     RowRoute& row = route.rows[sz(pos)];
     const bool is_decode = pos < split.counts.num_decodes;
-    const MlaPath path = sparse_all_mqa || is_decode ? MlaPath::kMqa : MlaPath::kMha;
-    decide_row(row, is_decode, path, config,
-               [&](std::string& out) { explain_vllm_row(out, row, pos, split, config, split_words(split)); });
+    decide_row(row, pos, is_decode, sparse_all_mqa || is_decode ? MlaPath::kMqa : MlaPath::kMha, config, wording);
   }
 }
 
@@ -199,13 +197,17 @@ void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, Bat
 void route_sglang(std::span<const RowInput> rows, const RoutingConfig& config, BatchRoute& route) {
   const SglangDispatch dispatch = sglang_dispatch(rows, config);
   const MlaPath path = dispatch.use_mha && !config.sparse_mla ? MlaPath::kMha : MlaPath::kMqa;
-  for (std::size_t pos = 0; pos < route.rows.size(); ++pos) {
-    RowRoute& row = route.rows[pos];
-    decide_row(row, !dispatch.row_is_extend[pos], path, config,
-               [&](std::string& out) { explain_sglang_row(out, row, dispatch, config); });
-  }
+  RouteWording& wording = route.wording;
+  wording.sglang = true;
+  wording.split = SplitResult{};
+  wording.dispatch = {dispatch.mode, dispatch.sum_extend_prefix_lens, dispatch.rule, dispatch.backend,
+                      dispatch.chunked_prefix_cache_threshold};
+  wording.batch_note = "";
+  wording.row_note = sparse_note(config);
+  for (std::size_t pos = 0; pos < route.rows.size(); ++pos)
+    decide_row(route.rows[pos], static_cast<int>(pos), !dispatch.row_is_extend[pos], path, config, wording);
   route.counts = counts_of(route.rows);
-  if (config.row_reasons) route.batch_reason = explain_sglang_batch(dispatch, config);
+  if (config.row_reasons) word_batch_reason(route.batch_reason, wording);
 }
 
 // Routes `rows`, which stand in the order the reorder left them, into `route`.
@@ -217,6 +219,8 @@ void route_reordered(std::span<const RowInput> rows, const ReorderResult& reorde
   route.counts = SplitCounts{};
   route.split_rule = SplitRule::kEmpty;
   route.batch_reason.clear();
+  route.wording.reorder_version = reorder_version(config.profile);
+  route.wording.reorder_threshold = reorder_threshold(config);
   if (config.profile == EngineProfile::kSglang) route_sglang(rows, config, route);
   else route_vllm(rows, config, route);
 }

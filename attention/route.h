@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attention/reorder.h"
+#include "attention/route_explain.h"
 #include "attention/row_route.h"
 #include "attention/routing_config.h"
 #include "attention/split.h"
@@ -22,6 +23,10 @@ struct BatchRoute {
   SplitCounts counts;       // the split (vLLM) or the rows' classification (SGLang), and MLA's forward split
   std::vector<RowRoute> rows;  // reordered order
   SplitRule split_rule = SplitRule::kEmpty;  // kEmpty for sglang (no split)
+  // What the reasons quote, filled every step; the words themselves (batch_reason, each row's
+  // reason) only with RoutingConfig::row_reasons. A step record keeps the wording and its writers
+  // word the reasons (route_explain.h).
+  RouteWording wording;
   std::string batch_reason;                  // split rule / SGLang dispatch in words
 };
 

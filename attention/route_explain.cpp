@@ -2,30 +2,14 @@
 #include "attention/route_explain.h"
 
 #include <charconv>
+#include <optional>
 
 #include "attention/row_route.h"
-#include "config/mla_backends.h"
 
 namespace mlasim {
 namespace {
 
-constexpr const char* kSparseMlaNote = "; sparse MLA (index_topk): every token on the decode path";
-
 std::string num(long long v) { return std::to_string(v); }
-
-std::string sparse_note(const RoutingConfig& config) {
-  if (is_deepseek_v4_backend(config.backend))
-    return "; DeepSeek-V4 attention: every token absorbed, decode rows on the sparse decode kernel, the rest on the "
-           "sparse prefill kernel";
-  if (!config.sparse_mla) return "";
-  if (config.sparse_dense_mha_any_length)
-    return "; sparse MLA (index_topk) with engine.sparse_mla_prefill dense_mha: prefill rows take dense MHA over "
-           "every position";
-  return config.sparse_dense_mha_prefill
-             ? "; sparse MLA (index_topk): prefill rows take dense MHA while the longest fits index_topk, else "
-               "every token the decode path"
-             : kSparseMlaNote;
-}
 
 // Appends each part to `out`: text as it is, an int in decimal (as std::to_string writes it). The
 // words below run for every row of every step when reasons are written: each appends to the
@@ -45,20 +29,20 @@ void words(std::string& out, const Parts&... parts) {
   (append_part(out, parts), ...);
 }
 
-const char* decode_or_prefill(const RowRoute& row) { return row.region == Region::kDecode ? "decode" : "prefill"; }
+const char* decode_or_prefill(const RowFacts& row) { return row.region == Region::kDecode ? "decode" : "prefill"; }
 
 // "q=5 > T=1", then `tail`.
-void query_vs_threshold(std::string& out, const RowRoute& row, int decode_threshold, const char* tail) {
+void query_vs_threshold(std::string& out, const RowFacts& row, int decode_threshold, const char* tail) {
   words(out, "q=", row.q, row.q <= decode_threshold ? " <= T=" : " > T=", decode_threshold, tail);
 }
 
-void explain_three_region(std::string& out, const RowRoute& row, int decode_threshold) {
+void explain_three_region(std::string& out, const RowFacts& row, int decode_threshold) {
   if (row.region == Region::kPrefill) return words(out, "region prefill (nct=0)");
   words(out, row.region == Region::kDecode ? "region decode (nct=" : "region extend (nct=", row.nct, " > 0, ");
   query_vs_threshold(out, row, decode_threshold, ")");
 }
 
-void explain_three_region_q_first(std::string& out, const RowRoute& row, int decode_threshold) {
+void explain_three_region_q_first(std::string& out, const RowFacts& row, int decode_threshold) {
   if (row.region == Region::kDecode) {
     words(out, "region decode (");
     return query_vs_threshold(out, row, decode_threshold, ", nct ignored)");
@@ -68,7 +52,7 @@ void explain_three_region_q_first(std::string& out, const RowRoute& row, int dec
   query_vs_threshold(out, row, decode_threshold, ")");
 }
 
-void explain_four_region(std::string& out, const RowRoute& row, int decode_threshold) {
+void explain_four_region(std::string& out, const RowFacts& row, int decode_threshold) {
   words(out, "region ", static_cast<int>(row.region), " ", to_string(row.region));
   switch (row.region) {
     case Region::kPrefill: return words(out, " (nct=0)");
@@ -83,7 +67,7 @@ void explain_four_region(std::string& out, const RowRoute& row, int decode_thres
 }
 
 // The row's region as the reorder version names it (kNone, SGLang's, reports the four regions).
-void explain_region(std::string& out, const RowRoute& row, ReorderVersion version, int decode_threshold) {
+void explain_region(std::string& out, const RowFacts& row, ReorderVersion version, int decode_threshold) {
   switch (version) {
     case ReorderVersion::kMlaBuilderQ1:
       return words(out, "early-2025 ", decode_or_prefill(row), " (q=", row.q, row.q == 1 ? " == 1)" : " != 1)");
@@ -99,7 +83,7 @@ void explain_region(std::string& out, const RowRoute& row, ReorderVersion versio
 }
 
 // Rule 5 on the row at `pos`: before, at or after the first prefill row.
-void explain_first_prefill(std::string& out, const SplitResult& split, int pos, const RowRoute& row) {
+void explain_first_prefill(std::string& out, const SplitResult& split, int pos, const RowFacts& row) {
   const int first_prefill = split.counts.num_decodes;
   if (pos < first_prefill) return words(out, "split: a decode: before the first prefill row ", first_prefill);
   if (pos > first_prefill)
@@ -118,7 +102,7 @@ void explain_first_prefill(std::string& out, const SplitResult& split, int pos, 
   words(out, "split: the first prefill row");
 }
 
-std::string explain_dispatch_choice(const SglangDispatch& dispatch) {
+std::string explain_dispatch_choice(const SglangWording& dispatch) {
   const std::string threshold = num(dispatch.chunked_prefix_cache_threshold);
   switch (dispatch.rule) {
     case SglangMhaRule::kNotExtend: return "not an extend batch, so absorbed MLA";
@@ -133,7 +117,7 @@ std::string explain_dispatch_choice(const SglangDispatch& dispatch) {
   return "?";
 }
 
-std::string explain_dispatch(const SglangDispatch& dispatch) {
+std::string explain_dispatch(const SglangWording& dispatch) {
   return std::string("sglang ") + to_string(dispatch.mode) + " batch on " + sglang_backend_name(dispatch.backend) +
          ", sum(extend_prefix_lens) = " + num(dispatch.sum_extend_prefix_lens) + ": " +
          explain_dispatch_choice(dispatch);
@@ -161,25 +145,35 @@ std::string explain_split(const SplitResult& split) {
   return "?";
 }
 
-void explain_vllm_row(std::string& out, const RowRoute& row, int pos, const SplitResult& split,
-                      const RoutingConfig& config, std::string_view split_text) {
-  explain_region(out, row, reorder_version(config.profile), reorder_threshold(config));
-  out += "; ";
-  if (split.rule == SplitRule::kFirstPrefill)
-    explain_first_prefill(out, split, pos, row);
-  else
-    out += split_text;
-  if (config.sparse_mla) out += sparse_note(config);
+const std::string& split_words(const SplitResult& split) {
+  thread_local std::optional<SplitResult> last_split;
+  thread_local std::string words;
+  if (last_split != split) {
+    words = explain_split(split);
+    last_split = split;
+  }
+  return words;
 }
 
-std::string explain_sglang_batch(const SglangDispatch& dispatch, const RoutingConfig& config) {
-  return explain_dispatch(dispatch) + sparse_note(config);
+void word_batch_reason(std::string& out, const RouteWording& wording) {
+  if (wording.sglang) return words(out, explain_dispatch(wording.dispatch), std::string_view(wording.row_note));
+  words(out, split_words(wording.split), std::string_view(wording.batch_note));
 }
 
-void explain_sglang_row(std::string& out, const RowRoute& row, const SglangDispatch& dispatch,
-                        const RoutingConfig& config) {
-  words(out, row.is_decode ? "sglang decode row (nct=" : "sglang extend row (nct=", row.nct, ", P=", row.prompt_len,
-        ", q=", row.q, "); ", explain_dispatch(dispatch), sparse_note(config));
+void word_row_reason(std::string& out, const RouteWording& wording, const RowFacts& row, int pos) {
+  if (wording.sglang) {
+    words(out, row.is_decode ? "sglang decode row (nct=" : "sglang extend row (nct=", row.nct, ", P=", row.prompt_len,
+          ", q=", row.q, "); ", explain_dispatch(wording.dispatch), std::string_view(wording.row_note));
+  } else {
+    explain_region(out, row, wording.reorder_version, wording.reorder_threshold);
+    out += "; ";
+    if (wording.split.rule == SplitRule::kFirstPrefill)
+      explain_first_prefill(out, wording.split, pos, row);
+    else
+      out += split_words(wording.split);
+    out += wording.row_note;
+  }
+  words(out, " -> ", std::string_view(to_string(row.path)));
 }
 
 }  // namespace mlasim

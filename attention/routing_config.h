@@ -51,8 +51,8 @@ struct RoutingConfig : RoutingDeployment {
   // (gdn_attn.py ~171-176; model runner V1 reorders with it, the MLA builder still splits with T).
   // 0: T.
   int reorder_threshold = 0;
-  // Build RowRoute::reason for every row (reports, --explain); when false only a fresh prefill on
-  // the decode path gets its reason, which saves the string work on long traces.
+  // Word RowRoute::reason and BatchRoute::batch_reason (mlasim route); the step loop leaves them
+  // unworded and keeps BatchRoute::wording, from which its writers word the reasons they write.
   bool row_reasons = true;
 };
 

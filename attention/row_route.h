@@ -19,7 +19,7 @@ struct RowRoute {
   bool is_decode = false;            // the split's (or SGLang's row classification) verdict
   MlaPath path = MlaPath::kMha;
   bool fresh_on_decode_path = false; // nct == 0 and path == mqa
-  std::string reason;                // region, threshold, the rule that decided
+  std::string reason;                // region, threshold, the rule that decided (with RoutingConfig::row_reasons)
 };
 
 }  // namespace mlasim

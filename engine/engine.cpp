@@ -30,7 +30,7 @@ int audit_interval_for(int num_gpu_blocks) {
              : Engine::kAuditInterval * (num_gpu_blocks / Engine::kAuditFullPoolBlocks);
 }
 
-// Whether any sink wants what `wants` asks (row reasons, token ids): each costs time to build.
+// Whether any sink wants what `wants` asks (token ids): they cost time to build.
 bool any_sink_wants(const std::vector<StepSink*>& sinks, bool (StepSink::*wants)() const) {
   return std::any_of(sinks.begin(), sinks.end(), [wants](const StepSink* s) { return (s->*wants)(); });
 }
@@ -52,7 +52,7 @@ Engine::Engine(const Scenario& scenario, EngineOptions options, Engine* donor)
                    : InputBatch(/*track_token_ids=*/options.backend != nullptr)),
       routing_(make_routing_config(scenario)),
       arrivals_(open_request_stream(scenario)) {
-  routing_.row_reasons = false;
+  routing_.row_reasons = false;  // the records keep the routing as codes; their writers word it
   if (donor) {
     // Rebuilt in full every step (route_batch, build_attention_metadata): handed on whole.
     route_ = std::move(donor->route_);
@@ -74,7 +74,6 @@ Engine::Engine(const Scenario& scenario, EngineOptions options, Engine* donor)
 void Engine::add_sink(StepSink* sink) {
   sink->on_start(names_);
   sinks_.push_back(sink);
-  routing_.row_reasons = any_sink_wants(sinks_, &StepSink::wants_row_reasons);
   record_token_ids_ = any_sink_wants(sinks_, &StepSink::wants_token_ids);
 }
 
@@ -288,7 +287,6 @@ RunRecord Engine::run() {
   add_sink(&collector);
   run_to_end();
   sinks_.erase(std::find(sinks_.begin(), sinks_.end(), &collector));
-  routing_.row_reasons = any_sink_wants(sinks_, &StepSink::wants_row_reasons);
   record_token_ids_ = any_sink_wants(sinks_, &StepSink::wants_token_ids);
   return collector.take();
 }

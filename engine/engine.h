@@ -91,9 +91,9 @@ class Engine {
   void admit_arrivals();
   bool arrived(const RequestSpec& spec) const;
   std::int64_t step_duration_ns() const;
-  // The route's row reasons move into the step's record (route_ keeps the others' capacity).
-  void record_step(const SchedulerOutput& out, BatchRoute& route);
-  void record_rows(BatchRoute& route);
+  // The step's record keeps the routing as codes (its writers word the reasons: engine/step_words.h).
+  void record_step(const SchedulerOutput& out, const BatchRoute& route);
+  void record_rows(const BatchRoute& route);
   void record_linear_attention(const SchedulerOutput& out);
   void record_context_chunks();
   void record_requests(const SchedulerOutput& out);

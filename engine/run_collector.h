@@ -17,7 +17,6 @@ class RecordCollector final : public StepSink {
   void on_step(const StepRecord& step) override;
   void on_request_finished(const RequestRecord& request) override;
   bool wants_token_ids() const override { return true; }
-  bool wants_row_reasons() const override { return true; }
   // The record, requests in scenario order.
   RunRecord take();
 

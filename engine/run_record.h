@@ -24,6 +24,7 @@
 #include "attention/linear_attention_split.h"
 #include "attention/precision_class.h"
 #include "attention/reorder.h"
+#include "attention/route_explain.h"
 #include "attention/row_route.h"
 #include "attention/split_counts.h"
 #include "engine/request_names.h"
@@ -36,12 +37,13 @@ struct RowRecord {
   int q = 0;           // num_scheduled_tokens
   int nct = 0;         // num_computed_tokens before the step
   int prompt_len = 0;  // P
-  // Routing (docs/spec/routing.md): the row's region under the profile's reorder, the MLA path its
-  // tokens take, whether it is a fresh prefill (nct == 0) on the decode path, and why.
+  // Routing (docs/spec/routing.md): the row's region under the profile's reorder, the split's (or
+  // SGLang's) verdict, the MLA path its tokens take, and whether it is a fresh prefill (nct == 0)
+  // on the decode path. Why, in words: row_reason(step, pos) (engine/step_words.h).
   Region region = Region::kPrefill;  // decode | short_extend | long_extend | prefill (to_string)
+  bool is_decode = false;
   MlaPath path = MlaPath::kMha;      // mqa (decode path, absorbed) | mha (prefill path)
   bool fresh_on_decode_path = false;
-  std::string reason;
 };
 
 // The chunked context of the prefill-path rows with context (docs/spec/routing.md §4).
@@ -80,7 +82,9 @@ struct StepRecord {
   // A model with linear-attention layers: their own split (they have no MLA path).
   bool has_linear_attention = false;
   LinearAttentionSplit linear_attention;
-  std::string split_reason;  // the split rule or SGLang dispatch, in words
+  // What the step's reasons quote (the split or SGLang's dispatch, the configuration's facts): the
+  // writers word them from it (engine/step_words.h: split_reason, row_reason).
+  RouteWording wording;
   ContextChunksRecord context_chunks;
   // Simulated time (the scenario's timing model): when the step starts and how long it takes.
   std::int64_t time_ns = 0;

@@ -10,7 +10,7 @@
 
 namespace mlasim {
 
-void Engine::record_step(const SchedulerOutput& out, BatchRoute& route) {
+void Engine::record_step(const SchedulerOutput& out, const BatchRoute& route) {
   StepRecord& s = current_;
   s.step = step_;
   s.arrived.swap(arrived_);
@@ -22,7 +22,7 @@ void Engine::record_step(const SchedulerOutput& out, BatchRoute& route) {
   s.counts = route.counts;
   s.has_linear_attention = routing_.linear_attention_layers;
   if (s.has_linear_attention) record_linear_attention(out);
-  s.split_reason = route.batch_reason;
+  s.wording = route.wording;
   record_context_chunks();
   record_requests(out);
   s.num_free_blocks = scheduler_.num_free_blocks();
@@ -32,20 +32,20 @@ void Engine::record_step(const SchedulerOutput& out, BatchRoute& route) {
   s.duration_ns = step_duration_ns();
 }
 
-void Engine::record_rows(BatchRoute& route) {
+void Engine::record_rows(const BatchRoute& route) {
   MLASIM_CHECK(route.rows.size() == batch_.rows().size(), "route and batch disagree on the row count");
   current_.rows.resize(route.rows.size());
   for (std::size_t i = 0; i < route.rows.size(); ++i) {
     const BatchRow& row = batch_.rows()[i];
-    RowRoute& rr = route.rows[i];
+    const RowRoute& rr = route.rows[i];
     MLASIM_CHECK(rr.q == row.num_scheduled_tokens && rr.nct == row.num_computed_tokens, "route row mismatch");
     RowRecord& rec = current_.rows[i];
     rec.index = row.req_id;
     rec.q = row.num_scheduled_tokens;
     rec.nct = row.num_computed_tokens;
     rec.prompt_len = row.num_prompt_tokens;
-    std::tie(rec.region, rec.path, rec.fresh_on_decode_path) = std::tie(rr.region, rr.path, rr.fresh_on_decode_path);
-    rec.reason.swap(rr.reason);  // the words move to the record; the route words each step afresh
+    std::tie(rec.region, rec.is_decode, rec.path, rec.fresh_on_decode_path) =
+        std::tie(rr.region, rr.is_decode, rr.path, rr.fresh_on_decode_path);
   }
 }
 

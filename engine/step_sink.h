@@ -23,9 +23,6 @@ class StepSink {
   // A request's final state; `request.index` is its position in the scenario.
   virtual void on_request_finished(const RequestRecord& /*request*/) {}
   virtual void on_end(const RunTotals& /*totals*/) {}
-  // Whether the sink reads RowRecord::reason of rows that took their path as expected (a
-  // fresh prefill on the decode path always carries its reason). Building reasons costs time.
-  virtual bool wants_row_reasons() const { return false; }
   // Whether the sink reads RequestRecord::token_ids. When none does and there is no model, a dry
   // run draws no prompt ids at all (Scheduler::set_prompt_ids_on_demand).
   virtual bool wants_token_ids() const { return false; }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/formats/json_writer.h"
+#include "engine/step_words.h"
 
 namespace mlasim {
 namespace {
@@ -41,14 +42,14 @@ char* put_int(char* p, int v) { return std::to_chars(p, p + 11, v).ptr; }
 
 }  // namespace
 
-void write_row_json(JsonWriter& w, const RowRecord& r, std::string_view id) {
+void write_row_json(JsonWriter& w, const RowRecord& r, std::string_view id, std::string_view reason) {
   // Every row of every step goes through here (most of a run file's bytes): the object is put
   // together with plain stores in a scratch buffer sized for its worst case, then handed to the
   // writer whole, laid out as the writer's own calls would lay it out (begin_object, key, value).
   const bool one_line = w.layout() == JsonWriter::Layout::kOneLine;
   const std::size_t inner = one_line ? 0 : 2 * static_cast<std::size_t>(w.level() + 1);
   thread_local std::string scratch;
-  const std::size_t bound = 9 * (inner + 4) + 256 + json_string_max(id.size()) + json_string_max(r.reason.size());
+  const std::size_t bound = 9 * (inner + 4) + 256 + json_string_max(id.size()) + json_string_max(reason.size());
   if (scratch.size() < bound) scratch.resize(bound);
   char* const start = scratch.data();
   char* p = start;
@@ -71,7 +72,7 @@ void write_row_json(JsonWriter& w, const RowRecord& r, std::string_view id) {
   p = put_json_string(member(p, "\"region\": ", false), to_string(r.region));
   p = put_json_string(member(p, "\"path\": ", false), to_string(r.path));
   p = put(member(p, "\"fresh_on_decode_path\": ", false), r.fresh_on_decode_path ? std::string_view("true") : "false");
-  p = put_json_string(member(p, "\"reason\": ", false), r.reason);
+  p = put_json_string(member(p, "\"reason\": ", false), reason);
   if (!one_line) {
     *p++ = '\n';
     std::memset(p, ' ', inner - 2);
@@ -99,9 +100,17 @@ void write_step_fields(JsonWriter& w, const StepRecord& s, const RequestNames& n
   write_split_counts(w, s.counts);
   if (s.has_linear_attention) write_linear_attention_json(w, s.linear_attention);  // KDA layers' own split
   w.key("reorder_modified").value(s.reorder_modified);
-  w.key("split_reason").value(s.split_reason);
+  // The reasons are worded here, from the record's codes, into storage kept from row to row.
+  thread_local std::string reason;
+  reason.clear();
+  word_batch_reason(reason, s.wording);
+  w.key("split_reason").value(reason);
   w.key("rows").begin_array();
-  for (const RowRecord& r : s.rows) write_row_json(w, r, names[r.index]);
+  for (std::size_t pos = 0; pos < s.rows.size(); ++pos) {
+    reason.clear();
+    append_row_reason(reason, s, pos);
+    write_row_json(w, s.rows[pos], names[s.rows[pos].index], reason);
+  }
   w.end_array();
   id_array(w, "new", s.new_reqs, names);
   id_array(w, "resumed", s.resumed, names);

@@ -20,6 +20,6 @@ void begin_run_json(JsonWriter& w, const std::string& scenario);
 // num_prefills, num_prefill_tokens, num_mqa_tokens, num_mha_tokens.
 void write_split_counts(JsonWriter& w, const SplitCounts& counts);
 // One routed row as an object: id, q, nct, prompt_len, region, path, fresh_on_decode_path, reason.
-void write_row_json(JsonWriter& w, const RowRecord& row, std::string_view id);
+void write_row_json(JsonWriter& w, const RowRecord& row, std::string_view id, std::string_view reason);
 
 }  // namespace mlasim

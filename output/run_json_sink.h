@@ -23,7 +23,6 @@ class RunFileSink final : public StepSink {
   void on_request_finished(const RequestRecord& request) override;
   bool wants_token_ids() const override { return true; }
   void on_end(const RunTotals& totals) override;
-  bool wants_row_reasons() const override { return true; }
   Status commit() { return file_.commit(); }
   // commit() in two steps, for outputs published together (AtomicOutputFile).
   Status finish() { return file_.finish(); }

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/step_words.h"
+
 namespace mlasim {
 namespace {
 
@@ -40,12 +42,14 @@ std::string format_step_line(const StepRecord& s, const RequestNames& names) {
 }
 
 std::string format_step_explanation(const StepRecord& s, const RequestNames& names) {
-  std::string out = fmt::format("       batch: {}{}\n", s.split_reason, s.reorder_modified ? " (batch reordered)" : "");
+  std::string out = fmt::format("       batch: {}{}\n", split_reason(s), s.reorder_modified ? " (batch reordered)" : "");
   if (s.has_linear_attention)
     out += fmt::format("       linear-attention (KDA) layers:{} (GDN_ATTN's split: first chunks prefill, one token over "
                        "prior state decode)\n", format_linear_attention_counts(s.linear_attention));
-  for (const RowRecord& r : s.rows)
-    out += fmt::format("       {} -> {}: {}\n", names[r.index], to_string(r.path), r.reason);
+  for (std::size_t pos = 0; pos < s.rows.size(); ++pos) {
+    const RowRecord& r = s.rows[pos];
+    out += fmt::format("       {} -> {}: {}\n", names[r.index], to_string(r.path), row_reason(s, pos));
+  }
   return out;
 }
 

@@ -26,7 +26,6 @@ class StepTablePrinter final : public StepSink {
   void on_step(const StepRecord& step) override;
   void on_request_finished(const RequestRecord& request) override;
   void on_end(const RunTotals& totals) override;
-  bool wants_row_reasons() const override { return explain_; }
 
  private:
   std::ostream& out_;

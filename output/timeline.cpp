@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "engine/step_words.h"
+
 namespace mlasim {
 
 const char* to_string(CellState s) {
@@ -150,7 +152,7 @@ void Timeline::on_step(const StepRecord& step) {
       cell.q = row.q;
       cell.nct = row.nct;
       cell.prompt_len = row.prompt_len;
-      cell.reason = intern_reason(row.reason);
+      cell.reason = intern_reason(row_reason(step, r));
     }
     TimelineLane& lane = lanes_[static_cast<std::size_t>(t.lane)];
     if (lane.first_row < 0) lane.first_row = static_cast<std::int64_t>(num_steps_) * 65536 + static_cast<std::int64_t>(r);

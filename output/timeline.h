@@ -52,7 +52,6 @@ class Timeline final : public StepSink {
 
   explicit Timeline(const Scenario& scenario, std::string title = "");
   void on_step(const StepRecord& step) override;
-  bool wants_row_reasons() const override { return true; }
 
   const std::string& title() const { return title_; }
   int steps_per_column() const { return steps_per_column_; }

@@ -2,6 +2,7 @@
 #include "output/trace_event_sink.h"
 
 #include "base/formats/json_writer.h"
+#include "engine/step_words.h"
 
 namespace mlasim {
 namespace {
@@ -70,7 +71,8 @@ void TraceEventSink::on_step(const StepRecord& step) {
     order.end_object();
     event(order.take());
   }
-  for (const RowRecord& row : step.rows) {
+  for (std::size_t pos = 0; pos < step.rows.size(); ++pos) {
+    const RowRecord& row = step.rows[pos];
     const int* tid = tids_.find(row.index);
     if (row.q == 0 || tid == nullptr) continue;
     JsonWriter w = start("X", slice_name(row), ts, *tid);
@@ -85,7 +87,7 @@ void TraceEventSink::on_step(const StepRecord& step) {
     w.key("region").value(to_string(row.region));
     w.key("path").value(to_string(row.path));
     w.key("fresh_on_decode_path").value(row.fresh_on_decode_path);
-    w.key("reason").value(row.reason);
+    w.key("reason").value(row_reason(step, pos));
     w.end_object();
     w.end_object();
     event(w.take());

@@ -24,7 +24,6 @@ class TraceEventSink final : public StepSink {
   Status open(const std::string& path, const std::string& scenario_name);
   void on_step(const StepRecord& step) override;
   void on_end(const RunTotals& totals) override;
-  bool wants_row_reasons() const override { return true; }
   Status commit() { return file_.commit(); }
   // commit() in two steps, for outputs published together (AtomicOutputFile).
   Status finish() { return file_.finish(); }

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "engine/step_words.h"
+
 namespace mlasim {
 namespace {
 
@@ -144,13 +146,13 @@ void ExpectationChecker::on_step(const StepRecord& st) {
     check_step(c, steps[i], st, names());
   }
   if (check_fresh_)
-    for (const RowRecord& row : st.rows)
-      if (row.fresh_on_decode_path)
+    for (std::size_t pos = 0; pos < st.rows.size(); ++pos)
+      if (const RowRecord& row = st.rows[pos]; row.fresh_on_decode_path)
         invariant_failures_.push_back({s_.source,
                                        fmt::format("invariant {} at step {}", kInvariantNoFreshPrefillOnDecodePath, st.step),
                                        "no row with nct = 0 on the decode path",
                                        fmt::format("{} (q={}, nct=0, P={}) took the decode path: {}", names()[row.index], row.q,
-                                                   row.prompt_len, row.reason)});
+                                                   row.prompt_len, row_reason(st, pos))});
 }
 
 bool ExpectationChecker::wants_token_ids() const {

@@ -121,9 +121,9 @@ int run_route(RouteOptions& o) {
     w.key("rows").begin_array();
     for (const RowRoute& row : r.rows)  // id: the row's index in the given batch
       write_row_json(w,
-                     {row.input_index, row.q, row.nct, row.prompt_len, row.region, row.path, row.fresh_on_decode_path,
-                      row.reason},
-                     std::to_string(row.input_index));
+                     {row.input_index, row.q, row.nct, row.prompt_len, row.region, row.is_decode, row.path,
+                      row.fresh_on_decode_path},
+                     std::to_string(row.input_index), row.reason);
     w.end_array();
     w.end_object();
     std::cout << w.str();
