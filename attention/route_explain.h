@@ -1,6 +1,8 @@
 // The reasons of a step's routing in words (RowRoute::reason, BatchRoute::batch_reason, the
 // records' reasons the writers word on demand, the --explain table), formatted from the decisions
-// and the facts they carry (docs/spec/routing.md).
+// and the facts they carry (docs/spec/routing.md). The words are printable ASCII without '"' or
+// '\\': the run JSON writes a row's reason without an escape pass (tests/engine/test_step_words.cpp
+// checks every reason of every repository scenario).
 #pragma once
 
 #include <string>

@@ -49,7 +49,7 @@ void write_row_json(JsonWriter& w, const RowRecord& r, std::string_view id, std:
   const bool one_line = w.layout() == JsonWriter::Layout::kOneLine;
   const std::size_t inner = one_line ? 0 : 2 * static_cast<std::size_t>(w.level() + 1);
   thread_local std::string scratch;
-  const std::size_t bound = 9 * (inner + 4) + 256 + json_string_max(id.size()) + json_string_max(reason.size());
+  const std::size_t bound = 9 * (inner + 4) + 256 + json_string_max(id.size()) + reason.size() + 2;
   if (scratch.size() < bound) scratch.resize(bound);
   char* const start = scratch.data();
   char* p = start;
@@ -72,7 +72,8 @@ void write_row_json(JsonWriter& w, const RowRecord& r, std::string_view id, std:
   p = put_json_string(member(p, "\"region\": ", false), to_string(r.region));
   p = put_json_string(member(p, "\"path\": ", false), to_string(r.path));
   p = put(member(p, "\"fresh_on_decode_path\": ", false), r.fresh_on_decode_path ? std::string_view("true") : "false");
-  p = put_json_string(member(p, "\"reason\": ", false), reason);
+  p = put(member(p, "\"reason\": \"", false), reason);  // no escapes in the words (route_explain.h)
+  *p++ = '"';
   if (!one_line) {
     *p++ = '\n';
     std::memset(p, ' ', inner - 2);

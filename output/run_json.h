@@ -20,6 +20,8 @@ void begin_run_json(JsonWriter& w, const std::string& scenario);
 // num_prefills, num_prefill_tokens, num_mqa_tokens, num_mha_tokens.
 void write_split_counts(JsonWriter& w, const SplitCounts& counts);
 // One routed row as an object: id, q, nct, prompt_len, region, path, fresh_on_decode_path, reason.
+// `reason` is route_explain's words (word_row_reason), written as they are: they hold no character
+// JSON escapes.
 void write_row_json(JsonWriter& w, const RowRecord& row, std::string_view id, std::string_view reason);
 
 }  // namespace mlasim

@@ -62,7 +62,8 @@ TEST_CASE("a record's reasons are worded from its codes: SGLang's dispatch", "[e
 }
 
 // Every repository scenario: each step's rows, routed again as they stood after the reorder with
-// the router wording its reasons (RoutingConfig::row_reasons), give the words the record's codes give.
+// the router wording its reasons (RoutingConfig::row_reasons), give the words the record's codes
+// give, and none holds a character JSON escapes.
 TEST_CASE("a record's reasons equal the router's words for every row of every repository scenario",
           "[engine][routing]") {
   std::vector<std::string> paths;
@@ -93,7 +94,10 @@ TEST_CASE("a record's reasons equal the router's words for every row of every re
       for (std::size_t pos = 0; pos < step.rows.size(); ++pos) {
         CHECK(routed.rows[pos].path == step.rows[pos].path);
         CHECK(routed.rows[pos].is_decode == step.rows[pos].is_decode);
-        CHECK(row_reason(step, pos) == routed.rows[pos].reason);
+        const std::string words = row_reason(step, pos);
+        CHECK(words == routed.rows[pos].reason);
+        // Written into the run JSON without an escape pass (output/run_json.cpp).
+        CHECK(std::all_of(words.begin(), words.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; }));
         ++rows_checked;
         fresh_rows += step.rows[pos].fresh_on_decode_path;
       }
