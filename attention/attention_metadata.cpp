@@ -27,37 +27,39 @@ AttentionMetadata build_attention_metadata(const BatchRoute& route, const Routin
 
 void build_attention_metadata(AttentionMetadata& out, const BatchRoute& route, const RoutingConfig& config,
                               const BlockIdsFn& block_ids, MetadataDetail detail) {
-  // Every vector is cleared, not freed, so a step reuses the previous step's capacity.
-  out.query_start_loc.clear();
-  out.seq_lens.clear();
-  out.context_lens.clear();
-  out.num_prompt_tokens.clear();
-  out.is_prefilling.clear();
+  // Every vector is resized or cleared, not freed, so a step reuses the previous step's capacity;
+  // the per-row ones are sized once and filled by index.
+  const int n = static_cast<int>(route.rows.size());
+  out.query_start_loc.resize(sz(n) + 1);
+  out.seq_lens.resize(sz(n));
+  out.context_lens.resize(sz(n));
+  out.num_prompt_tokens.resize(sz(n));
+  out.is_prefilling.resize(sz(n));
   out.positions.clear();
   out.slot_mapping.clear();
-  out.is_decode.clear();
-  out.regions.clear();
-  out.paths.clear();
+  out.is_decode.resize(sz(n));
+  out.regions.resize(sz(n));
+  out.paths.resize(sz(n));
   out.max_query_len = 0;
   out.max_seq_len = 0;
   out.profile = config.profile;
   out.sparse_mla = config.sparse_mla;
   out.block_size = config.block_size;
-  const int n = static_cast<int>(route.rows.size());
   out.num_reqs = n;
   out.has_token_arrays = detail == MetadataDetail::kFull;
   out.block_table.resize(out.has_token_arrays ? sz(n) : 0);
-  out.query_start_loc.push_back(0);
+  out.query_start_loc[0] = 0;
   for (int i = 0; i < n; ++i) {
     const RowRoute& r = route.rows[sz(i)];
-    out.query_start_loc.push_back(out.query_start_loc.back() + r.q);
-    out.seq_lens.push_back(r.nct + r.q);
-    out.context_lens.push_back(r.nct);
-    out.num_prompt_tokens.push_back(r.prompt_len);
-    out.is_prefilling.push_back(r.nct < r.prompt_len);
-    out.is_decode.push_back(r.is_decode);
-    out.regions.push_back(r.region);
-    out.paths.push_back(r.path);
+    const std::size_t row = sz(i);
+    out.query_start_loc[row + 1] = out.query_start_loc[row] + r.q;
+    out.seq_lens[row] = r.nct + r.q;
+    out.context_lens[row] = r.nct;
+    out.num_prompt_tokens[row] = r.prompt_len;
+    out.is_prefilling[row] = r.nct < r.prompt_len;
+    out.is_decode[row] = r.is_decode;
+    out.regions[row] = r.region;
+    out.paths[row] = r.path;
     out.max_query_len = std::max(out.max_query_len, r.q);
     out.max_seq_len = std::max(out.max_seq_len, r.nct + r.q);
     if (!out.has_token_arrays) continue;

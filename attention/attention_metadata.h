@@ -3,6 +3,7 @@
 // block tables. Plain data; validate() checks every internal consistency.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <span>
@@ -51,7 +52,7 @@ struct AttentionMetadata {
   std::vector<int> seq_lens;         // nct + q
   std::vector<int> context_lens;     // nct (num_computed_tokens)
   std::vector<int> num_prompt_tokens;
-  std::vector<bool> is_prefilling;   // nct < P
+  std::vector<std::uint8_t> is_prefilling;  // nct < P (0 / 1: a byte per row, not std::vector<bool>'s bits)
   std::vector<int> positions;        // per token: nct + j
   std::vector<std::vector<int>> block_table;  // per row
   std::vector<int> slot_mapping;     // per token: block_table[pos / B] * B + pos % B (-1 if uncovered)
@@ -59,7 +60,7 @@ struct AttentionMetadata {
   bool has_token_arrays = true;
 
   SplitCounts counts;                // the route's split and MLA's forward split
-  std::vector<bool> is_decode;       // per row: the split's verdict
+  std::vector<std::uint8_t> is_decode;      // per row: the split's verdict (0 / 1)
   std::vector<Region> regions;       // per row
   std::vector<MlaPath> paths;        // per row
 

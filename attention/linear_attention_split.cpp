@@ -32,7 +32,7 @@ LinearAttentionSplit split_linear_attention(std::span<const LinearAttentionRow> 
     // gdn_attn.py ~356-387: split_decodes_and_prefills (§2) with threshold 1, short extends not
     // decodes, and is_prefilling = no prior state (a first chunk: seq_len <= q, is_prefilling).
     thread_local std::vector<int> query_lens;
-    thread_local std::vector<bool> no_prior_state;
+    thread_local std::vector<std::uint8_t> no_prior_state;
     query_lens.clear();
     no_prior_state.clear();
     for (const LinearAttentionRow& r : rows) {

@@ -100,25 +100,6 @@ const char* to_string(ReorderVersion v) {
   return "?";
 }
 
-Region row_region(const RowInput& row, ReorderVersion version, int decode_threshold) {
-  switch (version) {
-    case ReorderVersion::kMlaBuilderQ1: return row.q == 1 ? Region::kDecode : Region::kPrefill;
-    case ReorderVersion::kTwoRegion: return row.q <= decode_threshold ? Region::kDecode : Region::kPrefill;
-    case ReorderVersion::kThreeRegionQFirst:  // vLLM 0.11.1-0.13.x (0.12.0 utils.py:931-933)
-      if (row.q <= decode_threshold) return Region::kDecode;
-      return row.nct == 0 ? Region::kPrefill : Region::kLongExtend;
-    case ReorderVersion::kThreeRegion:
-      if (row.nct == 0) return Region::kPrefill;
-      return row.q <= decode_threshold ? Region::kDecode : Region::kLongExtend;
-    case ReorderVersion::kNone:
-    case ReorderVersion::kFourRegion:
-      if (row.nct == 0) return Region::kPrefill;
-      if (row.q > decode_threshold) return Region::kLongExtend;
-      return row.nct >= row.prompt_len ? Region::kDecode : Region::kShortExtend;
-  }
-  return Region::kPrefill;
-}
-
 ReorderResult reorder_rows(std::span<const RowInput> rows, ReorderVersion version, int decode_threshold) {
   ReorderResult reordered;
   reordered.regions.reserve(rows.size());

@@ -41,7 +41,24 @@ struct RowInput {
 // 3 regions: 0 if nct > 0, q <= T; 2 (extend) if nct > 0, q > T; 3 if nct == 0.
 // 3 regions, q first (0.11.1-0.13.x): 0 if q <= T; 2 if q > T, nct > 0; 3 if q > T, nct == 0.
 // 2 regions: 0 if q <= T, else 3.   MLA builder: 0 if q == 1, else 3.   kNone: as 4 regions.
-Region row_region(const RowInput& row, ReorderVersion version, int decode_threshold);
+inline Region row_region(const RowInput& row, ReorderVersion version, int decode_threshold) {
+  switch (version) {
+    case ReorderVersion::kMlaBuilderQ1: return row.q == 1 ? Region::kDecode : Region::kPrefill;
+    case ReorderVersion::kTwoRegion: return row.q <= decode_threshold ? Region::kDecode : Region::kPrefill;
+    case ReorderVersion::kThreeRegionQFirst:  // vLLM 0.11.1-0.13.x (0.12.0 utils.py:931-933)
+      if (row.q <= decode_threshold) return Region::kDecode;
+      return row.nct == 0 ? Region::kPrefill : Region::kLongExtend;
+    case ReorderVersion::kThreeRegion:
+      if (row.nct == 0) return Region::kPrefill;
+      return row.q <= decode_threshold ? Region::kDecode : Region::kLongExtend;
+    case ReorderVersion::kNone:
+    case ReorderVersion::kFourRegion:
+      if (row.nct == 0) return Region::kPrefill;
+      if (row.q > decode_threshold) return Region::kLongExtend;
+      return row.nct >= row.prompt_len ? Region::kDecode : Region::kShortExtend;
+  }
+  return Region::kPrefill;
+}
 
 struct ReorderResult {
   std::vector<Region> regions;              // per input row

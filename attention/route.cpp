@@ -93,11 +93,12 @@ const char* vllm_batch_note(const RoutingConfig& config, bool masked, bool spars
 }
 
 // The router's verdict on one row; its reason is worded when reasons are wanted.
+// prefill_kernel_of_its_own: is_deepseek_v4_backend(config.backend), asked once per batch.
 void decide_row(RowRoute& row, int pos, bool is_decode, MlaPath path, const RoutingConfig& config,
-                const RouteWording& wording) {
+                bool prefill_kernel_of_its_own, const RouteWording& wording) {
   row.is_decode = is_decode;
   row.path = path;
-  row.fresh_on_decode_path = fresh_on_decode_path(row, is_deepseek_v4_backend(config.backend));
+  row.fresh_on_decode_path = fresh_on_decode_path(row, prefill_kernel_of_its_own);
   if (config.row_reasons)
     word_row_reason(row.reason, wording, {row.q, row.nct, row.prompt_len, row.region, is_decode, path}, pos);
 }
@@ -123,14 +124,14 @@ SplitCounts counts_of(std::span<const RowRoute> rows) {
 // split_decodes_and_prefills over the rows in their reordered order.
 SplitResult split_rows(std::span<const RowInput> rows, const RoutingConfig& config) {
   thread_local std::vector<int> query_lens;
-  thread_local std::vector<bool> is_prefilling;
-  query_lens.clear();
-  is_prefilling.clear();
-  for (const RowInput& row : rows) {
-    query_lens.push_back(row.q);
+  thread_local std::vector<std::uint8_t> is_prefilling;
+  query_lens.resize(rows.size());
+  is_prefilling.resize(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    query_lens[i] = rows[i].q;
     // vLLM: is_prefilling = nct < num_prompt_tokens; strict also requires nct > 0 for a decode
     // (vllm-ascend), which nct < P already implies for any non-empty prompt.
-    is_prefilling.push_back(row.nct == 0 || row.nct < row.prompt_len);
+    is_prefilling[i] = rows[i].nct == 0 || rows[i].nct < rows[i].prompt_len;
   }
   return split_decodes_and_prefills(query_lens, is_prefilling, config.decode_threshold, config.require_uniform,
                                     /*treat_short_extends_as_decodes=*/config.profile != EngineProfile::kStrict);
@@ -185,10 +186,11 @@ void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, Bat
   wording.row_note = config.sparse_mla ? sparse_note(config) : "";
   // The words only where reasons are wanted (route_reordered cleared them).
   if (config.row_reasons) word_batch_reason(route.batch_reason, wording);
+  const bool v4 = is_deepseek_v4_backend(config.backend);
   for (int pos = 0; pos < static_cast<int>(route.rows.size()); ++pos) {
     RowRoute& row = route.rows[sz(pos)];
     const bool is_decode = pos < split.counts.num_decodes;
-    decide_row(row, pos, is_decode, sparse_all_mqa || is_decode ? MlaPath::kMqa : MlaPath::kMha, config, wording);
+    decide_row(row, pos, is_decode, sparse_all_mqa || is_decode ? MlaPath::kMqa : MlaPath::kMha, config, v4, wording);
   }
 }
 
@@ -204,8 +206,9 @@ void route_sglang(std::span<const RowInput> rows, const RoutingConfig& config, B
                       dispatch.chunked_prefix_cache_threshold};
   wording.batch_note = "";
   wording.row_note = sparse_note(config);
+  const bool v4 = is_deepseek_v4_backend(config.backend);
   for (std::size_t pos = 0; pos < route.rows.size(); ++pos)
-    decide_row(route.rows[pos], static_cast<int>(pos), !dispatch.row_is_extend[pos], path, config, wording);
+    decide_row(route.rows[pos], static_cast<int>(pos), !dispatch.row_is_extend[pos], path, config, v4, wording);
   route.counts = counts_of(route.rows);
   if (config.row_reasons) word_batch_reason(route.batch_reason, wording);
 }

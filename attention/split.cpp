@@ -26,7 +26,7 @@ SplitResult decided(SplitResult split, SplitRule rule, std::span<const int> quer
 }
 
 // Rule 4: the first row flagged a prefill and why; -1 when no row is.
-std::pair<int, PrefillCause> first_prefill_row(std::span<const int> query_lens, const std::vector<bool>& is_prefilling,
+std::pair<int, PrefillCause> first_prefill_row(std::span<const int> query_lens, std::span<const std::uint8_t> is_prefilling,
                                                int decode_threshold, bool require_uniform,
                                                bool treat_short_extends_as_decodes) {
   for (std::size_t i = 0; i < query_lens.size(); ++i) {
@@ -52,7 +52,7 @@ const char* to_string(SplitRule r) {
   return "?";
 }
 
-SplitResult split_decodes_and_prefills(std::span<const int> query_lens, const std::vector<bool>& is_prefilling,
+SplitResult split_decodes_and_prefills(std::span<const int> query_lens, std::span<const std::uint8_t> is_prefilling,
                                        int decode_threshold, bool require_uniform,
                                        bool treat_short_extends_as_decodes) {
   SplitResult split;

@@ -3,6 +3,7 @@
 // at is_prefilling when short extends are not treated as decodes).
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -40,7 +41,7 @@ struct SplitResult {
 
 // is_prefilling[i] = (nct < P) per row; read only when treat_short_extends_as_decodes is false
 // (may be empty otherwise).
-SplitResult split_decodes_and_prefills(std::span<const int> query_lens, const std::vector<bool>& is_prefilling,
+SplitResult split_decodes_and_prefills(std::span<const int> query_lens, std::span<const std::uint8_t> is_prefilling,
                                        int decode_threshold, bool require_uniform,
                                        bool treat_short_extends_as_decodes = true);
 

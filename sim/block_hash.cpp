@@ -74,7 +74,7 @@ bool seeded_block_hash(const Request& request, int start, int block_size, std::u
   return true;
 }
 
-void update_block_hashes(Request& request, int block_size, int lookahead) {
+void append_block_hashes(Request& request, int block_size, int lookahead) {
   const int num_full = (request.num_tokens() - lookahead) / block_size;
   thread_local std::vector<int> scratch;
   for (auto i = static_cast<int>(request.block_hashes.size()); i < num_full; ++i) {

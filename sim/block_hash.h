@@ -22,7 +22,12 @@ std::uint64_t hash_block_tokens(std::uint64_t parent_hash, std::span<const int> 
 // id's) hashes the stream and the block's offset in it, chained from the parent, so blocks that
 // draw equal ids (a shared hash id at the same offset) hash alike. Other blocks hash their ids,
 // drawn where unwritten.
-void update_block_hashes(Request& request, int block_size, int lookahead = 0);
+void append_block_hashes(Request& request, int block_size, int lookahead);
+// The same, called after every appended token: inline, as most calls find no new full block.
+inline void update_block_hashes(Request& request, int block_size, int lookahead = 0) {
+  if ((request.num_tokens() - lookahead) / block_size > static_cast<int>(request.block_hashes.size()))
+    append_block_hashes(request, block_size, lookahead);
+}
 // That stream hash of the block at `start`; false where the block is not one (the ids' hash then).
 bool seeded_block_hash(const Request& request, int start, int block_size, std::uint64_t parent_hash, std::uint64_t& hash);
 

@@ -60,7 +60,7 @@ bool KVCacheManager::allocate_slots(Request& request, int num_new_tokens, int nu
     request.block_ids.assign(new_computed_blocks.begin(), new_computed_blocks.end());
     request.num_cached_blocks = static_cast<int>(new_computed_blocks.size());
   }
-  pool_.get_new_blocks(num_new_blocks, request.block_ids);
+  if (num_new_blocks > 0) pool_.get_new_blocks(num_new_blocks, request.block_ids);  // most decode steps need none
   if (cache_count_counts_untrimmed_drafts_)
     cache_blocks_0_8(request, num_computed_tokens + num_new_tokens - static_cast<int>(request.spec_token_ids.size()));
   else
@@ -113,12 +113,7 @@ void KVCacheManager::cache_blocks_0_8(Request& request, int num_tokens_to_cache)
   }
 }
 
-void KVCacheManager::cache_blocks(Request& request, int num_tokens_to_cache) {
-  if (!pool_.enable_caching()) return;
-  // Only hashed blocks can be cached; with MTP's lookahead hashes the last full block may not be
-  // hashed yet (single_type_kv_cache_manager.py ~501-503).
-  const int num_full_blocks = std::min(num_tokens_to_cache / block_size_, static_cast<int>(request.block_hashes.size()));
-  if (num_full_blocks <= request.num_cached_blocks) return;
+void KVCacheManager::cache_full_blocks(Request& request, int num_full_blocks) {
   MLASIM_CHECK(static_cast<int>(request.block_ids.size()) >= num_full_blocks, "caching blocks the request does not hold");
   for (int i = request.num_cached_blocks; i < num_full_blocks; ++i) {
     pool_.cache_full_block(request.block_ids[static_cast<std::size_t>(i)], request.block_hashes[static_cast<std::size_t>(i)]);

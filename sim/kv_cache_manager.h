@@ -2,6 +2,7 @@
 // lookup, allocate_slots (docs/spec/scheduler.md §3-4), freeing. Block tables live on the Request.
 #pragma once
 
+#include <algorithm>
 #include <span>
 #include <vector>
 
@@ -57,8 +58,15 @@ class KVCacheManager {
                       bool full_sequence_must_fit = false);
 
   // Caches the request's hashed full blocks up to num_tokens_to_cache (kv_cache_manager.py
-  // cache_blocks ~791); nothing when caching is off.
-  void cache_blocks(Request& request, int num_tokens_to_cache);
+  // cache_blocks ~791); nothing when caching is off. Inline: most calls (every row of every step)
+  // find no new full block.
+  void cache_blocks(Request& request, int num_tokens_to_cache) {
+    if (!pool_.enable_caching()) return;
+    // Only hashed blocks can be cached; with MTP's lookahead hashes the last full block may not be
+    // hashed yet (single_type_kv_cache_manager.py ~501-503).
+    const int num_full_blocks = std::min(num_tokens_to_cache / block_size_, static_cast<int>(request.block_hashes.size()));
+    if (num_full_blocks > request.num_cached_blocks) cache_full_blocks(request, num_full_blocks);
+  }
 
   // Frees the request's blocks in reverse table order (tail evicted first; see
   // set_free_in_order_without_caching); the table empties.
@@ -74,6 +82,8 @@ class KVCacheManager {
   bool free_in_order_without_caching_ = false;
   bool cache_count_counts_untrimmed_drafts_ = false;
   void cache_blocks_0_8(Request& request, int num_tokens_to_cache);
+  // Caches the table's blocks [num_cached_blocks, num_full_blocks).
+  void cache_full_blocks(Request& request, int num_full_blocks);
   BlockPool pool_;
 };
 

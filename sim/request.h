@@ -12,6 +12,8 @@
 
 namespace mlasim {
 
+class TokenRange;
+
 using ReqId = int;  // chosen by the caller (the harness uses the scenario index)
 
 enum class RequestStatus : std::uint8_t {
@@ -103,6 +105,8 @@ struct Request {
 
   // The i-th (0-based) teacher-forced output token.
   int forced_output_token(int i) const;
+  // The same with the range of vocab_size made once by the caller (teacher forcing's loop).
+  int forced_output_token(int i, const TokenRange& range) const;
   // Drafts accepted in verification step `verify_step` when `num_drafts` were scheduled.
   int accepted_drafts_at(int verify_step, int num_drafts) const;
 };

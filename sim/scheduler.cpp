@@ -266,7 +266,8 @@ void Scheduler::build_output(SchedulerOutput& out) {
         c.req_ids[ci] = r.request_id;
         c.resumed_from_preemption[ci] = s.kind == Kind::kResumed;
         const auto from = static_cast<std::ptrdiff_t>(s.kind == Kind::kResumed ? 0 : s.num_blocks_before);
-        c.new_block_ids[ci].assign(r.block_ids.begin() + from, r.block_ids.end());
+        if (from == static_cast<std::ptrdiff_t>(r.block_ids.size())) c.new_block_ids[ci].clear();  // most steps: none
+        else c.new_block_ids[ci].assign(r.block_ids.begin() + from, r.block_ids.end());
         c.num_computed_tokens[ci] = r.num_computed_tokens;
         c.num_output_tokens[ci] = r.num_output_tokens();
         ++ci;

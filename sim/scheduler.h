@@ -81,9 +81,9 @@ class Scheduler {
   const SchedulerConfig& config() const { return config_; }
   int max_model_len() const { return max_model_len_; }
   // KV slots reserved past the scheduled tokens for the drafter: k for MTP, 0 for n-gram.
-  int num_lookahead_tokens() const { return lookahead_tokens(config_); }
+  int num_lookahead_tokens() const { return num_lookahead_tokens_; }
   // Tokens after each block that its prefix-cache hash covers (0 or 1).
-  int num_hash_lookahead_tokens() const { return hash_lookahead_tokens(config_); }
+  int num_hash_lookahead_tokens() const { return num_hash_lookahead_tokens_; }
   int step() const { return step_; }  // schedule() calls so far
   const std::vector<Request*>& running() const { return running_; }
   std::vector<const Request*> waiting() const { return waiting_.in_order(); }
@@ -165,6 +165,8 @@ class Scheduler {
 
   SchedulerConfig config_;
   int max_model_len_;
+  int num_lookahead_tokens_;       // lookahead_tokens(config_), read on every row of every step
+  int num_hash_lookahead_tokens_;  // hash_lookahead_tokens(config_)
   KVCacheManager kv_;
   // Several KV cache groups: vLLM's coordinator and managers; kv_ is then unused (a 2-block pool).
   std::unique_ptr<GroupedKVCacheManager> grouped_;

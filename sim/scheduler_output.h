@@ -5,6 +5,7 @@
 // their capacity from step to step; all parallel vectors always have equal sizes.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <utility>
 #include <vector>
@@ -30,7 +31,7 @@ struct NewRequestData {
 // Parallel vectors; running requests first in `running` order, then resumed ones.
 struct CachedRequestData {
   std::vector<ReqId> req_ids;
-  std::vector<bool> resumed_from_preemption;
+  std::vector<std::uint8_t> resumed_from_preemption;  // 0 / 1: a byte per request, not std::vector<bool>'s bits
   // Running: blocks allocated this step; resumed: the whole new table (as vLLM's get_blocks).
   std::vector<std::vector<int>> new_block_ids;
   std::vector<int> num_computed_tokens;  // pre-step

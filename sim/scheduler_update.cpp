@@ -180,6 +180,8 @@ SchedulerConfig as_scheduled(SchedulerConfig c) {
 Scheduler::Scheduler(const SchedulerConfig& config, SchedulerStart start)
     : config_(as_scheduled(config)),
       max_model_len_(config.max_model_len),
+      num_lookahead_tokens_(lookahead_tokens(config_)),
+      num_hash_lookahead_tokens_(hash_lookahead_tokens(config_)),
       // With several KV cache groups the grouped manager owns the pool; this one stays empty.
       kv_(config.kv_cache_layout.hybrid() ? 2 : config.num_gpu_blocks, config.block_size,
           config.enable_prefix_caching && !config.kv_cache_layout.hybrid(), std::max(1, config.max_model_len),

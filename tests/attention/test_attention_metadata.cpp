@@ -108,7 +108,7 @@ TEST_CASE("attention metadata: fields, slot mapping and decode metadata", "[rout
   CHECK(m.query_start_loc == std::vector<int>{0, 1, 5, 10});
   CHECK(m.seq_lens == std::vector<int>{21, 9, 5});
   CHECK(m.context_lens == std::vector<int>{20, 5, 0});
-  CHECK(m.is_prefilling == std::vector<bool>{false, true, true});
+  CHECK(m.is_prefilling == std::vector<std::uint8_t>{0, 1, 1});
   CHECK(m.positions == std::vector<int>{20, 5, 6, 7, 8, 0, 1, 2, 3, 4});
   // Row 0: position 20 -> block 20/4 = 5 -> id 15 -> 60. Row 1: positions 5..8 over [7, 3, 9].
   CHECK(m.slot_mapping == std::vector<int>{60, 13, 14, 15, 36, 80, 81, 82, 83, 84});

@@ -113,7 +113,7 @@ TEST_CASE("scheduler: two 80-token prompts on 10 usable blocks, tail preempts it
   CHECK(r16.out.scheduled_new_reqs.empty());
   const CachedRequestData& cd = r16.out.scheduled_cached_reqs;
   CHECK(cd.req_ids == std::vector<ReqId>{1});
-  CHECK(cd.resumed_from_preemption == std::vector<bool>{true});
+  CHECK(cd.resumed_from_preemption == std::vector<std::uint8_t>{1});
   // Request 0's blocks [1..5, 8], freed tail first, went to the front: 8, 5, 4, 3, 2, 1, 7, 6, ...
   CHECK(cd.new_block_ids == std::vector<std::vector<int>>{{8, 5, 4, 3, 2}});
   CHECK(cd.num_computed_tokens == std::vector<int>{0});
@@ -140,7 +140,7 @@ TEST_CASE("scheduler: request 0 needing its 6th block preempts the tail", "[sche
   for (int step = 3; step <= 15; ++step) CHECK(run_step(s).out.num_scheduled_tokens == Q{{0, 1}});
   StepResult r16 = run_step(s);
   CHECK(r16.out.num_scheduled_tokens == Q{{1, 81}});
-  CHECK(r16.out.scheduled_cached_reqs.resumed_from_preemption == std::vector<bool>{true});
+  CHECK(r16.out.scheduled_cached_reqs.resumed_from_preemption == std::vector<std::uint8_t>{1});
   // Request 0 finished at step 15; its blocks [1..5, 10], tail first, went to the front.
   CHECK(r16.out.scheduled_cached_reqs.new_block_ids == std::vector<std::vector<int>>{{10, 5, 4, 3, 2, 1}});
   CHECK(r16.out.scheduled_cached_reqs.num_output_tokens == std::vector<int>{1});
