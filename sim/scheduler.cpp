@@ -229,16 +229,17 @@ void Scheduler::preempt(Request* r) {
 
 void Scheduler::build_output(SchedulerOutput& out) {
   out.step = step_;
-  std::size_t num_new = 0, num_cached = 0, num_spec = 0;
+  std::size_t num_new = 0, num_resumed = 0, num_spec = 0;
   for (const Scheduled& s : scheduled_) {
     if (s.kind == Kind::kNew) ++num_new;
-    else ++num_cached;
+    else if (s.kind == Kind::kResumed) ++num_resumed;
     if ((s.kind == Kind::kRunning && s.num_new_tokens + s.req->num_computed_tokens > s.req->num_tokens() &&
          !s.req->spec_token_ids.empty()) ||
         s.padded_drafts) {
       ++num_spec;
     }
   }
+  const std::size_t num_cached = scheduled_.size() - num_new;
   out.scheduled_new_reqs.resize(num_new);
   CachedRequestData& c = out.scheduled_cached_reqs;
   c.req_ids.resize(num_cached);
@@ -251,32 +252,32 @@ void Scheduler::build_output(SchedulerOutput& out) {
 
   std::size_t ni = 0, ci = 0, si = 0;
   int total = 0;
-  // Cached data lists running requests first, then resumed ones (vLLM chains the two lists).
-  for (int pass = 0; pass < 2; ++pass) {
-    for (const Scheduled& s : scheduled_) {
-      const Request& r = *s.req;
-      if (pass == 0 && s.kind == Kind::kNew) {
-        NewRequestData& d = out.scheduled_new_reqs[ni++];
-        d.req_id = r.request_id;
-        d.prompt_token_ids = r.prompt_token_ids();
-        d.block_ids.assign(r.block_ids.begin(), r.block_ids.end());
-        d.num_computed_tokens = r.num_computed_tokens;
-      }
-      if ((pass == 0 && s.kind == Kind::kRunning) || (pass == 1 && s.kind == Kind::kResumed)) {
-        c.req_ids[ci] = r.request_id;
-        c.resumed_from_preemption[ci] = s.kind == Kind::kResumed;
-        const auto from = static_cast<std::ptrdiff_t>(s.kind == Kind::kResumed ? 0 : s.num_blocks_before);
-        if (from == static_cast<std::ptrdiff_t>(r.block_ids.size())) c.new_block_ids[ci].clear();  // most steps: none
-        else c.new_block_ids[ci].assign(r.block_ids.begin() + from, r.block_ids.end());
-        c.num_computed_tokens[ci] = r.num_computed_tokens;
-        c.num_output_tokens[ci] = r.num_output_tokens();
-        ++ci;
-      }
-    }
-  }
+  auto add_cached = [&](const Scheduled& s) {
+    const Request& r = *s.req;
+    c.req_ids[ci] = r.request_id;
+    c.resumed_from_preemption[ci] = s.kind == Kind::kResumed;
+    const auto from = static_cast<std::ptrdiff_t>(s.kind == Kind::kResumed ? 0 : s.num_blocks_before);
+    if (from == static_cast<std::ptrdiff_t>(r.block_ids.size())) c.new_block_ids[ci].clear();  // most steps: none
+    else c.new_block_ids[ci].assign(r.block_ids.begin() + from, r.block_ids.end());
+    c.num_computed_tokens[ci] = r.num_computed_tokens;
+    c.num_output_tokens[ci] = r.num_output_tokens();
+    ++ci;
+  };
+  // One pass in scheduling order: the new requests' data, the running requests' cached data (vLLM
+  // chains the running list, then the resumed one: those follow in a second pass, when there are
+  // any), each request's token count and its scheduled drafts.
   for (std::size_t i = 0; i < scheduled_.size(); ++i) {
     const Scheduled& s = scheduled_[i];
     Request& r = *s.req;
+    if (s.kind == Kind::kNew) {
+      NewRequestData& d = out.scheduled_new_reqs[ni++];
+      d.req_id = r.request_id;
+      d.prompt_token_ids = r.prompt_token_ids();
+      d.block_ids.assign(r.block_ids.begin(), r.block_ids.end());
+      d.num_computed_tokens = r.num_computed_tokens;
+    } else if (s.kind == Kind::kRunning) {
+      add_cached(s);
+    }
     out.num_scheduled_tokens[i] = {r.request_id, s.num_new_tokens};
     total += s.num_new_tokens;
     if (s.kind == Kind::kRunning && !r.spec_token_ids.empty()) {
@@ -297,6 +298,9 @@ void Scheduler::build_output(SchedulerOutput& out) {
       drafts.assign(static_cast<std::size_t>(config_.num_speculative_tokens), kPlaceholderDraftToken);
     }
   }
+  if (num_resumed > 0)
+    for (const Scheduled& s : scheduled_)
+      if (s.kind == Kind::kResumed) add_cached(s);
   MLASIM_CHECK(ni == num_new && ci == num_cached && si == num_spec, "output sizing is off");
   out.total_num_scheduled_tokens = total;
   // vLLM 0.33 returns 0 for every group (kv_cache_manager.py:756-759); one group keeps the count.
