@@ -65,16 +65,6 @@ Swaps swap_cycle_swaps(const std::vector<Region>& regions) {
 
 }  // namespace
 
-const char* to_string(Region r) {
-  switch (r) {
-    case Region::kDecode: return "decode";
-    case Region::kShortExtend: return "short_extend";
-    case Region::kLongExtend: return "long_extend";
-    case Region::kPrefill: return "prefill";
-  }
-  return "?";
-}
-
 ReorderVersion reorder_version(EngineProfile profile) {
   switch (profile) {
     case EngineProfile::kVllm2025Early: return ReorderVersion::kMlaBuilderQ1;

@@ -15,7 +15,16 @@ class InputBatch;
 
 // A row's region; the target order is ascending. Versions use subsets (see row_region).
 enum class Region : int { kDecode = 0, kShortExtend = 1, kLongExtend = 2, kPrefill = 3 };
-const char* to_string(Region r);  // "decode" | "short_extend" | "long_extend" | "prefill"
+// "decode" | "short_extend" | "long_extend" | "prefill"; inline, so a caller's length of it folds.
+inline const char* to_string(Region r) {
+  switch (r) {
+    case Region::kDecode: return "decode";
+    case Region::kShortExtend: return "short_extend";
+    case Region::kLongExtend: return "long_extend";
+    case Region::kPrefill: return "prefill";
+  }
+  return "?";
+}
 
 enum class ReorderVersion {
   kNone,           // sglang: batch-level dispatch, rows stay in order

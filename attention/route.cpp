@@ -61,7 +61,7 @@ bool fresh_on_decode_path(const RowRoute& row, bool prefill_kernel_of_its_own) {
 }
 
 // What follows a row's words under a sparse model (SGLang's batch reason ends with it too).
-const char* sparse_note(const RoutingConfig& config) {
+std::string_view sparse_note(const RoutingConfig& config) {
   if (is_deepseek_v4_backend(config.backend))
     return "; DeepSeek-V4 attention: every token absorbed, decode rows on the sparse decode kernel, the rest on the "
            "sparse prefill kernel";
@@ -76,7 +76,7 @@ const char* sparse_note(const RoutingConfig& config) {
 }
 
 // What follows the split's words in a vLLM batch's reason.
-const char* vllm_batch_note(const RoutingConfig& config, bool masked, bool sparse_all_mqa) {
+std::string_view vllm_batch_note(const RoutingConfig& config, bool masked, bool sparse_all_mqa) {
   if (is_deepseek_v4_backend(config.backend))
     return "; DeepSeek-V4 attention: every token absorbed (MQA), the decode rows on the sparse decode kernel, the "
            "rest on the sparse prefill kernel";
@@ -183,7 +183,7 @@ void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, Bat
   wording.sglang = false;
   wording.split = split;
   wording.batch_note = vllm_batch_note(config, masked, sparse_all_mqa);
-  wording.row_note = config.sparse_mla ? sparse_note(config) : "";
+  wording.row_note = config.sparse_mla ? sparse_note(config) : std::string_view();
   // The words only where reasons are wanted (route_reordered cleared them).
   if (config.row_reasons) word_batch_reason(route.batch_reason, wording);
   const bool v4 = is_deepseek_v4_backend(config.backend);
@@ -204,7 +204,7 @@ void route_sglang(std::span<const RowInput> rows, const RoutingConfig& config, B
   wording.split = SplitResult{};
   wording.dispatch = {dispatch.mode, dispatch.sum_extend_prefix_lens, dispatch.rule, dispatch.backend,
                       dispatch.chunked_prefix_cache_threshold};
-  wording.batch_note = "";
+  wording.batch_note = {};
   wording.row_note = sparse_note(config);
   const bool v4 = is_deepseek_v4_backend(config.backend);
   for (std::size_t pos = 0; pos < route.rows.size(); ++pos)
@@ -229,8 +229,6 @@ void route_reordered(std::span<const RowInput> rows, const ReorderResult& reorde
 }
 
 }  // namespace
-
-const char* to_string(MlaPath p) { return p == MlaPath::kMqa ? "mqa" : "mha"; }
 
 BatchRoute route_batch(std::span<const RowInput> rows, const RoutingConfig& config, bool reorder) {
   ReorderResult reordered = reorder ? reorder_rows(rows, config) : unreordered(rows, config);

@@ -9,6 +9,8 @@
 namespace mlasim {
 namespace {
 
+using namespace std::string_view_literals;
+
 std::string num(long long v) { return std::to_string(v); }
 
 // Appends each part to `out`: text as it is, an int in decimal (as std::to_string writes it). The
@@ -16,7 +18,7 @@ std::string num(long long v) { return std::to_string(v); }
 // caller's string (its capacity kept from row to row), no temporaries.
 void append_num(std::string& out, long long v) {
   char buf[24];
-  out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+  out.append(buf, static_cast<std::size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));  // not (first, last): no replace
 }
 void append_part(std::string& out, std::string_view text) { out += text; }  // also a const char* chosen at run time
 template <std::size_t N>
@@ -29,16 +31,18 @@ void words(std::string& out, const Parts&... parts) {
   (append_part(out, parts), ...);
 }
 
-const char* decode_or_prefill(const RowFacts& row) { return row.region == Region::kDecode ? "decode" : "prefill"; }
+std::string_view decode_or_prefill(const RowFacts& row) {
+  return row.region == Region::kDecode ? "decode"sv : "prefill"sv;
+}
 
 // "q=5 > T=1", then `tail`.
-void query_vs_threshold(std::string& out, const RowFacts& row, int decode_threshold, const char* tail) {
-  words(out, "q=", row.q, row.q <= decode_threshold ? " <= T=" : " > T=", decode_threshold, tail);
+void query_vs_threshold(std::string& out, const RowFacts& row, int decode_threshold, std::string_view tail) {
+  words(out, "q=", row.q, row.q <= decode_threshold ? " <= T="sv : " > T="sv, decode_threshold, tail);
 }
 
 void explain_three_region(std::string& out, const RowFacts& row, int decode_threshold) {
   if (row.region == Region::kPrefill) return words(out, "region prefill (nct=0)");
-  words(out, row.region == Region::kDecode ? "region decode (nct=" : "region extend (nct=", row.nct, " > 0, ");
+  words(out, row.region == Region::kDecode ? "region decode (nct="sv : "region extend (nct="sv, row.nct, " > 0, ");
   query_vs_threshold(out, row, decode_threshold, ")");
 }
 
@@ -47,8 +51,8 @@ void explain_three_region_q_first(std::string& out, const RowFacts& row, int dec
     words(out, "region decode (");
     return query_vs_threshold(out, row, decode_threshold, ", nct ignored)");
   }
-  words(out, row.region == Region::kPrefill ? "region prefill (nct=" : "region extend (nct=", row.nct,
-        row.nct == 0 ? ", " : " > 0, ");
+  words(out, row.region == Region::kPrefill ? "region prefill (nct="sv : "region extend (nct="sv, row.nct,
+        row.nct == 0 ? ", "sv : " > 0, "sv);
   query_vs_threshold(out, row, decode_threshold, ")");
 }
 
@@ -59,7 +63,7 @@ void explain_four_region(std::string& out, const RowFacts& row, int decode_thres
     case Region::kLongExtend: words(out, " (nct=", row.nct, " > 0, "); break;
     case Region::kShortExtend:
     case Region::kDecode:
-      words(out, " (nct=", row.nct, row.region == Region::kDecode ? " >= P=" : " < P=", row.prompt_len, ", ");
+      words(out, " (nct=", row.nct, row.region == Region::kDecode ? " >= P="sv : " < P="sv, row.prompt_len, ", ");
       break;
     default: return;
   }
@@ -70,7 +74,7 @@ void explain_four_region(std::string& out, const RowFacts& row, int decode_thres
 void explain_region(std::string& out, const RowFacts& row, ReorderVersion version, int decode_threshold) {
   switch (version) {
     case ReorderVersion::kMlaBuilderQ1:
-      return words(out, "early-2025 ", decode_or_prefill(row), " (q=", row.q, row.q == 1 ? " == 1)" : " != 1)");
+      return words(out, "early-2025 ", decode_or_prefill(row), " (q=", row.q, row.q == 1 ? " == 1)"sv : " != 1)"sv);
     case ReorderVersion::kTwoRegion:
       words(out, "2-region ", decode_or_prefill(row), " (");
       return query_vs_threshold(out, row, decode_threshold, ", nct ignored)");
@@ -156,14 +160,14 @@ const std::string& split_words(const SplitResult& split) {
 }
 
 void word_batch_reason(std::string& out, const RouteWording& wording) {
-  if (wording.sglang) return words(out, explain_dispatch(wording.dispatch), std::string_view(wording.row_note));
-  words(out, split_words(wording.split), std::string_view(wording.batch_note));
+  if (wording.sglang) return words(out, explain_dispatch(wording.dispatch), wording.row_note);
+  words(out, split_words(wording.split), wording.batch_note);
 }
 
 void word_row_reason(std::string& out, const RouteWording& wording, const RowFacts& row, int pos) {
   if (wording.sglang) {
-    words(out, row.is_decode ? "sglang decode row (nct=" : "sglang extend row (nct=", row.nct, ", P=", row.prompt_len,
-          ", q=", row.q, "); ", explain_dispatch(wording.dispatch), std::string_view(wording.row_note));
+    words(out, row.is_decode ? "sglang decode row (nct="sv : "sglang extend row (nct="sv, row.nct, ", P=", row.prompt_len,
+          ", q=", row.q, "); ", explain_dispatch(wording.dispatch), wording.row_note);
   } else {
     explain_region(out, row, wording.reorder_version, wording.reorder_threshold);
     out += "; ";

@@ -27,7 +27,7 @@ struct SglangWording {
 
 // What a step's reasons quote beyond each row's own facts: the router's decision for the batch
 // (vLLM's split or SGLang's dispatch) and the configuration it was made under. Plain values (the
-// notes are literals), so a step record keeps it as codes and a writer words the reasons when it
+// notes view literals), so a step record keeps it as codes and a writer words the reasons when it
 // writes them. route_batch fills it (BatchRoute::wording).
 struct RouteWording {
   bool sglang = false;
@@ -36,9 +36,9 @@ struct RouteWording {
   SplitResult split;          // vLLM
   SglangWording dispatch;     // SGLang
   // vLLM: what follows the split's words in the batch's reason (sparse MLA, DeepSeek-V4).
-  const char* batch_note = "";
+  std::string_view batch_note;
   // What follows each row's words (sparse MLA's note; SGLang's batch reason ends with it too).
-  const char* row_note = "";
+  std::string_view row_note;
 };
 
 // A row as its reason quotes it (of a RowRoute or a step record's RowRecord).

@@ -10,7 +10,7 @@ namespace mlasim {
 
 // MLA's two paths: the decode path (absorbed MQA, forward_mqa) and the prefill path (MHA, forward_mha).
 enum class MlaPath { kMqa, kMha };
-const char* to_string(MlaPath p);  // "mqa" | "mha"
+inline const char* to_string(MlaPath p) { return p == MlaPath::kMqa ? "mqa" : "mha"; }
 
 struct RowRoute {
   int input_index = 0;      // index of the row in the batch before the reorder

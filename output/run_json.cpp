@@ -69,8 +69,9 @@ void write_row_json(JsonWriter& w, const RowRecord& r, std::string_view id, std:
   p = put_int(member(p, "\"q\": ", false), r.q);
   p = put_int(member(p, "\"nct\": ", false), r.nct);
   p = put_int(member(p, "\"prompt_len\": ", false), r.prompt_len);
-  p = put_json_string(member(p, "\"region\": ", false), to_string(r.region));
-  p = put_json_string(member(p, "\"path\": ", false), to_string(r.path));
+  // The region's and the path's names, like the reason, need no escape.
+  p = put(put(member(p, "\"region\": \"", false), std::string_view(to_string(r.region))), "\"");
+  p = put(put(member(p, "\"path\": \"", false), std::string_view(to_string(r.path))), "\"");
   p = put(member(p, "\"fresh_on_decode_path\": ", false), r.fresh_on_decode_path ? std::string_view("true") : "false");
   p = put(member(p, "\"reason\": \"", false), reason);  // no escapes in the words (route_explain.h)
   *p++ = '"';

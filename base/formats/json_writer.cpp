@@ -1,6 +1,7 @@
 // JSON output: two-space indentation, keys in call order, ints as integers, doubles with 17 digits.
 #include "base/formats/json_writer.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -96,6 +97,14 @@ bool block_needs_escape(const char* p) {
   return (lo | hi) != 0;
 }
 
+// The bytes a JSON string escapes: controls, '"' and '\\'.
+constexpr std::array<bool, 256> kNeedsEscape = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 0x20; ++c) t[static_cast<std::size_t>(c)] = true;
+  t[static_cast<unsigned char>('"')] = t[static_cast<unsigned char>('\\')] = true;
+  return t;
+}();
+
 // The length of the prefix of s that needs no escape.
 std::size_t plain_prefix(std::string_view s) {
   std::size_t i = 0;
@@ -106,10 +115,8 @@ std::size_t plain_prefix(std::string_view s) {
     std::memcpy(&w, s.data() + i, 8);
     if (word_needs_escape(w)) break;
   }
-  for (; i < s.size(); ++i) {
-    const char c = s[i];
-    if (static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\\') break;
-  }
+  for (; i < s.size(); ++i)  // the tail (most ids are shorter than a word): one table load a byte
+    if (kNeedsEscape[static_cast<unsigned char>(s[i])]) break;
   return i;
 }
 
@@ -166,7 +173,7 @@ void JsonWriter::write_string(std::string_view s) {
 
 void JsonWriter::append_int(long long v) {
   char buf[24];
-  out_.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+  out_.append(buf, static_cast<std::size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));  // not (first, last): no replace
 }
 
 JsonWriter& JsonWriter::value(long long v) {
