@@ -130,7 +130,7 @@ void Scheduler::schedule_running(int& budget, int threshold) {
       if (priority && config_.rules.priority_preemption_continues && r->status == RequestStatus::kPreempted) continue;
       break;  // stop phase A
     }
-    scheduled_.push_back({r, n, blocks_before, Kind::kRunning});
+    scheduled_.emplace_back(r, n, blocks_before, Kind::kRunning);  // built in place: no temporary to copy
     prefill_scheduled_ = prefill_scheduled_ || r->is_prefill_chunk;
     budget -= n;
     ++req_index;
@@ -206,7 +206,7 @@ void Scheduler::schedule_waiting_requests(int& budget, int threshold, int k, boo
     running_.push_back(r);
     const Kind kind = r->status == RequestStatus::kWaiting ? Kind::kNew : Kind::kResumed;
     MLASIM_CHECK(kind == Kind::kNew || r->status == RequestStatus::kPreempted, "bad status in the waiting queue");
-    scheduled_.push_back({r, n, 0, kind, padded});
+    scheduled_.emplace_back(r, n, 0, kind, padded);
     budget -= n;
     r->status = RequestStatus::kRunning;
     r->num_computed_tokens = num_computed;
