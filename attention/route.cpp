@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include <cstddef>
-#include <optional>
 #include <utility>
 
 #include "attention/input_batch.h"
@@ -182,6 +181,7 @@ void route_vllm(std::span<const RowInput> rows, const RoutingConfig& config, Bat
   RouteWording& wording = route.wording;
   wording.sglang = false;
   wording.split = split;
+  wording.dispatch = {};
   wording.batch_note = vllm_batch_note(config, masked, sparse_all_mqa);
   wording.row_note = config.sparse_mla ? sparse_note(config) : std::string_view();
   // The words only where reasons are wanted (route_reordered cleared them).

@@ -127,8 +127,7 @@ std::string explain_dispatch(const SglangWording& dispatch) {
          explain_dispatch_choice(dispatch);
 }
 
-}  // namespace
-
+// vLLM: the split's rule for the whole batch.
 std::string explain_split(const SplitResult& split) {
   const std::string threshold = num(split.decode_threshold);
   switch (split.rule) {
@@ -149,15 +148,19 @@ std::string explain_split(const SplitResult& split) {
   return "?";
 }
 
+// explain_split(split), kept while the split repeats (most steps of a long replay): valid until
+// the calling thread's next call.
 const std::string& split_words(const SplitResult& split) {
   thread_local std::optional<SplitResult> last_split;
-  thread_local std::string words;
+  thread_local std::string cached;
   if (last_split != split) {
-    words = explain_split(split);
+    cached = explain_split(split);
     last_split = split;
   }
-  return words;
+  return cached;
 }
+
+}  // namespace
 
 void word_batch_reason(std::string& out, const RouteWording& wording) {
   if (wording.sglang) return words(out, explain_dispatch(wording.dispatch), wording.row_note);

@@ -49,12 +49,6 @@ struct RowFacts {
   MlaPath path = MlaPath::kMha;
 };
 
-// vLLM: the split's rule for the whole batch.
-std::string explain_split(const SplitResult& split);
-// explain_split(split), kept while the split repeats (most steps of a long replay): valid until
-// the calling thread's next call.
-const std::string& split_words(const SplitResult& split);
-
 // The batch's reason (the split's rule or SGLang's dispatch, and the notes), appended to `out`.
 void word_batch_reason(std::string& out, const RouteWording& wording);
 // The reason of the row at position `pos` of the reordered batch, appended to `out`: its region

@@ -130,7 +130,7 @@ void Scheduler::schedule_running(int& budget, int threshold) {
       if (priority && config_.rules.priority_preemption_continues && r->status == RequestStatus::kPreempted) continue;
       break;  // stop phase A
     }
-    scheduled_.emplace_back(r, n, blocks_before, Kind::kRunning);  // built in place: no temporary to copy
+    scheduled_.emplace_back(r, n, blocks_before, Kind::kRunning);
     prefill_scheduled_ = prefill_scheduled_ || r->is_prefill_chunk;
     budget -= n;
     ++req_index;

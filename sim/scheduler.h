@@ -131,11 +131,14 @@ class Scheduler {
  private:
   enum class Kind : unsigned char { kRunning, kNew, kResumed };
   struct Scheduled {
+    // Built in place by emplace_back (a temporary copied into the vector stalls on store forwarding).
+    Scheduled(Request* r, int n, int blocks_before, Kind k, bool padded = false)
+        : req(r), num_new_tokens(n), num_blocks_before(blocks_before), kind(k), padded_drafts(padded) {}
     Request* req;
     int num_new_tokens;
     int num_blocks_before;  // table length before this step's allocation (running requests)
     Kind kind;
-    bool padded_drafts = false;  // a one-token admission padded to 1 + k with placeholder drafts
+    bool padded_drafts;  // a one-token admission padded to 1 + k with placeholder drafts
   };
 
   void schedule_running(int& budget, int threshold);

@@ -1,6 +1,8 @@
 // Teacher-forced ModelRunnerOutput.
 #include "sim/teacher_forcing.h"
 
+#include <optional>
+
 #include "base/check.h"
 #include "config/seeded_tokens.h"
 
@@ -16,12 +18,12 @@ void teacher_force(const Scheduler& scheduler, const SchedulerOutput& out, Model
   mo.spec_token_ids.resize(reqs.size());
   std::size_t spec_j = 0;
   // The seeded outputs' range, made once per vocabulary (every request of a scenario shares one).
+  std::optional<TokenRange> range;
   int range_vocab_size = -1;
-  TokenRange range(3);
   for (std::size_t i = 0; i < reqs.size(); ++i) {
     const Request& r = *reqs[i];
     if (r.vocab_size != range_vocab_size) {
-      range = TokenRange(r.vocab_size);
+      range.emplace(r.vocab_size);
       range_vocab_size = r.vocab_size;
     }
     MLASIM_CHECK(out.num_scheduled_tokens[i].first == r.request_id, "scheduled requests out of order");
@@ -43,12 +45,12 @@ void teacher_force(const Scheduler& scheduler, const SchedulerOutput& out, Model
       const int d = static_cast<int>(drafts->size());
       accepted = r.accepted_drafts_at(r.num_verify_steps, d);
       for (int j = 0; j < accepted; ++j) {
-        MLASIM_CHECK((*drafts)[static_cast<std::size_t>(j)] == r.forced_output_token(o + j, range),
+        MLASIM_CHECK((*drafts)[static_cast<std::size_t>(j)] == r.forced_output_token(o + j, *range),
                      "an accepted draft differs from the forced output");
       }
     }
-    for (int j = 0; j <= accepted; ++j) sampled.push_back(r.forced_output_token(o + j, range));
-    for (int j = 0; j < k; ++j) drafts_next.push_back(r.forced_output_token(o + accepted + 1 + j, range));
+    for (int j = 0; j <= accepted; ++j) sampled.push_back(r.forced_output_token(o + j, *range));
+    for (int j = 0; j < k; ++j) drafts_next.push_back(r.forced_output_token(o + accepted + 1 + j, *range));
   }
 }
 

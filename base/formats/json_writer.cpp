@@ -85,7 +85,7 @@ bool word_needs_escape(std::uint64_t w) {
 }
 
 // The same test on 16 bytes at once (GCC and Clang's vector extensions: SSE2 or NEON compares,
-// no intrinsics), for the long strings (a row's reason) that most of a run file's bytes are.
+// no intrinsics), for the long strings (a step's split reason, the trace events' reasons, long ids).
 typedef unsigned char Bytes16 __attribute__((vector_size(16)));
 bool block_needs_escape(const char* p) {
   Bytes16 v;

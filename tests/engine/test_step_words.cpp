@@ -9,6 +9,7 @@
 
 #include "attention/route.h"
 #include "attention/routing_config.h"
+#include "config/engine_enums.h"
 #include "engine/engine.h"
 #include "engine/step_words.h"
 #include "scenario/scenario_loader.h"
@@ -63,7 +64,7 @@ TEST_CASE("a record's reasons are worded from its codes: SGLang's dispatch", "[e
 
 // Every repository scenario: each step's rows, routed again as they stood after the reorder with
 // the router wording its reasons (RoutingConfig::row_reasons), give the words the record's codes
-// give, and none holds a character JSON escapes.
+// give, and none holds a character that JSON escapes.
 TEST_CASE("a record's reasons equal the router's words for every row of every repository scenario",
           "[engine][routing]") {
   std::vector<std::string> paths;
@@ -106,4 +107,55 @@ TEST_CASE("a record's reasons equal the router's words for every row of every re
   CHECK(scenarios >= 40);
   CHECK(rows_checked >= 300);  // 332 rows when written
   CHECK(fresh_rows >= 10);
+}
+
+// Every profile, backend and sparse variant (the notes' every branch, SGLang's every backend name),
+// and masked MHA on DeepSeek-V3.2 over 8 x B200: the router's words hold no character that JSON
+// escapes, which the run JSON relies on when it writes a row's reason as it is.
+TEST_CASE("routing words hold no character that JSON escapes under every profile and backend and sparse variant",
+          "[routing]") {
+  auto plain = [](const std::string& words) {
+    return !words.empty() &&
+           std::all_of(words.begin(), words.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; });
+  };
+  // Decodes, a short extend, a long prefill past index_topk and a fresh one-token prompt.
+  const std::vector<RowInput> batch = {{1, 40, 30}, {1, 9, 12}, {3000, 0, 3000}, {1, 0, 1}, {600, 100, 800}};
+  int configs = 0, words_checked = 0;
+  for (std::string profile : {"vllm-2025-early", "vllm-0.11", "vllm-0.12", "vllm-3region", "vllm-0.33", "strict", "sglang"}) {
+    for (const std::string& backend : attention_backend_names()) {
+      for (int variant = 0; variant < 4; ++variant) {  // dense; sparse; sparse with force_mqa; sparse dense_mha
+        RoutingOptions o;
+        o.profile = *parse_engine_profile(profile);
+        o.backend = *parse_attention_backend(backend);
+        o.num_speculative_tokens = variant == 0 ? 0 : 1;
+        o.sparse_mla = variant > 0;
+        o.index_topk = variant > 0 ? 2048 : 0;
+        o.sparse_mla_force_mqa = variant == 2;
+        o.sparse_dense_mha_any_length = variant == 3;
+        RoutingConfig c = make_routing_config(o);
+        c.row_reasons = true;
+        const BatchRoute r = route_batch(batch, c, true);
+        INFO(profile << " " << backend << " variant " << variant << ": " << r.batch_reason);
+        CHECK(plain(r.batch_reason));
+        for (const RowRoute& row : r.rows) CHECK(plain(row.reason));
+        ++configs;
+        words_checked += 1 + static_cast<int>(r.rows.size());
+      }
+    }
+  }
+  Result<Scenario> v32 = load_scenario_text(
+      "version: 1\nmodel: {hf_config: " MLASIM_SOURCE_DIR "/scenarios/hf_configs/deepseek-v3.2.json, num_layers: 1}\n"
+      "engine: {profile: vllm-0.33, gpu: b200}\nparallel: {tensor_parallel_size: 8}\n"
+      "requests: [{id: a, prompt_len: 4}]\n",
+      "v32_b200.yaml");
+  REQUIRE(v32.ok());
+  RoutingConfig masked = make_routing_config(v32.value());
+  REQUIRE(masked.masked_mha.available);
+  masked.row_reasons = true;
+  const BatchRoute m = route_batch(std::vector<RowInput>{{1, 40, 30}, {3000, 0, 3000}}, masked, false);
+  REQUIRE(m.batch_reason.find("masked MHA") != std::string::npos);
+  CHECK(plain(m.batch_reason));
+  for (const RowRoute& row : m.rows) CHECK(plain(row.reason));
+  CHECK(configs == 7 * static_cast<int>(attention_backend_names().size()) * 4);
+  CHECK(words_checked == configs * 6);
 }
