@@ -12,8 +12,9 @@ namespace mlasim {
 
 // The request ids of `out` in V2's row order; decode_query_len = 1 + num_speculative_tokens.
 std::vector<ReqId> sort_batch_req_ids(const SchedulerOutput& out, int decode_query_len);
-// The same into `ids` (its capacity kept): the step loop's form.
-void sort_batch_req_ids(const SchedulerOutput& out, int decode_query_len, std::vector<ReqId>& ids);
+// The same as indices of out.num_scheduled_tokens, into `entries` (its capacity kept): the step
+// loop's form.
+void sort_batch_entries(const SchedulerOutput& out, int decode_query_len, std::vector<int>& entries);
 
 // Permutes the batch's rows (already updated for `out`) into that order.
 void order_batch_v2(InputBatch& batch, const SchedulerOutput& out, int decode_query_len);

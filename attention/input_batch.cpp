@@ -9,22 +9,19 @@
 
 namespace mlasim {
 
-namespace {
-inline std::uint64_t key(ReqId id) { return static_cast<std::uint32_t>(id); }
-}  // namespace
-
-InputBatch::InputBatch(bool track_token_ids, InputBatch& donor)
-    : req_id_to_index_(8, donor.req_id_to_index_), state_of_(8, donor.state_of_), track_token_ids_(track_token_ids) {
-  // The donor's states, every slot free: a slot's state is emptied when a request takes it.
+InputBatch::InputBatch(bool track_token_ids, InputBatch& donor) : track_token_ids_(track_token_ids) {
+  // The donor's states: a slot's state is emptied when a request takes it.
+  // The donor's states, every one free: a state is emptied when a request takes it.
   states_.swap(donor.states_);
   take_capacity(free_states_, donor.free_states_);
-  for (int slot = static_cast<int>(states_.size()) - 1; slot >= 0; --slot) free_states_.push_back(slot);
+  for (int i = static_cast<int>(states_.size()) - 1; i >= 0; --i) free_states_.push_back(i);
+  take_capacity(state_of_slot_, donor.state_of_slot_);
   take_capacity(rows_, donor.rows_);
   take_capacity(live_, donor.live_);
   take_capacity(holes_, donor.holes_);
+  take_capacity(row_of_slot_, donor.row_of_slot_);
   take_capacity(stamp_, donor.stamp_);
   take_capacity(state_, donor.state_);
-  take_capacity(scheduled_row_, donor.scheduled_row_);
   take_capacity(permuted_rows_, donor.permuted_rows_);
   take_capacity(permuted_stamp_, donor.permuted_stamp_);
   take_capacity(permuted_state_, donor.permuted_state_);
@@ -38,9 +35,9 @@ std::vector<ReqId> InputBatch::req_ids() const {
 }
 
 std::optional<int> InputBatch::row_of(ReqId id) const {
-  const int row = req_id_to_index_.find(key(id));
-  if (row < 0) return std::nullopt;
-  return row;
+  for (std::size_t row = 0; row < rows_.size(); ++row)
+    if (live_[row] && rows_[row].req_id == id) return static_cast<int>(row);
+  return std::nullopt;
 }
 
 const CachedRequestState& InputBatch::state(int row) const {
@@ -48,37 +45,51 @@ const CachedRequestState& InputBatch::state(int row) const {
   return *state_[static_cast<std::size_t>(row)];
 }
 
-CachedRequestState* InputBatch::find_state(ReqId id) {
-  const int slot = state_of_.find(key(id));
-  return slot < 0 ? nullptr : &states_[static_cast<std::size_t>(slot)];
+void InputBatch::set_row_of_slot(int slot, int row) {
+  MLASIM_CHECK(slot >= 0, "a request without a slot (Request::slot) in a scheduler output");
+  const auto s = static_cast<std::size_t>(slot);
+  if (s >= row_of_slot_.size()) row_of_slot_.resize(s + 1, -1);
+  row_of_slot_[s] = row;
 }
 
-CachedRequestState& InputBatch::state_for_new(ReqId id) {
-  int slot = state_of_.find(key(id));
-  if (slot < 0) {
+CachedRequestState* InputBatch::state_of(int slot) {
+  const auto s = static_cast<std::size_t>(slot);
+  if (slot < 0 || s >= state_of_slot_.size() || state_of_slot_[s] < 0) return nullptr;
+  return &states_[static_cast<std::size_t>(state_of_slot_[s])];
+}
+
+CachedRequestState& InputBatch::state_for_new(ReqId id, int slot) {
+  MLASIM_CHECK(slot >= 0, "a request without a slot (Request::slot) in a scheduler output");
+  const auto s = static_cast<std::size_t>(slot);
+  if (s >= state_of_slot_.size()) state_of_slot_.resize(s + 1, -1);
+  int& index = state_of_slot_[s];
+  if (index < 0) {
     if (free_states_.empty()) {
-      slot = static_cast<int>(states_.size());
+      index = static_cast<int>(states_.size());
       states_.emplace_back();
     } else {
-      slot = free_states_.back();
+      index = free_states_.back();
       free_states_.pop_back();
     }
-    state_of_.put(key(id), slot);
   }
-  CachedRequestState& st = states_[static_cast<std::size_t>(slot)];
+  CachedRequestState& st = states_[static_cast<std::size_t>(index)];
+  st.req_id = id;
   st.num_prompt_tokens = st.prefill_len = 0;
   st.block_ids.clear();
   st.token_ids.clear();
   return st;
 }
 
-void InputBatch::add_sampled_tokens(const ModelRunnerOutput& output) {
+void InputBatch::add_sampled_tokens(const SchedulerOutput& out, const ModelRunnerOutput& output) {
   if (!track_token_ids_) return;
-  for (int i = 0; i < output.num_reqs(); ++i) {
-    CachedRequestState* st = find_state(output.req_ids[static_cast<std::size_t>(i)]);
-    MLASIM_CHECK(st != nullptr, "sampled tokens of a request the batch does not hold");
-    const std::vector<int>& sampled = output.sampled_token_ids[static_cast<std::size_t>(i)];
-    st->token_ids.insert(st->token_ids.end(), sampled.begin(), sampled.end());
+  MLASIM_CHECK(output.req_ids.size() == out.scheduled_slots.size(), "model output not aligned with the scheduler output");
+  for (std::size_t i = 0; i < output.req_ids.size(); ++i) {
+    const int row = row_of_slot(out.scheduled_slots[i]);
+    MLASIM_CHECK(row >= 0 && rows_[static_cast<std::size_t>(row)].req_id == output.req_ids[i],
+                 "sampled tokens of a request the batch does not hold");
+    const std::vector<int>& sampled = output.sampled_token_ids[i];
+    std::vector<int>& known = state_[static_cast<std::size_t>(row)]->token_ids;
+    known.insert(known.end(), sampled.begin(), sampled.end());
   }
 }
 
@@ -90,8 +101,8 @@ void InputBatch::swap_rows(int i, int j) {
   std::swap(a, b);
   std::swap(stamp_[static_cast<std::size_t>(i)], stamp_[static_cast<std::size_t>(j)]);
   std::swap(state_[static_cast<std::size_t>(i)], state_[static_cast<std::size_t>(j)]);
-  req_id_to_index_.put(key(a.req_id), i);
-  req_id_to_index_.put(key(b.req_id), j);
+  set_row_of_slot(a.slot, i);
+  set_row_of_slot(b.slot, j);
 }
 
 void InputBatch::permute_rows(std::span<const int> from) {
@@ -107,7 +118,7 @@ void InputBatch::permute_rows(std::span<const int> from) {
     permuted_rows_[pos] = rows_[src];
     permuted_stamp_[pos] = stamp_[src];
     permuted_state_[pos] = state_[src];
-    if (src != pos) req_id_to_index_.put(key(rows_[src].req_id), static_cast<int>(pos));
+    if (src != pos) row_of_slot_[static_cast<std::size_t>(rows_[src].slot)] = static_cast<int>(pos);
   }
   rows_.swap(permuted_rows_);
   stamp_.swap(permuted_stamp_);
@@ -115,16 +126,16 @@ void InputBatch::permute_rows(std::span<const int> from) {
   std::fill(live_.begin(), live_.end(), 1);
 }
 
-void InputBatch::remove_request(ReqId id) {
-  const int idx = req_id_to_index_.find(key(id));
+void InputBatch::remove_request(int slot) {
+  const int idx = row_of_slot(slot);
   if (idx < 0) return;
-  req_id_to_index_.erase(key(id));
+  row_of_slot_[static_cast<std::size_t>(slot)] = -1;
   live_[static_cast<std::size_t>(idx)] = 0;
   holes_.push_back(idx);
 }
 
-int InputBatch::add_request(ReqId id, CachedRequestState& state) {
-  MLASIM_CHECK(req_id_to_index_.find(key(id)) < 0, "request added to the batch twice");
+int InputBatch::add_request(ReqId id, int slot, CachedRequestState& state) {
+  MLASIM_CHECK(row_of_slot(slot) < 0, "request added to the batch twice");
   int idx;
   if (!holes_.empty()) {  // the smallest hole (vLLM pops the minimum of its removed indices)
     auto it = std::min_element(holes_.begin(), holes_.end());
@@ -138,11 +149,11 @@ int InputBatch::add_request(ReqId id, CachedRequestState& state) {
     stamp_.push_back(0);
     state_.push_back(nullptr);
   }
-  rows_[static_cast<std::size_t>(idx)] = BatchRow{id, state.num_prompt_tokens, 0, 0};
+  rows_[static_cast<std::size_t>(idx)] = BatchRow{id, slot, state.num_prompt_tokens, 0, 0};
   state_[static_cast<std::size_t>(idx)] = &state;
   live_[static_cast<std::size_t>(idx)] = 1;
   stamp_[static_cast<std::size_t>(idx)] = epoch_;
-  req_id_to_index_.put(key(id), idx);
+  set_row_of_slot(slot, idx);
   return idx;
 }
 
@@ -160,7 +171,7 @@ void InputBatch::condense() {
     state_[static_cast<std::size_t>(hole)] = state_[static_cast<std::size_t>(last)];
     live_[static_cast<std::size_t>(hole)] = 1;
     live_[static_cast<std::size_t>(last)] = 0;
-    req_id_to_index_.put(key(rows_[static_cast<std::size_t>(hole)].req_id), hole);
+    row_of_slot_[static_cast<std::size_t>(rows_[static_cast<std::size_t>(hole)].slot)] = hole;
     --last;
   }
   // Everything past the last live row is a hole now; drop it.
@@ -175,28 +186,33 @@ void InputBatch::condense() {
 
 void InputBatch::update(const SchedulerOutput& out) {
   ++epoch_;
-  // 1. Finished requests leave the batch and the runner's state.
-  for (ReqId id : out.finished_req_ids) {
-    remove_request(id);
-    if (const int slot = state_of_.erase(key(id)); slot >= 0) free_states_.push_back(slot);
-  }
-  // Mark the rows scheduled this step (one lookup a row, kept for the cached requests below);
-  // every other live row is an unscheduled cached request. Each row's values for this step are set
-  // where the row stands now: removals and additions leave live rows in place, and condense moves
-  // a row with its values.
   const std::size_t n = out.num_scheduled_tokens.size();
-  scheduled_row_.resize(n);
+  MLASIM_CHECK(out.scheduled_slots.size() == n && out.finished_slots.size() == out.finished_req_ids.size() &&
+                   out.scheduled_cached_reqs.slots.size() == out.scheduled_cached_reqs.req_ids.size(),
+               "a scheduler output without its requests' slots");
+  // 1. Finished requests leave the batch and free their states. Done first: a later request of
+  //    this output may hold a finished one's slot already.
+  for (int slot : out.finished_slots) {
+    remove_request(slot);
+    if (static_cast<std::size_t>(slot) < state_of_slot_.size() && state_of_slot_[static_cast<std::size_t>(slot)] >= 0) {
+      free_states_.push_back(state_of_slot_[static_cast<std::size_t>(slot)]);
+      state_of_slot_[static_cast<std::size_t>(slot)] = -1;
+    }
+  }
+  // Mark the rows scheduled this step; every other live row is an unscheduled cached request.
+  // Each row's values for this step are set where the row stands now: removals and additions leave
+  // live rows in place, and condense moves a row with its values.
   for (std::size_t i = 0; i < n; ++i) {
-    const auto& [id, q] = out.num_scheduled_tokens[i];
-    const int row = req_id_to_index_.find(key(id));
-    scheduled_row_[i] = row;
+    const int row = row_of_slot(out.scheduled_slots[i]);
     if (row >= 0) {
+      MLASIM_CHECK(rows_[static_cast<std::size_t>(row)].req_id == out.num_scheduled_tokens[i].first,
+                   "a slot's row holds another request");
       stamp_[static_cast<std::size_t>(row)] = epoch_;
-      rows_[static_cast<std::size_t>(row)].num_scheduled_tokens = q;
+      rows_[static_cast<std::size_t>(row)].num_scheduled_tokens = out.num_scheduled_tokens[i].second;
     }
   }
   for (std::size_t i = 0; i < rows_.size(); ++i) {
-    if (live_[i] && stamp_[i] != epoch_) remove_request(rows_[i].req_id);
+    if (live_[i] && stamp_[i] != epoch_) remove_request(rows_[i].slot);
   }
   // q of a request added this step, from its entry of num_scheduled_tokens: new requests keep
   // scheduling order (one forward pass); a re-added cached request is looked for.
@@ -212,12 +228,12 @@ void InputBatch::update(const SchedulerOutput& out) {
   // 2. New requests, then scheduled cached requests that are not in the batch.
   for (const NewRequestData& d : out.scheduled_new_reqs) {
     const int p = static_cast<int>(d.prompt_token_ids.size());
-    CachedRequestState& st = state_for_new(d.req_id);
+    CachedRequestState& st = state_for_new(d.req_id, d.slot);
     st.num_prompt_tokens = p;
     st.prefill_len = p;
     st.block_ids = d.block_ids;
     if (track_token_ids_) st.token_ids.assign(d.prompt_token_ids.begin(), d.prompt_token_ids.end());
-    BatchRow& row = rows_[static_cast<std::size_t>(add_request(d.req_id, st))];
+    BatchRow& row = rows_[static_cast<std::size_t>(add_request(d.req_id, d.slot, st))];
     row.num_computed_tokens = d.num_computed_tokens;
     row.num_scheduled_tokens = scheduled_q(d.req_id, qi);
   }
@@ -225,14 +241,10 @@ void InputBatch::update(const SchedulerOutput& out) {
   for (int i = 0; i < c.num_reqs(); ++i) {
     const std::size_t ci = static_cast<std::size_t>(i);
     const ReqId id = c.req_ids[ci];
-    // The running requests lead both lists in the same order: their rows were found while marking.
-    const int row = ci < n && out.num_scheduled_tokens[ci].first == id ? scheduled_row_[ci]
-                                                                       : req_id_to_index_.find(key(id));
-    CachedRequestState* st = row >= 0 ? state_[static_cast<std::size_t>(row)] : nullptr;
-    if (!st) {
-      st = find_state(id);
-      MLASIM_CHECK(st != nullptr, "a cached request the batch has never seen");
-    }
+    const int slot = c.slots[ci];
+    const int row = row_of_slot(slot);
+    CachedRequestState* st = row >= 0 ? state_[static_cast<std::size_t>(row)] : state_of(slot);
+    MLASIM_CHECK(st != nullptr && st->req_id == id, "a cached request the batch has never seen");
     // The block table: a resumed request's is the whole new one, a running one's grows.
     const std::vector<int>& new_blocks = c.new_block_ids[ci];
     if (c.resumed_from_preemption[ci]) {
@@ -245,7 +257,7 @@ void InputBatch::update(const SchedulerOutput& out) {
       rows_[static_cast<std::size_t>(row)].num_computed_tokens = c.num_computed_tokens[ci];
       continue;
     }
-    BatchRow& added = rows_[static_cast<std::size_t>(add_request(id, *st))];
+    BatchRow& added = rows_[static_cast<std::size_t>(add_request(id, slot, *st))];
     added.num_computed_tokens = c.num_computed_tokens[ci];
     std::size_t from = 0;
     added.num_scheduled_tokens = scheduled_q(id, from);

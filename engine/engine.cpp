@@ -173,7 +173,7 @@ const StepRecord& Engine::step() {
   step_logits_.values_f64.clear();
   if (options_.backend) run_model(out_);
   teacher_force(scheduler_, out_, model_output_);
-  batch_.add_sampled_tokens(model_output_);
+  batch_.add_sampled_tokens(out_, model_output_);
   note_first_tokens(end_ns);
   const bool no_progress = made_no_progress();  // judged on the requests as scheduled
   std::vector<Request> finished = scheduler_.update_from_output(out_, model_output_);

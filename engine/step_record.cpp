@@ -57,9 +57,16 @@ void Engine::record_linear_attention(const SchedulerOutput& out) {
     r = {row.num_scheduled_tokens, row.num_computed_tokens, row.num_prompt_tokens,
          batch_.prefill_len(static_cast<int>(i)), -1};
   }
-  for (const auto& [id, drafts] : out.scheduled_spec_decode_tokens)
-    if (const std::optional<int> row = batch_.row_of(id))
-      linear_rows_[static_cast<std::size_t>(*row)].num_drafts = static_cast<int>(drafts.size());
+  // The scheduler lists scheduled_spec_decode_tokens in scheduling order, a subsequence of
+  // num_scheduled_tokens: one merge pass finds each one's slot, and so its row.
+  std::size_t i = 0;
+  for (const auto& [id, drafts] : out.scheduled_spec_decode_tokens) {
+    while (i < out.num_scheduled_tokens.size() && out.num_scheduled_tokens[i].first != id) ++i;
+    MLASIM_CHECK(i < out.num_scheduled_tokens.size(), "drafts of an unscheduled request, or out of order");
+    const int row = batch_.row_of_slot(out.scheduled_slots[i++]);
+    MLASIM_CHECK(row >= 0, "drafts of a request the batch does not hold");
+    linear_rows_[static_cast<std::size_t>(row)].num_drafts = static_cast<int>(drafts.size());
+  }
   current_.linear_attention =
       split_linear_attention(linear_rows_, routing_.num_speculative_tokens, routing_.model_runner);
 }

@@ -32,6 +32,9 @@ inline bool is_finished(RequestStatus s) {
 
 struct Request {
   ReqId request_id = 0;
+  // The scheduler's slot for the request while it is alive (-1 before add_request): a small number
+  // the next arrival reuses once the request finishes. The model runner keeps its state by it.
+  int slot = -1;
 
   // Token ids: the prompt followed by the outputs (vLLM's _all_token_ids).
   std::vector<int> all_token_ids;

@@ -22,8 +22,7 @@ void Scheduler::schedule(SchedulerOutput& out) {
   preempted_.clear();
   prefill_scheduled_ = false;
   if (grouped_) {  // scheduler.py ~746
-    grouped_->new_step_starts();
-    step_new_blocks_.clear();
+    grouped_->new_step_starts();  // step_new_blocks_ of earlier steps are stale by their step
   }
   int budget = config_.max_num_batched_tokens;
   // vLLM 0.33 (scheduler.py ~757-763): the threshold keeps a long prefill from starving other
@@ -54,6 +53,7 @@ void Scheduler::schedule(SchedulerOutput& out) {
   }
   if (delta_audit_) count_table_growth();
   finished_req_ids_.clear();
+  finished_slots_.clear();
   ++step_;
   output_pending_ = true;
 }
@@ -111,7 +111,7 @@ void Scheduler::schedule_running(int& budget, int threshold) {
         if (was_scheduled) {  // scheduled earlier this step: its tokens return to the budget
           budget += sit->num_new_tokens;
           scheduled_.erase(sit);
-          if (grouped_) step_new_blocks_.erase(victim->request_id);
+          if (grouped_) step_new_blocks_at_[static_cast<std::size_t>(victim->slot)] = -1;
         }
         // vLLM 0.33 (scheduler.py ~935-941) steps the cursor back for any victim before it;
         // earlier releases only for a victim scheduled this step.
@@ -243,11 +243,13 @@ void Scheduler::build_output(SchedulerOutput& out) {
   out.scheduled_new_reqs.resize(num_new);
   CachedRequestData& c = out.scheduled_cached_reqs;
   c.req_ids.resize(num_cached);
+  c.slots.resize(num_cached);
   c.resumed_from_preemption.resize(num_cached);
   c.new_block_ids.resize(num_cached);
   c.num_computed_tokens.resize(num_cached);
   c.num_output_tokens.resize(num_cached);
   out.num_scheduled_tokens.resize(scheduled_.size());
+  out.scheduled_slots.resize(scheduled_.size());
   out.scheduled_spec_decode_tokens.resize(num_spec);
 
   std::size_t ni = 0, ci = 0, si = 0;
@@ -255,6 +257,7 @@ void Scheduler::build_output(SchedulerOutput& out) {
   auto add_cached = [&](const Scheduled& s) {
     const Request& r = *s.req;
     c.req_ids[ci] = r.request_id;
+    c.slots[ci] = r.slot;
     c.resumed_from_preemption[ci] = s.kind == Kind::kResumed;
     const auto from = static_cast<std::ptrdiff_t>(s.kind == Kind::kResumed ? 0 : s.num_blocks_before);
     if (from == static_cast<std::ptrdiff_t>(r.block_ids.size())) c.new_block_ids[ci].clear();  // most steps: none
@@ -272,6 +275,7 @@ void Scheduler::build_output(SchedulerOutput& out) {
     if (s.kind == Kind::kNew) {
       NewRequestData& d = out.scheduled_new_reqs[ni++];
       d.req_id = r.request_id;
+      d.slot = r.slot;
       d.prompt_token_ids = r.prompt_token_ids();
       d.block_ids.assign(r.block_ids.begin(), r.block_ids.end());
       d.num_computed_tokens = r.num_computed_tokens;
@@ -279,6 +283,7 @@ void Scheduler::build_output(SchedulerOutput& out) {
       add_cached(s);
     }
     out.num_scheduled_tokens[i] = {r.request_id, s.num_new_tokens};
+    out.scheduled_slots[i] = r.slot;
     total += s.num_new_tokens;
     if (s.kind == Kind::kRunning && !r.spec_token_ids.empty()) {
       // The drafts that fit are scheduled; the rest are dropped. New drafts arrive with the
@@ -309,6 +314,7 @@ void Scheduler::build_output(SchedulerOutput& out) {
                                      : kv_.get_num_common_prefix_blocks(*running_[0], static_cast<int>(running_.size()));
   if (grouped_) fill_group_block_ids(out);
   out.finished_req_ids.assign(finished_req_ids_.begin(), finished_req_ids_.end());
+  out.finished_slots.assign(finished_slots_.begin(), finished_slots_.end());
   out.preempted_req_ids.clear();
   for (const Request* p : preempted_) out.preempted_req_ids.push_back(p->request_id);
 }

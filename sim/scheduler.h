@@ -6,9 +6,9 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "base/flat_index_map.h"
 #include "sim/kv_cache_manager.h"
 #include "sim/kv_cache/kv_cache_coordinator.h"
 #include "sim/request.h"
@@ -88,8 +88,8 @@ class Scheduler {
   const std::vector<Request*>& running() const { return running_; }
   std::vector<const Request*> waiting() const { return waiting_.in_order(); }
   int num_waiting() const { return waiting_.size(); }
-  int num_alive_requests() const { return static_cast<int>(requests_.size()); }
-  bool has_unfinished_requests() const { return !requests_.empty(); }
+  int num_alive_requests() const { return num_alive_; }
+  bool has_unfinished_requests() const { return num_alive_ > 0; }
   // Every request added and not finished (running, waiting, preempted), by request id.
   std::vector<const Request*> alive_requests() const;
   const Request* request(ReqId id) const;  // nullptr once finished (dropped) or unknown
@@ -181,7 +181,16 @@ class Scheduler {
   int mamba_split_block_size_ = 0;
   bool mamba_has_prefill_checkpoint_blocks_ = false;
   int mamba_prefill_checkpoint_alignment_ = 0;
-  std::unordered_map<ReqId, std::unique_ptr<Request>> requests_;  // alive requests only
+  // The alive requests by slot (Request::slot), null where free: add_request gives a request the
+  // lowest free slot, or a new one; it is freed when the request finishes (its memory with it, so
+  // memory follows the requests alive), and the free slots past the last alive one are dropped. The
+  // step path reaches requests by pointer and the outputs carry their slots, so only add_request
+  // and request(id) look an id up (slot_of_).
+  std::vector<std::unique_ptr<Request>> slots_;
+  std::vector<int> free_slots_;  // a min-heap; entries past slots_ are stale
+  FlatIndexMap slot_of_;  // key: ReqId as uint32
+  int num_alive_ = 0;
+  std::vector<int> finished_slots_;  // of finished_req_ids_
   std::vector<Request*> running_;
   RequestQueue waiting_;
   std::vector<ReqId> finished_req_ids_;  // since the last schedule()
@@ -198,7 +207,10 @@ class Scheduler {
   std::vector<Request*> scheduled_reqs_;
   std::vector<int> hit_blocks_;
   GroupBlocks group_hits_;                                // grouped: this admission's hits
-  std::unordered_map<ReqId, GroupBlocks> step_new_blocks_;  // grouped: each running request's new blocks
+  // grouped: each running request's new blocks this step, by slot; a slot's entry is this step's
+  // where step_new_blocks_at_[slot] == step_.
+  std::vector<GroupBlocks> step_new_blocks_;
+  std::vector<int> step_new_blocks_at_;
   // audit()'s per-block owner counts and last owner, kept between audits: a pool of more than
   // 32768 blocks would otherwise be mapped and unmapped by every audit.
   mutable std::vector<int> audit_owners_, audit_last_owner_;

@@ -14,10 +14,12 @@ void Scheduler::set_audit_changes(bool on) {
   kv_.block_pool().track_changes(on);
   delta_changed_.clear();
   delta_owners_.assign(on ? static_cast<std::size_t>(config_.num_gpu_blocks) : 0, 0);
-  for (auto& [id, r] : requests_) {
-    r->audited_num_blocks = on ? static_cast<int>(r->block_ids.size()) : 0;
+  for (const std::unique_ptr<Request>& alive : slots_) {
+    if (!alive) continue;
+    Request& r = *alive;
+    r.audited_num_blocks = on ? static_cast<int>(r.block_ids.size()) : 0;
     if (on)
-      for (int b : r->block_ids) ++delta_owners_[static_cast<std::size_t>(b)];
+      for (int b : r.block_ids) ++delta_owners_[static_cast<std::size_t>(b)];
   }
 }
 

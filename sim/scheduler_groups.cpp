@@ -26,10 +26,15 @@ void Scheduler::free_blocks(Request& r) {
 }
 
 bool Scheduler::allocate_running(Request& r, int num_new_tokens) {
-  GroupBlocks& new_blocks = step_new_blocks_[r.request_id];
-  if (grouped_->allocate_slots(r, num_new_tokens, num_lookahead_tokens(), nullptr, 0, false, new_blocks)) return true;
-  step_new_blocks_.erase(r.request_id);
-  return false;
+  const auto slot = static_cast<std::size_t>(r.slot);
+  if (slot >= step_new_blocks_.size()) {
+    step_new_blocks_.resize(slot + 1);
+    step_new_blocks_at_.resize(slot + 1, -1);
+  }
+  const bool allocated =
+      grouped_->allocate_slots(r, num_new_tokens, num_lookahead_tokens(), nullptr, 0, false, step_new_blocks_[slot]);
+  step_new_blocks_at_[slot] = allocated ? step_ : -1;
+  return allocated;
 }
 
 bool Scheduler::allocate_waiting(Request& r, int num_new_tokens, int num_lookahead, int num_new_computed) {
@@ -107,9 +112,10 @@ void Scheduler::fill_group_block_ids(SchedulerOutput& out) {
     if (c.resumed_from_preemption[i]) {
       grouped_->get_blocks(c.req_ids[i], blocks);
     } else {
-      auto it = step_new_blocks_.find(c.req_ids[i]);
-      MLASIM_CHECK(it != step_new_blocks_.end(), "a running request scheduled without an allocation");
-      blocks = it->second;
+      const auto slot = static_cast<std::size_t>(c.slots[i]);
+      MLASIM_CHECK(slot < step_new_blocks_at_.size() && step_new_blocks_at_[slot] == step_,
+                   "a running request scheduled without an allocation");
+      blocks = step_new_blocks_[slot];
     }
     if (std::all_of(blocks.begin(), blocks.end(), [](const std::vector<int>& b) { return b.empty(); })) blocks.clear();
     c.new_block_ids[i] = blocks.empty() ? std::vector<int>() : blocks[static_cast<std::size_t>(attn)];

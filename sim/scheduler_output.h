@@ -3,6 +3,10 @@
 // integer ReqIds and dicts are vectors in scheduling order, so nothing depends on hash order.
 // Scheduler::schedule(SchedulerOutput&) resizes (not clears) the vectors so inner vectors keep
 // their capacity from step to step; all parallel vectors always have equal sizes.
+// Beside vLLM's fields each request comes with its slot (Request::slot), a small number the
+// scheduler reuses once the request finishes: the model runner's state is an array by slot, so its
+// step path looks no id up. A finished request's slot may already be a new request's in the same
+// output: the runner drops finished requests first.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +21,7 @@ namespace mlasim {
 // A request scheduled for the first time (vLLM NewRequestData).
 struct NewRequestData {
   ReqId req_id = 0;
+  int slot = -1;  // the request's slot (Request::slot): the model runner keeps its state by it
   // The request's prompt, viewed in place: valid until the scheduler appends the step's samples
   // (update_from_output), which is after the model runner has read it.
   std::span<const int> prompt_token_ids;
@@ -31,6 +36,7 @@ struct NewRequestData {
 // Parallel vectors; running requests first in `running` order, then resumed ones.
 struct CachedRequestData {
   std::vector<ReqId> req_ids;
+  std::vector<int> slots;  // each request's slot (Request::slot)
   std::vector<std::uint8_t> resumed_from_preemption;  // 0 / 1: a byte per request, not std::vector<bool>'s bits
   // Running: blocks allocated this step; resumed: the whole new table (as vLLM's get_blocks).
   std::vector<std::vector<int>> new_block_ids;
@@ -49,11 +55,13 @@ struct SchedulerOutput {
   CachedRequestData scheduled_cached_reqs;
   // (req_id, q) in scheduling order: running requests first, then admitted ones.
   std::vector<std::pair<ReqId, int>> num_scheduled_tokens;
+  std::vector<int> scheduled_slots;  // the slot (Request::slot) of each num_scheduled_tokens entry
   int total_num_scheduled_tokens = 0;
   // (req_id, draft token ids) for requests with drafts scheduled, in scheduling order.
   std::vector<std::pair<ReqId, std::vector<int>>> scheduled_spec_decode_tokens;
   int num_common_prefix_blocks = 0;
   std::vector<ReqId> finished_req_ids;   // finished since the previous schedule(), in finish order
+  std::vector<int> finished_slots;       // their slots, which later requests may hold already
   std::vector<ReqId> preempted_req_ids;  // in preemption order
 
   int num_new_reqs() const { return static_cast<int>(scheduled_new_reqs.size()); }

@@ -1,6 +1,7 @@
 // Scheduler: construction, add_request, update_from_output (docs/spec/scheduler.md §6), validation.
 // The audits: sim/scheduler_audit.cpp.
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "sim/block_hash.h"
@@ -194,6 +195,9 @@ Scheduler::Scheduler(const SchedulerConfig& config, SchedulerStart start)
   if (Scheduler* donor = start.donor) {
     take_capacity(running_, donor->running_);
     take_capacity(finished_req_ids_, donor->finished_req_ids_);
+    take_capacity(finished_slots_, donor->finished_slots_);
+    take_capacity(slots_, donor->slots_);
+    take_capacity(free_slots_, donor->free_slots_);
     take_capacity(scheduled_, donor->scheduled_);
     take_capacity(preempted_, donor->preempted_);
     take_capacity(scheduled_reqs_, donor->scheduled_reqs_);
@@ -260,26 +264,46 @@ void Scheduler::add_request(Request request) {
                    request.block_ids.empty() &&
                    request.num_tokens() == (request.pending_prompt ? 0 : request.num_prompt_tokens),
                "add_request needs a fresh request");
-  auto owned = std::make_unique<Request>(std::move(request));
+  const std::uint64_t key = static_cast<std::uint32_t>(request.request_id);
+  MLASIM_CHECK(slot_of_.find(key) < 0, "duplicate request id " + std::to_string(request.request_id));
+  // The lowest free slot, so the slots stay as few as the requests alive (freed slots past the
+  // last alive one are dropped, which leaves their heap entries stale: they are the highest, and
+  // are discarded before a new slot is added).
+  int slot = -1;
+  while (!free_slots_.empty() && slot < 0) {
+    std::pop_heap(free_slots_.begin(), free_slots_.end(), std::greater<>());
+    const int s = free_slots_.back();
+    free_slots_.pop_back();
+    if (static_cast<std::size_t>(s) < slots_.size()) slot = s;
+  }
+  if (slot < 0) {
+    slot = static_cast<int>(slots_.size());
+    slots_.emplace_back();
+  }
+  std::unique_ptr<Request>& owned = slots_[static_cast<std::size_t>(slot)];
+  MLASIM_CHECK(owned == nullptr, "a request slot given twice");
+  owned = std::make_unique<Request>(std::move(request));
   Request* r = owned.get();
+  r->slot = slot;
+  slot_of_.put(key, slot);
+  ++num_alive_;
   r->arrival = next_arrival_++;
   r->block_hashes.clear();
   if (config_.enable_prefix_caching && !r->pending_prompt)
     update_block_hashes(*r, hash_block_size_, num_hash_lookahead_tokens());
-  auto [it, inserted] = requests_.try_emplace(r->request_id, std::move(owned));
-  MLASIM_CHECK(inserted, "duplicate request id " + std::to_string(r->request_id));
   waiting_.add_request(r);
 }
 
 const Request* Scheduler::request(ReqId id) const {
-  auto it = requests_.find(id);
-  return it == requests_.end() ? nullptr : it->second.get();
+  const int slot = slot_of_.find(static_cast<std::uint32_t>(id));
+  return slot < 0 ? nullptr : slots_[static_cast<std::size_t>(slot)].get();
 }
 
 std::vector<const Request*> Scheduler::alive_requests() const {
   std::vector<const Request*> alive;
-  alive.reserve(requests_.size());
-  for (const auto& [id, r] : requests_) alive.push_back(r.get());
+  alive.reserve(static_cast<std::size_t>(num_alive_));
+  for (const std::unique_ptr<Request>& r : slots_)
+    if (r) alive.push_back(r.get());
   std::sort(alive.begin(), alive.end(), [](const Request* a, const Request* b) { return a->request_id < b->request_id; });
   return alive;
 }
@@ -372,6 +396,7 @@ std::vector<Request> Scheduler::update_from_output(const SchedulerOutput& out, c
       free_blocks(r);
       r.spec_token_ids.clear();
       finished_req_ids_.push_back(r.request_id);
+      finished_slots_.push_back(r.slot);
       any_stopped = true;
       continue;
     }
@@ -388,10 +413,16 @@ std::vector<Request> Scheduler::update_from_output(const SchedulerOutput& out, c
     for (Request* r : scheduled_reqs_) {
       if (!is_finished(r->status)) continue;
       MLASIM_CHECK(r->block_ids.empty(), "a finished request holds blocks");
-      auto it = requests_.find(r->request_id);
-      finished.push_back(std::move(*it->second));
-      requests_.erase(it);
+      const int slot = r->slot;
+      slot_of_.erase(static_cast<std::uint32_t>(r->request_id));
+      finished.push_back(std::move(*r));
+      slots_[static_cast<std::size_t>(slot)].reset();
+      free_slots_.push_back(slot);
+      std::push_heap(free_slots_.begin(), free_slots_.end(), std::greater<>());
+      --num_alive_;
     }
+    // Slots past the last alive request are dropped: the slots follow the requests alive.
+    while (!slots_.empty() && !slots_.back()) slots_.pop_back();
   }
   scheduled_reqs_.clear();
   if (delta_audit_) audit_changes();

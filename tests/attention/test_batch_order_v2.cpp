@@ -18,10 +18,12 @@ SchedulerOutput output(std::vector<std::pair<ReqId, int>> q, std::vector<ReqId> 
   for (const auto& [id, n] : q) {
     NewRequestData d;
     d.req_id = id;
+    d.slot = id;  // the slot (Request::slot) a scheduler whose ids are small would give
     static const std::vector<int> prompt(4096, 7);  // the outputs view prompts in place
     d.prompt_token_ids = std::span<const int>(prompt).first(static_cast<std::size_t>(n));
     out.scheduled_new_reqs.push_back(d);
     out.num_scheduled_tokens.emplace_back(id, n);
+    out.scheduled_slots.push_back(id);
     out.total_num_scheduled_tokens += n;
   }
   for (ReqId id : with_drafts) out.scheduled_spec_decode_tokens.emplace_back(id, std::vector<int>{5, 6, 7});
@@ -92,10 +94,12 @@ TEST_CASE("model runner v2: the class-counting order equals one stable sort by t
   CHECK(compared == 300);
 }
 
-TEST_CASE("model runner v2: over steps where requests join and leave, the rows follow the order and the map", "[routing]") {
+TEST_CASE("model runner v2: over steps where requests join and leave, the rows follow the order and the slots", "[routing]") {
   // Each step finishes some running requests (anywhere in the running order), admits new ones at
   // the end, and schedules every request (mostly q = 1, some chunks): the batch's rows, after
-  // update and order_batch_v2, must be sort_batch_req_ids' order, and row_of must name each row.
+  // update and order_batch_v2, must be sort_batch_req_ids' order, and row_of and row_of_slot must
+  // name each row. Slots are given as the scheduler gives them: a finished request's slot goes to
+  // the next arrival, in the same output.
   std::uint64_t state = 777;
   auto next = [&state](int n) {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -105,21 +109,30 @@ TEST_CASE("model runner v2: over steps where requests join and leave, the rows f
   InputBatch batch;
   std::vector<ReqId> running;
   ReqId next_id = 0;
-  int rows_checked = 0;
+  int rows_checked = 0, slots_reused = 0;
+  std::vector<int> slot_of_id, free_slots;
+  int num_slots = 0;
   for (int step = 0; step < 400; ++step) {
     SchedulerOutput out;
     out.step = step;
     std::vector<ReqId> kept;
     for (ReqId id : running) {
-      if (next(6) == 0) out.finished_req_ids.push_back(id);
-      else kept.push_back(id);
+      if (next(6) == 0) {
+        out.finished_req_ids.push_back(id);
+        out.finished_slots.push_back(slot_of_id[static_cast<std::size_t>(id)]);
+        free_slots.push_back(slot_of_id[static_cast<std::size_t>(id)]);
+      } else {
+        kept.push_back(id);
+      }
     }
     running = kept;
     CachedRequestData& c = out.scheduled_cached_reqs;
     for (ReqId id : running) {
       const int q = next(5) == 0 ? 2 + next(6) : 1;
       out.num_scheduled_tokens.emplace_back(id, q);
+      out.scheduled_slots.push_back(slot_of_id[static_cast<std::size_t>(id)]);
       c.req_ids.push_back(id);
+      c.slots.push_back(slot_of_id[static_cast<std::size_t>(id)]);
       c.resumed_from_preemption.push_back(false);
       c.new_block_ids.emplace_back();
       c.num_computed_tokens.push_back(step);
@@ -128,9 +141,18 @@ TEST_CASE("model runner v2: over steps where requests join and leave, the rows f
     for (int a = next(running.size() < 40 ? 5 : 2); a > 0; --a) {
       NewRequestData d;
       d.req_id = next_id++;
+      if (free_slots.empty()) {
+        d.slot = num_slots++;
+      } else {
+        d.slot = free_slots.back();
+        free_slots.pop_back();
+        ++slots_reused;
+      }
+      slot_of_id.push_back(d.slot);
       d.prompt_token_ids = std::span<const int>(prompt).first(static_cast<std::size_t>(8 + next(50)));
       out.scheduled_new_reqs.push_back(d);
       out.num_scheduled_tokens.emplace_back(d.req_id, static_cast<int>(d.prompt_token_ids.size()));
+      out.scheduled_slots.push_back(d.slot);
       running.push_back(d.req_id);
     }
     batch.update(out);
@@ -140,6 +162,7 @@ TEST_CASE("model runner v2: over steps where requests join and leave, the rows f
     for (int row = 0; row < batch.num_reqs(); ++row) {
       const ReqId id = batch.rows()[static_cast<std::size_t>(row)].req_id;
       REQUIRE(batch.row_of(id) == std::optional<int>(row));
+      REQUIRE(batch.row_of_slot(slot_of_id[static_cast<std::size_t>(id)]) == row);
       for (const auto& [sid, q] : out.num_scheduled_tokens)
         if (sid == id) REQUIRE(batch.rows()[static_cast<std::size_t>(row)].num_scheduled_tokens == q);
       ++rows_checked;
@@ -148,4 +171,5 @@ TEST_CASE("model runner v2: over steps where requests join and leave, the rows f
   INFO("requests admitted: " << next_id);
   CHECK(next_id > 300);
   CHECK(rows_checked == 4982);  // the generator is seeded: these counts show the steps ran
+  CHECK(slots_reused == 829);  // most admissions take a finished request's slot
 }

@@ -16,20 +16,24 @@ struct Out {
   Out& add_new(ReqId id, int prompt_len, int q) {
     NewRequestData d;
     d.req_id = id;
+    d.slot = id;  // the slot (Request::slot) a scheduler whose ids are small would give
     static const std::vector<int> prompt(4096, 5);  // the outputs view prompts in place
     d.prompt_token_ids = std::span<const int>(prompt).first(static_cast<std::size_t>(prompt_len));
     out.scheduled_new_reqs.push_back(d);
     out.num_scheduled_tokens.emplace_back(id, q);
+    out.scheduled_slots.push_back(id);
     return *this;
   }
   Out& add_cached(ReqId id, int q, int nct) {
     CachedRequestData& c = out.scheduled_cached_reqs;
     c.req_ids.push_back(id);
+    c.slots.push_back(id);
     c.resumed_from_preemption.push_back(false);
     c.new_block_ids.emplace_back();
     c.num_computed_tokens.push_back(nct);
     c.num_output_tokens.push_back(0);
     out.num_scheduled_tokens.emplace_back(id, q);
+    out.scheduled_slots.push_back(id);
     return *this;
   }
 };
@@ -44,6 +48,7 @@ TEST_CASE("routing reorder: swaps applied to the InputBatch persist", "[routing]
   // 5 and 6 finish; 1 (P 300) and 2 (P 200) fill holes 0 and 1: [P, Q, A].
   SchedulerOutput s1 = Out().add_cached(3, 1, 10).add_new(1, 300, 300).add_new(2, 200, 200).out;
   s1.finished_req_ids = {5, 6};
+  s1.finished_slots = {5, 6};
   b.update(s1);
   REQUIRE(b.req_ids() == std::vector<ReqId>{1, 2, 3});
   const BatchRoute r = route_batch(b, c);
