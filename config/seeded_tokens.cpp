@@ -18,13 +18,11 @@ std::uint64_t prompt_block_stream(std::uint64_t hash_id) {
   return splitmix64(stable_hash("prompt-block/") ^ splitmix64(hash_id));
 }
 
-int seeded_token(std::uint64_t seed, std::uint64_t stream, std::uint64_t index, const TokenRange& range,
-                 const std::vector<int>& avoid, int avoid_also) {
-  std::uint64_t state = splitmix64(seed ^ splitmix64(stream ^ splitmix64(index)));
-  for (int attempt = 0; attempt < 64; ++attempt) {
+int seeded_token_redraw(std::uint64_t state, const TokenRange& range, const std::vector<int>& avoid, int avoid_also) {
+  for (int attempt = 1; attempt < 64; ++attempt) {  // attempt 0, the first draw, was `state`'s
+    state = splitmix64(state);
     const int token = range.draw(state);
     if (token != avoid_also && std::find(avoid.begin(), avoid.end(), token) == avoid.end()) return token;
-    state = splitmix64(state);
   }
   return 2;  // only reachable when `avoid` covers the whole vocabulary
 }

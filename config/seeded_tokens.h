@@ -2,6 +2,7 @@
 // written in the scenario. Ids are drawn from [2, vocab) so they never hit the EOS (1) or 0.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -57,8 +58,16 @@ inline int first_draw(std::uint64_t seed, std::uint64_t stream, std::uint64_t in
 // ids and EOS for outputs).
 int seeded_token(std::uint64_t seed, std::uint64_t stream, std::uint64_t index, int vocab_size,
                  const std::vector<int>& avoid = {}, int avoid_also = -1);
+// The draws after a first one (`state`) that hit an avoided id: out of line, as they are rare.
+int seeded_token_redraw(std::uint64_t state, const TokenRange& range, const std::vector<int>& avoid, int avoid_also);
 // The same with the range computed once by the caller (a prompt's or an output list's loop).
-int seeded_token(std::uint64_t seed, std::uint64_t stream, std::uint64_t index, const TokenRange& range,
-                 const std::vector<int>& avoid = {}, int avoid_also = -1);
+// Inline: teacher forcing draws one a generated token.
+inline int seeded_token(std::uint64_t seed, std::uint64_t stream, std::uint64_t index, const TokenRange& range,
+                        const std::vector<int>& avoid = {}, int avoid_also = -1) {
+  const std::uint64_t state = splitmix64(seed ^ splitmix64(stream ^ splitmix64(index)));
+  const int token = range.draw(state);
+  if (token != avoid_also && (avoid.empty() || std::find(avoid.begin(), avoid.end(), token) == avoid.end())) return token;
+  return seeded_token_redraw(state, range, avoid, avoid_also);
+}
 
 }  // namespace mlasim

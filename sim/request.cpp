@@ -21,12 +21,6 @@ const char* to_string(RequestStatus s) {
 }
 
 
-int Request::forced_output_token(int i, const TokenRange& range) const {
-  if (i < static_cast<int>(forced_output.size())) return forced_output[static_cast<std::size_t>(i)];
-  MLASIM_CHECK(vocab_size > 3, "seeded outputs need vocab_size > 3");
-  return seeded_token(output_seed, output_stream, static_cast<std::uint64_t>(i), range, stop_token_ids, eos_token_id);
-}
-
 int Request::forced_output_token(int i) const { return forced_output_token(i, TokenRange(vocab_size)); }
 
 int Request::accepted_drafts_at(int verify_step, int num_drafts) const {

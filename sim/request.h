@@ -7,12 +7,12 @@
 #include <span>
 #include <vector>
 
+#include "base/check.h"
 #include "config/model_config.h"
 #include "config/scenario.h"
+#include "config/seeded_tokens.h"
 
 namespace mlasim {
-
-class TokenRange;
 
 using ReqId = int;  // chosen by the caller (the harness uses the scenario index)
 
@@ -109,7 +109,12 @@ struct Request {
   // The i-th (0-based) teacher-forced output token.
   int forced_output_token(int i) const;
   // The same with the range of vocab_size made once by the caller (teacher forcing's loop).
-  int forced_output_token(int i, const TokenRange& range) const;
+  // Inline: one call a generated token.
+  int forced_output_token(int i, const TokenRange& range) const {
+    if (i < static_cast<int>(forced_output.size())) return forced_output[static_cast<std::size_t>(i)];
+    MLASIM_CHECK(vocab_size > 3, "seeded outputs need vocab_size > 3");
+    return seeded_token(output_seed, output_stream, static_cast<std::uint64_t>(i), range, stop_token_ids, eos_token_id);
+  }
   // Drafts accepted in verification step `verify_step` when `num_drafts` were scheduled.
   int accepted_drafts_at(int verify_step, int num_drafts) const;
 };

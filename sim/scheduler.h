@@ -162,6 +162,12 @@ class Scheduler {
   void fill_group_block_ids(SchedulerOutput& out);
   void audit_grouped() const;
   bool check_stop(Request& r) const;
+  // Whether check_stop may stop the request on its last token: false for most tokens (no length
+  // cap reached, not EOS, no stop ids), which then skip the call.
+  bool may_stop(const Request& r) const {
+    return r.num_tokens() >= max_model_len_ || r.num_output_tokens() >= r.max_tokens ||
+           (!r.ignore_eos && r.all_token_ids.back() == r.eos_token_id) || !r.stop_token_ids.empty();
+  }
   void check_step_invariants(int total) const;
   void count_table_growth();   // end of schedule(): the blocks each scheduled table gained
   void audit_changes();        // end of update_from_output()

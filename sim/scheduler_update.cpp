@@ -376,7 +376,7 @@ std::vector<Request> Scheduler::update_from_output(const SchedulerOutput& out, c
     for (int tok : sampled) {  // appended one at a time; tokens after a stop are discarded
       r.all_token_ids.push_back(tok);
       ++num_appended;
-      if (check_stop(r)) {
+      if (may_stop(r) && check_stop(r)) {
         stopped = true;
         break;
       }
