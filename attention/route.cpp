@@ -213,12 +213,8 @@ void route_sglang(std::span<const RowInput> rows, const RoutingConfig& config, B
   if (config.row_reasons) word_batch_reason(route.batch_reason, wording);
 }
 
-// Routes `rows`, which stand in the order the reorder left them, into `route`.
-void route_reordered(std::span<const RowInput> rows, const ReorderResult& reordered, const RoutingConfig& config,
-                     BatchRoute& route) {
-  placed_rows(rows, reordered, route.rows);
-  route.order.assign(reordered.order.begin(), reordered.order.end());
-  route.modified = reordered.modified;
+// Routes `rows`, whose RowRoutes, order and `modified` are in `route` already.
+void route_placed(std::span<const RowInput> rows, const RoutingConfig& config, BatchRoute& route) {
   route.counts = SplitCounts{};
   route.split_rule = SplitRule::kEmpty;
   route.batch_reason.clear();
@@ -226,6 +222,35 @@ void route_reordered(std::span<const RowInput> rows, const ReorderResult& reorde
   route.wording.reorder_threshold = reorder_threshold(config);
   if (config.profile == EngineProfile::kSglang) route_sglang(rows, config, route);
   else route_vllm(rows, config, route);
+}
+
+// Routes `rows`, which stand in the order the reorder left them, into `route`.
+void route_reordered(std::span<const RowInput> rows, const ReorderResult& reordered, const RoutingConfig& config,
+                     BatchRoute& route) {
+  placed_rows(rows, reordered, route.rows);
+  route.order.assign(reordered.order.begin(), reordered.order.end());
+  route.modified = reordered.modified;
+  route_placed(rows, config, route);
+}
+
+// Routes `rows` where no reorder moves them (unreordered's result, placed in one pass).
+void route_unreordered(std::span<const RowInput> rows, const RoutingConfig& config, BatchRoute& route) {
+  const ReorderVersion version = reorder_version(config.profile);
+  const int threshold = reorder_threshold(config);
+  route.rows.resize(rows.size());
+  route.order.resize(rows.size());
+  for (std::size_t pos = 0; pos < rows.size(); ++pos) {
+    RowRoute& row = route.rows[pos];
+    row.input_index = static_cast<int>(pos);
+    row.q = rows[pos].q;
+    row.nct = rows[pos].nct;
+    row.prompt_len = rows[pos].prompt_len;
+    row.region = row_region(rows[pos], version, threshold);
+    row.reason.clear();
+    route.order[pos] = static_cast<int>(pos);
+  }
+  route.modified = false;
+  route_placed(rows, config, route);
 }
 
 }  // namespace
@@ -248,7 +273,6 @@ BatchRoute route_batch(InputBatch& batch, const RoutingConfig& config, bool reor
 
 void route_batch(InputBatch& batch, const RoutingConfig& config, bool reorder, BatchRoute& route) {
   thread_local std::vector<RowInput> rows;
-  thread_local ReorderResult kept;
   if (reorder) {
     const ReorderResult reordered = reorder_input_batch(batch, config);
     row_inputs(batch, rows);
@@ -256,8 +280,7 @@ void route_batch(InputBatch& batch, const RoutingConfig& config, bool reorder, B
     return;
   }
   row_inputs(batch, rows);
-  unreordered(rows, config, kept);
-  route_reordered(rows, kept, config, route);
+  route_unreordered(rows, config, route);
 }
 
 }  // namespace mlasim

@@ -33,9 +33,9 @@ int KVCacheManager::get_computed_blocks(const Request& request, std::vector<int>
   return static_cast<int>(blocks.size()) * block_size_;
 }
 
-bool KVCacheManager::allocate_slots(Request& request, int num_new_tokens, int num_lookahead_tokens,
-                                    std::span<const int> new_computed_blocks, int num_new_computed_tokens,
-                                    bool full_sequence_must_fit) {
+bool KVCacheManager::allocate_new_slots(Request& request, int num_new_tokens, int num_lookahead_tokens,
+                                        std::span<const int> new_computed_blocks, int num_new_computed_tokens,
+                                        bool full_sequence_must_fit) {
   MLASIM_CHECK(num_new_tokens > 0, "allocate_slots needs num_new_tokens > 0");
   MLASIM_CHECK(new_computed_blocks.empty() || request.block_ids.empty(),
                "prefix-cache hits are only added to an empty block table");

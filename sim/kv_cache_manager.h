@@ -53,9 +53,24 @@ class KVCacheManager {
   // min(nct + hits + num_new_tokens, num_tokens), never drafts. With full_sequence_must_fit
   // (scheduler_reserve_full_isl, kv_cache_manager.py ~531-547) it first fails unless the free
   // blocks also hold the request's whole known sequence, min(num_tokens, max_model_len).
+  // Inline: a running request that holds every block it needs and has no new full block to cache
+  // (most decode steps: 15 of 16 with 16-token blocks) gets nothing and needs no more.
   bool allocate_slots(Request& request, int num_new_tokens, int num_lookahead_tokens,
                       std::span<const int> new_computed_blocks = {}, int num_new_computed_tokens = 0,
-                      bool full_sequence_must_fit = false);
+                      bool full_sequence_must_fit = false) {
+    if (new_computed_blocks.empty() && num_new_computed_tokens == 0 && !full_sequence_must_fit &&
+        !cache_count_counts_untrimmed_drafts_ && num_new_tokens > 0) {
+      const int nct = request.num_computed_tokens;
+      const int needed = std::min(nct + num_new_tokens + num_lookahead_tokens, max_model_len_);
+      const bool held = (needed + block_size_ - 1) / block_size_ <= static_cast<int>(request.block_ids.size());
+      if (held && (!pool_.enable_caching() ||
+                   std::min(std::min(nct + num_new_tokens, request.num_tokens()) / block_size_,
+                            static_cast<int>(request.block_hashes.size())) <= request.num_cached_blocks))
+        return true;
+    }
+    return allocate_new_slots(request, num_new_tokens, num_lookahead_tokens, new_computed_blocks,
+                              num_new_computed_tokens, full_sequence_must_fit);
+  }
 
   // Caches the request's hashed full blocks up to num_tokens_to_cache (kv_cache_manager.py
   // cache_blocks ~791); nothing when caching is off. Inline: most calls (every row of every step)
@@ -82,6 +97,10 @@ class KVCacheManager {
   bool free_in_order_without_caching_ = false;
   bool cache_count_counts_untrimmed_drafts_ = false;
   void cache_blocks_0_8(Request& request, int num_tokens_to_cache);
+  // allocate_slots past its inline case.
+  bool allocate_new_slots(Request& request, int num_new_tokens, int num_lookahead_tokens,
+                          std::span<const int> new_computed_blocks, int num_new_computed_tokens,
+                          bool full_sequence_must_fit);
   // Caches the table's blocks [num_cached_blocks, num_full_blocks).
   void cache_full_blocks(Request& request, int num_full_blocks);
   BlockPool pool_;

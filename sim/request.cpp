@@ -52,7 +52,7 @@ void reserve_prompt(Request& r) {
   if (!r.pending_prompt) return;
   MLASIM_CHECK(r.all_token_ids.empty() && r.num_computed_tokens == 0, "a pending prompt on a request that ran");
   reserve_token_ids(r);
-  r.all_token_ids.resize(static_cast<std::size_t>(r.num_prompt_tokens), 0);
+  r.all_token_ids.resize(static_cast<std::size_t>(r.num_prompt_tokens));  // zeros (value-initialized: one memset)
   r.unwritten_prompt = std::move(r.pending_prompt);
   r.pending_prompt.reset();
 }
