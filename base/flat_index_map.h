@@ -1,6 +1,7 @@
-// A uint64 -> non-negative int map for hot paths (prefix-cache hash -> block, request id -> batch
-// row): open addressing, linear probing, backward-shift deletion, grows at half load; no
-// per-operation allocation. Never iterated for output, so its layout cannot leak into results.
+// A uint64 -> non-negative int map for hot paths (prefix-cache hash -> block; request id -> the
+// scheduler's slot, at arrivals): open addressing, linear probing, backward-shift deletion, grows
+// at half load; no per-operation allocation. Never iterated for output, so its layout cannot leak
+// into results.
 #pragma once
 
 #include <bit>

@@ -198,6 +198,7 @@ Scheduler::Scheduler(const SchedulerConfig& config, SchedulerStart start)
     take_capacity(finished_slots_, donor->finished_slots_);
     take_capacity(slots_, donor->slots_);
     take_capacity(free_slots_, donor->free_slots_);
+    slot_of_ = FlatIndexMap(8, donor->slot_of_);
     take_capacity(scheduled_, donor->scheduled_);
     take_capacity(preempted_, donor->preempted_);
     take_capacity(scheduled_reqs_, donor->scheduled_reqs_);
