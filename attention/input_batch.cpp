@@ -10,7 +10,6 @@
 namespace mlasim {
 
 InputBatch::InputBatch(bool track_token_ids, InputBatch& donor) : track_token_ids_(track_token_ids) {
-  // The donor's states: a slot's state is emptied when a request takes it.
   // The donor's states, every one free: a state is emptied when a request takes it.
   states_.swap(donor.states_);
   take_capacity(free_states_, donor.free_states_);
