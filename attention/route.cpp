@@ -17,26 +17,6 @@ namespace {
 
 std::size_t sz(int i) { return static_cast<std::size_t>(i); }
 
-// The rows left in the given order, each with its region under the profile's reorder version.
-void unreordered(std::span<const RowInput> rows, const RoutingConfig& config, ReorderResult& kept) {
-  kept.regions.resize(rows.size());
-  kept.order.resize(rows.size());
-  kept.swaps.clear();
-  kept.modified = false;
-  const ReorderVersion version = reorder_version(config.profile);
-  const int threshold = reorder_threshold(config);
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    kept.regions[i] = row_region(rows[i], version, threshold);
-    kept.order[i] = static_cast<int>(i);
-  }
-}
-
-ReorderResult unreordered(std::span<const RowInput> rows, const RoutingConfig& config) {
-  ReorderResult kept;
-  unreordered(rows, config, kept);
-  return kept;
-}
-
 // `rows` as they stand after the reorder; reordered.order[pos] names each one's index before it.
 // Each row's verdict and reason are set afresh by the router (a reason only where it words one).
 void placed_rows(std::span<const RowInput> rows, const ReorderResult& reordered, std::vector<RowRoute>& placed) {
@@ -233,7 +213,8 @@ void route_reordered(std::span<const RowInput> rows, const ReorderResult& reorde
   route_placed(rows, config, route);
 }
 
-// Routes `rows` where no reorder moves them (unreordered's result, placed in one pass).
+// Routes `rows` where no reorder moves them: each row keeps its place and gets its region under the
+// profile's reorder version, in one pass.
 void route_unreordered(std::span<const RowInput> rows, const RoutingConfig& config, BatchRoute& route) {
   const ReorderVersion version = reorder_version(config.profile);
   const int threshold = reorder_threshold(config);
@@ -256,11 +237,15 @@ void route_unreordered(std::span<const RowInput> rows, const RoutingConfig& conf
 }  // namespace
 
 BatchRoute route_batch(std::span<const RowInput> rows, const RoutingConfig& config, bool reorder) {
-  ReorderResult reordered = reorder ? reorder_rows(rows, config) : unreordered(rows, config);
+  BatchRoute route;
+  if (!reorder) {
+    route_unreordered(rows, config, route);
+    return route;
+  }
+  const ReorderResult reordered = reorder_rows(rows, config);
   std::vector<RowInput> placed;
   placed.reserve(rows.size());
   for (int index : reordered.order) placed.push_back(rows[sz(index)]);
-  BatchRoute route;
   route_reordered(placed, reordered, config, route);
   return route;
 }

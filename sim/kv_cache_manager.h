@@ -63,9 +63,7 @@ class KVCacheManager {
       const int nct = request.num_computed_tokens;
       const int needed = std::min(nct + num_new_tokens + num_lookahead_tokens, max_model_len_);
       const bool held = (needed + block_size_ - 1) / block_size_ <= static_cast<int>(request.block_ids.size());
-      if (held && (!pool_.enable_caching() ||
-                   std::min(std::min(nct + num_new_tokens, request.num_tokens()) / block_size_,
-                            static_cast<int>(request.block_hashes.size())) <= request.num_cached_blocks))
+      if (held && num_blocks_to_cache(request, std::min(nct + num_new_tokens, request.num_tokens())) <= request.num_cached_blocks)
         return true;
     }
     return allocate_new_slots(request, num_new_tokens, num_lookahead_tokens, new_computed_blocks,
@@ -76,10 +74,7 @@ class KVCacheManager {
   // cache_blocks ~791); nothing when caching is off. Inline: most calls (every row of every step)
   // find no new full block.
   void cache_blocks(Request& request, int num_tokens_to_cache) {
-    if (!pool_.enable_caching()) return;
-    // Only hashed blocks can be cached; with MTP's lookahead hashes the last full block may not be
-    // hashed yet (single_type_kv_cache_manager.py ~501-503).
-    const int num_full_blocks = std::min(num_tokens_to_cache / block_size_, static_cast<int>(request.block_hashes.size()));
+    const int num_full_blocks = num_blocks_to_cache(request, num_tokens_to_cache);
     if (num_full_blocks > request.num_cached_blocks) cache_full_blocks(request, num_full_blocks);
   }
 
@@ -97,6 +92,13 @@ class KVCacheManager {
   bool free_in_order_without_caching_ = false;
   bool cache_count_counts_untrimmed_drafts_ = false;
   void cache_blocks_0_8(Request& request, int num_tokens_to_cache);
+  // The table's blocks that caching up to num_tokens_to_cache would have cached (0 with caching
+  // off). Only hashed blocks can be cached; with MTP's lookahead hashes the last full block may not
+  // be hashed yet (single_type_kv_cache_manager.py ~501-503).
+  int num_blocks_to_cache(const Request& request, int num_tokens_to_cache) const {
+    if (!pool_.enable_caching()) return 0;
+    return std::min(num_tokens_to_cache / block_size_, static_cast<int>(request.block_hashes.size()));
+  }
   // allocate_slots past its inline case.
   bool allocate_new_slots(Request& request, int num_new_tokens, int num_lookahead_tokens,
                           std::span<const int> new_computed_blocks, int num_new_computed_tokens,
