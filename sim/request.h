@@ -30,7 +30,10 @@ inline bool is_finished(RequestStatus s) {
   return s == RequestStatus::kFinishedStopped || s == RequestStatus::kFinishedLengthCapped;
 }
 
-struct Request {
+struct alignas(64) Request {
+  // The fields every step reads or writes of a running request come first, so that they share
+  // the struct's first cache lines (a step touches every running request several times); the
+  // rest follow.
   ReqId request_id = 0;
   // The scheduler's slot for the request while it is alive (-1 before add_request): a small number
   // the next arrival reuses once the request finishes. The model runner keeps its state by it.
@@ -41,20 +44,16 @@ struct Request {
   int num_prompt_tokens = 0;
   int num_computed_tokens = 0;  // nct
   RequestStatus status = RequestStatus::kWaiting;
-  std::optional<int> stop_reason;  // the stop token id that finished the request, if any
+  bool is_prefill_chunk = false;
 
   // Sampling parameters (vllm/sampling_params.py names).
+  bool ignore_eos = false;
   int max_tokens = 16;
   int min_tokens = 0;
-  bool ignore_eos = false;
   int eos_token_id = 1;
   std::vector<int> stop_token_ids;
 
-  int priority = 0;            // lower runs first under the priority policy
-  std::int64_t arrival = 0;    // order of arrival; set by Scheduler::add_request
-  int num_preemptions = 0;
   std::vector<int> spec_token_ids;  // draft tokens proposed for the next step
-  bool is_prefill_chunk = false;
 
   // Teacher forcing: the model's "sampled" tokens. forced_output lists the first ones; past the
   // list seeded_token(output_seed, output_stream, position) continues with
@@ -63,21 +62,27 @@ struct Request {
   std::uint64_t output_seed = 0;
   std::uint64_t output_stream = 0;  // output_token_stream(scenario id); see config/seeded_tokens.h
   int vocab_size = 0;
-  // Accepted drafts per verification step (a step in which drafts were scheduled); past the
-  // list every draft is accepted. num_verify_steps counts the steps done so far.
-  std::vector<int> accepted_drafts;
-  int num_verify_steps = 0;
 
   // KV cache manager state (vLLM keeps these in dicts keyed by request id; here they live on
   // the request so hot paths do no lookups).
-  std::vector<std::uint64_t> block_hashes;  // chained hash per full block of all_token_ids
-  std::vector<int> block_ids;               // the block table
   int num_cached_blocks = 0;                // blocks of the table already in the prefix cache
+  std::vector<int> block_ids;               // the block table
+  std::vector<std::uint64_t> block_hashes;  // chained hash per full block of all_token_ids
   int audited_num_blocks = 0;               // blocks of the table the scheduler's incremental audit counted
   // Several KV cache groups (the tables live in their managers): the shared prefix a lagging group
   // had not cached at the request's last prefix lookup (vLLM's Request.shared_prefix_boundary,
   // kv_cache_manager.py:297-303), where a Mamba "align" prefill chunk stops (scheduler.py:632-651).
   int shared_prefix_boundary = 0;
+
+  std::optional<int> stop_reason;  // the stop token id that finished the request, if any
+  int priority = 0;            // lower runs first under the priority policy
+  std::int64_t arrival = 0;    // order of arrival; set by Scheduler::add_request
+  int num_preemptions = 0;
+
+  // Accepted drafts per verification step (a step in which drafts were scheduled); past the
+  // list every draft is accepted. num_verify_steps counts the steps done so far.
+  std::vector<int> accepted_drafts;
+  int num_verify_steps = 0;
 
   // A prompt given only by its length (and a trace's hash ids) is generated when the scheduler
   // first looks at the waiting request (materialize_prompt), so a long queue of waiting requests

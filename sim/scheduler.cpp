@@ -41,16 +41,8 @@ void Scheduler::schedule(SchedulerOutput& out) {
   // vLLM too (a padded one-token admission over the budget waits, scheduler.py ~1326); the engine
   // stops after kMaxIdleSteps such steps, as the conformance driver does.
 
+  // The output, each scheduled request's invariants and _update_after_schedule, in one pass.
   build_output(out);
-
-  // _update_after_schedule: advance nct after the output captured the pre-step values.
-  scheduled_reqs_.clear();
-  for (const Scheduled& s : scheduled_) {
-    Request& r = *s.req;
-    r.num_computed_tokens += s.num_new_tokens;
-    r.is_prefill_chunk = r.num_computed_tokens < r.num_tokens();
-    scheduled_reqs_.push_back(s.req);
-  }
   if (delta_audit_) count_table_growth();
   finished_req_ids_.clear();
   finished_slots_.clear();
@@ -230,12 +222,16 @@ void Scheduler::preempt(Request* r) {
 void Scheduler::build_output(SchedulerOutput& out) {
   out.step = step_;
   std::size_t num_new = 0, num_resumed = 0, num_spec = 0;
+  // Without speculation no request holds drafts (update_from_output takes at most
+  // num_speculative_tokens) and none is padded: the count needs no request's fields.
+  const bool drafts_possible = config_.num_speculative_tokens > 0;
   for (const Scheduled& s : scheduled_) {
     if (s.kind == Kind::kNew) ++num_new;
     else if (s.kind == Kind::kResumed) ++num_resumed;
-    if ((s.kind == Kind::kRunning && s.num_new_tokens + s.req->num_computed_tokens > s.req->num_tokens() &&
-         !s.req->spec_token_ids.empty()) ||
-        s.padded_drafts) {
+    if (drafts_possible &&
+        ((s.kind == Kind::kRunning && s.num_new_tokens + s.req->num_computed_tokens > s.req->num_tokens() &&
+          !s.req->spec_token_ids.empty()) ||
+         s.padded_drafts)) {
       ++num_spec;
     }
   }
@@ -266,12 +262,23 @@ void Scheduler::build_output(SchedulerOutput& out) {
     c.num_output_tokens[ci] = r.num_output_tokens();
     ++ci;
   };
-  // One pass in scheduling order: the new requests' data, the running requests' cached data (vLLM
-  // chains the running list, then the resumed one: those follow in a second pass, when there are
-  // any), each request's token count and its scheduled drafts.
+  // _update_after_schedule (scheduler.py ~1040): nct advances by the scheduled tokens, after the
+  // output captured the request's pre-step values. It reads nothing of another request, so each
+  // request advances at the end of its own turn below (a resumed one after the second pass).
+  auto advance = [](const Scheduled& s) {
+    Request& r = *s.req;
+    r.num_computed_tokens += s.num_new_tokens;
+    r.is_prefill_chunk = r.num_computed_tokens < r.num_tokens();
+  };
+  scheduled_reqs_.resize(scheduled_.size());
+  // One pass in scheduling order: each request's invariants, the new requests' data, the running
+  // requests' cached data (vLLM chains the running list, then the resumed one: those follow in a
+  // second pass, when there are any), each request's token count and its scheduled drafts.
   for (std::size_t i = 0; i < scheduled_.size(); ++i) {
     const Scheduled& s = scheduled_[i];
     Request& r = *s.req;
+    if (!grouped_) check_scheduled_invariants(s);  // grouped: GroupedKVCacheManager::audit after the step
+    scheduled_reqs_[i] = s.req;
     if (s.kind == Kind::kNew) {
       NewRequestData& d = out.scheduled_new_reqs[ni++];
       d.req_id = r.request_id;
@@ -302,10 +309,14 @@ void Scheduler::build_output(SchedulerOutput& out) {
       id = r.request_id;
       drafts.assign(static_cast<std::size_t>(config_.num_speculative_tokens), kPlaceholderDraftToken);
     }
+    if (s.kind != Kind::kResumed) advance(s);
   }
   if (num_resumed > 0)
     for (const Scheduled& s : scheduled_)
-      if (s.kind == Kind::kResumed) add_cached(s);
+      if (s.kind == Kind::kResumed) {
+        add_cached(s);
+        advance(s);
+      }
   MLASIM_CHECK(ni == num_new && ci == num_cached && si == num_spec, "output sizing is off");
   out.total_num_scheduled_tokens = total;
   // vLLM 0.33 returns 0 for every group (kv_cache_manager.py:756-759); one group keeps the count.

@@ -158,6 +158,8 @@ class Scheduler {
   // scheduler.py:546-654 _mamba_block_aligned_split: a prefill chunk of a layout with Mamba groups in
   // "align" mode ends where a state can be cached.
   int mamba_block_aligned_split(const Request& r, int num_new_tokens, int num_new_local_computed_tokens) const;
+  // The step's SchedulerOutput from scheduled_, then _update_after_schedule (each request's nct
+  // advances once its data is written; scheduled_reqs_ lists them in scheduled_'s order).
   void build_output(SchedulerOutput& out);
   void fill_group_block_ids(SchedulerOutput& out);
   void audit_grouped() const;
@@ -168,7 +170,9 @@ class Scheduler {
     return r.num_tokens() >= max_model_len_ || r.num_output_tokens() >= r.max_tokens ||
            (!r.ignore_eos && r.all_token_ids.back() == r.eos_token_id) || !r.stop_token_ids.empty();
   }
-  void check_step_invariants(int total) const;
+  void check_step_invariants(int total) const;  // the step's budget, running list and block counts
+  // A scheduled request's tokens and KV slots (build_output checks each before writing its data).
+  void check_scheduled_invariants(const Scheduled& s) const;
   void count_table_growth();   // end of schedule(): the blocks each scheduled table gained
   void audit_changes();        // end of update_from_output()
 

@@ -28,17 +28,17 @@ void Scheduler::check_step_invariants(int total) const {
   MLASIM_CHECK(static_cast<int>(running_.size()) <= config_.max_num_seqs, "len(running) > max_num_seqs");
   const BlockPool& pool = *pool_;
   MLASIM_CHECK(pool.get_num_free_blocks() + pool.num_used_blocks() == pool.num_usable_blocks(), "free + used != usable");
-  if (grouped_) return;  // the slots per group: GroupedKVCacheManager::audit after the step
-  for (const Scheduled& s : scheduled_) {
-    const Request& r = *s.req;
-    MLASIM_CHECK(s.num_new_tokens > 0, "scheduled zero tokens");
-    // A padded admission's placeholder drafts are scheduled positions past its known tokens.
-    const int placeholders = s.padded_drafts ? config_.num_speculative_tokens : 0;
-    MLASIM_CHECK(r.num_computed_tokens + s.num_new_tokens <= r.num_tokens_with_spec() + placeholders,
-                 "nct would pass the request's tokens");
-    MLASIM_CHECK(static_cast<long long>(r.block_ids.size()) * config_.block_size >= r.num_computed_tokens + s.num_new_tokens,
-                 "scheduled tokens without KV slots");
-  }
+}
+
+void Scheduler::check_scheduled_invariants(const Scheduled& s) const {
+  const Request& r = *s.req;
+  MLASIM_CHECK(s.num_new_tokens > 0, "scheduled zero tokens");
+  // A padded admission's placeholder drafts are scheduled positions past its known tokens.
+  const int placeholders = s.padded_drafts ? config_.num_speculative_tokens : 0;
+  MLASIM_CHECK(r.num_computed_tokens + s.num_new_tokens <= r.num_tokens_with_spec() + placeholders,
+               "nct would pass the request's tokens");
+  MLASIM_CHECK(static_cast<long long>(r.block_ids.size()) * config_.block_size >= r.num_computed_tokens + s.num_new_tokens,
+               "scheduled tokens without KV slots");
 }
 
 void Scheduler::count_table_growth() {
