@@ -215,6 +215,7 @@ class Scheduler {
   std::vector<Scheduled> scheduled_;
   std::vector<Request*> preempted_;
   std::vector<Request*> scheduled_reqs_;
+  std::vector<Request*> stopped_reqs_;  // update_from_output: the requests this step stopped
   std::vector<int> hit_blocks_;
   GroupBlocks group_hits_;                                // grouped: this admission's hits
   // grouped: each running request's new blocks this step, by slot; a slot's entry is this step's

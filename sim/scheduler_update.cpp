@@ -202,6 +202,7 @@ Scheduler::Scheduler(const SchedulerConfig& config, SchedulerStart start)
     take_capacity(scheduled_, donor->scheduled_);
     take_capacity(preempted_, donor->preempted_);
     take_capacity(scheduled_reqs_, donor->scheduled_reqs_);
+    take_capacity(stopped_reqs_, donor->stopped_reqs_);
     take_capacity(hit_blocks_, donor->hit_blocks_);
     take_capacity(audit_owners_, donor->audit_owners_);
     take_capacity(audit_last_owner_, donor->audit_last_owner_);
@@ -353,7 +354,7 @@ std::vector<Request> Scheduler::update_from_output(const SchedulerOutput& out, c
   output_pending_ = false;
   std::vector<Request> finished;
   std::size_t spec_j = 0;
-  bool any_stopped = false;
+  stopped_reqs_.clear();
   for (std::size_t i = 0; i < scheduled_reqs_.size(); ++i) {
     Request& r = *scheduled_reqs_[i];
     MLASIM_CHECK(out.num_scheduled_tokens[i].first == r.request_id && mo.req_ids[i] == r.request_id,
@@ -398,7 +399,7 @@ std::vector<Request> Scheduler::update_from_output(const SchedulerOutput& out, c
       r.spec_token_ids.clear();
       finished_req_ids_.push_back(r.request_id);
       finished_slots_.push_back(r.slot);
-      any_stopped = true;
+      stopped_reqs_.push_back(&r);
       continue;
     }
     MLASIM_CHECK(r.num_computed_tokens <= r.num_tokens(), "nct exceeds the request's tokens");
@@ -409,11 +410,10 @@ std::vector<Request> Scheduler::update_from_output(const SchedulerOutput& out, c
     else r.spec_token_ids.assign(drafts.begin(), drafts.end());
   }
   MLASIM_CHECK(spec_j == out.scheduled_spec_decode_tokens.size(), "spec tokens of an unscheduled request");
-  if (any_stopped) {
+  if (!stopped_reqs_.empty()) {
     std::erase_if(running_, [](const Request* r) { return is_finished(r->status); });
-    for (Request* r : scheduled_reqs_) {
-      if (!is_finished(r->status)) continue;
-      MLASIM_CHECK(r->block_ids.empty(), "a finished request holds blocks");
+    for (Request* r : stopped_reqs_) {  // in scheduling order
+      MLASIM_CHECK(is_finished(r->status) && r->block_ids.empty(), "a finished request holds blocks");
       const int slot = r->slot;
       slot_of_.erase(static_cast<std::uint32_t>(r->request_id));
       finished.push_back(std::move(*r));
