@@ -30,7 +30,7 @@ inline bool is_finished(RequestStatus s) {
   return s == RequestStatus::kFinishedStopped || s == RequestStatus::kFinishedLengthCapped;
 }
 
-struct alignas(64) Request {
+struct Request {
   // The fields every step reads or writes of a running request come first, so that they share
   // the struct's first cache lines (a step touches every running request several times); the
   // rest follow.
