@@ -262,7 +262,7 @@ void Scheduler::build_output(SchedulerOutput& out) {
     c.num_output_tokens[ci] = r.num_output_tokens();
     ++ci;
   };
-  // _update_after_schedule (scheduler.py ~1040): nct advances by the scheduled tokens, after the
+  // _update_after_schedule (scheduler.py:1845-1871): nct advances by the scheduled tokens, after the
   // output captured the request's pre-step values. It reads nothing of another request, so each
   // request advances at the end of its own turn below (a resumed one after the second pass).
   auto advance = [](const Scheduled& s) {
