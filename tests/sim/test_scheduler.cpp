@@ -116,7 +116,8 @@ TEST_CASE("scheduler: two 80-token prompts on 10 usable blocks, tail preempts it
   CHECK(cd.resumed_from_preemption == std::vector<std::uint8_t>{1});
   // Request 0's blocks [1..5, 8], freed tail first, went to the front: 8, 5, 4, 3, 2, 1, 7, 6, ...
   CHECK(cd.new_block_ids == std::vector<std::vector<int>>{{8, 5, 4, 3, 2}});
-  CHECK(cd.num_computed_tokens == std::vector<int>{0});
+  CHECK(cd.num_computed_tokens == std::vector<int>{0});  // the value before the step's advance
+  CHECK(s.request(1)->num_computed_tokens == 80);         // advanced after its data was written
   StepResult r17 = run_step(s);
   CHECK(r17.out.finished_req_ids.empty());
 }
